@@ -1,0 +1,1 @@
+"""Platform adapters: one package per platform, the same ports in each."""

@@ -1,0 +1,1 @@
+"""Cloudflare bindings: the only package that imports js, pyodide or workers."""

@@ -1,0 +1,1 @@
+"""The embedded local mode: sqlite3, files, numpy, onnxruntime, asyncio, httpx."""

@@ -1,0 +1,100 @@
+"""The ``Database`` port over a local sqlite3 file, with ``migrations/*.sql`` applied: the local
+image of D1."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memvault.core.ports import Row
+
+MIGRATIONS_DIR = Path(__file__).resolve().parents[4] / "migrations"
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=5000")
+    return conn
+
+
+def apply_migrations(conn: sqlite3.Connection, migrations_dir: Path = MIGRATIONS_DIR) -> list[str]:
+    """Apply every ``NNNN_name.sql`` not yet applied, in order, recording it the way wrangler does."""
+    conn.execute("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+    done = {row[0] for row in conn.execute("SELECT name FROM d1_migrations")}
+    applied = []
+    for path in sorted(migrations_dir.glob("[0-9][0-9][0-9][0-9]_*.sql")):
+        if path.name in done:
+            continue
+        conn.execute("BEGIN")
+        try:
+            for statement in split_statements(path.read_text()):
+                conn.execute(statement)
+            conn.execute("INSERT INTO d1_migrations (name) VALUES (?)", (path.name,))
+            conn.execute("COMMIT")
+        except Exception:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(path.name)
+    return applied
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a migration into statements; trigger bodies (BEGIN ... END;) stay whole."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--") and not current.strip():
+            continue
+        current += line
+        if sqlite3.complete_statement(current):
+            statements.append(current.strip())
+            current = ""
+    if current.strip():
+        statements.append(current.strip())
+    return statements
+
+
+class SqliteDatabase:
+    def __init__(self, path: Path | str, migrations_dir: Path = MIGRATIONS_DIR) -> None:
+        self._conn = connect(path)
+        self._lock = threading.Lock()
+        apply_migrations(self._conn, migrations_dir)
+
+    def _query(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        with self._lock:
+            return [dict(row) for row in self._conn.execute(sql, tuple(params)).fetchall()]
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> int:
+        with self._lock:
+            return self._conn.execute(sql, tuple(params)).rowcount
+
+    def _batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in statements:
+                    self._conn.execute(sql, tuple(params))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    async def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return await asyncio.to_thread(self._query, sql, params)
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return await asyncio.to_thread(self._execute, sql, params)
+
+    async def batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        await asyncio.to_thread(self._batch, statements)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,1 @@
+"""The HTTP surface: FastAPI app factory, auth and options dependencies, routes, provider codecs."""

@@ -1,0 +1,38 @@
+"""The one app factory both composition roots call."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+import memvault
+from memvault.api.routes import health, memory
+from memvault.core.deps import Deps
+from memvault.core.errors import MemvaultError
+
+
+def create_app(deps: Deps) -> FastAPI:
+    app = FastAPI(title="memvault", version=memvault.__version__)
+    app.state.deps = deps
+    app.add_exception_handler(MemvaultError, _render_domain_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _render_validation_error)  # type: ignore[arg-type]
+    for module in (health, memory):
+        app.include_router(module.router)
+    return app
+
+
+def error_body(code: str, message: str) -> dict[str, object]:
+    return {"error": {"code": code, "message": message}}
+
+
+async def _render_domain_error(request: Request, exc: MemvaultError) -> JSONResponse:
+    return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+
+
+async def _render_validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        problems.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
+    return JSONResponse(error_body("invalid_request", "; ".join(problems)), status_code=422)

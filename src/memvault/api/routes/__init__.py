@@ -1,0 +1,1 @@
+"""Route modules; each only translates between HTTP and one core operation."""

@@ -1,0 +1,1 @@
+"""Pure memory logic shared by the Workers runtime and the local mode."""

@@ -1,0 +1,32 @@
+"""What the core operations need from a platform, bundled once by a composition root."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memvault.core.ports import (
+    BackgroundTasks,
+    BlobStore,
+    Cache,
+    Database,
+    Embedder,
+    HttpClient,
+    VaultDirectory,
+    VectorIndex,
+)
+from memvault.core.settings import Settings
+
+
+@dataclass
+class Deps:
+    settings: Settings
+    vaults: VaultDirectory
+    db: Database
+    embedder: Embedder
+    background: BackgroundTasks
+    http: HttpClient
+    blobs: BlobStore
+    vectors: VectorIndex
+    cache: Cache | None
+    clock: Callable[[], float]

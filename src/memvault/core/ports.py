@@ -1,0 +1,142 @@
+"""The ports core needs from a platform. Each has a local and a Cloudflare adapter, and a
+contract test suite both pass."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from memvault.core.models import (
+    AppendResult,
+    Candidate,
+    EmbedJob,
+    Message,
+    MemoryRow,
+    SearchQuery,
+    VaultStats,
+)
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+class SyncSql(Protocol):
+    """Synchronous SQLite: local sqlite3, or a Durable Object's ``ctx.storage.sql``."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    def transaction(self, work: Callable[[], T]) -> T:
+        """Run ``work`` atomically: every statement lands, or none does."""
+        ...
+
+
+class Database(Protocol):
+    """Asynchronous SQLite with D1's shape: the mirror, keys and the brain live here."""
+
+    async def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement; return the number of rows it changed."""
+        ...
+
+    async def batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Run statements atomically, in order."""
+        ...
+
+
+class Embedder(Protocol):
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class VaultClient(Protocol):
+    """One conversation vault (a Durable Object in production, a SQLite file locally)."""
+
+    async def append(self, messages: Sequence[Message]) -> AppendResult: ...
+
+    async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int: ...
+
+    async def flush(self) -> AppendResult: ...
+
+    async def search(self, query: SearchQuery) -> list[Candidate]: ...
+
+    async def pending(self) -> list[Message]: ...
+
+    async def unembedded(self, limit: int) -> list[EmbedJob]: ...
+
+    async def rows(self, after: str | None, limit: int) -> list[MemoryRow]: ...
+
+    async def clear(self, reset: bool) -> None: ...
+
+    async def delete_older_than(self, cutoff: float) -> list[str]: ...
+
+    async def stats(self) -> VaultStats: ...
+
+
+class VaultDirectory(Protocol):
+    def vault(self, name: str) -> VaultClient: ...
+
+
+class BlobStore(Protocol):
+    async def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None: ...
+
+    async def get(self, key: str) -> bytes | None: ...
+
+    async def delete(self, key: str) -> None: ...
+
+
+class Cache(Protocol):
+    async def get(self, key: str) -> str | None: ...
+
+    async def put(self, key: str, value: str, ttl_seconds: int | None = None) -> None: ...
+
+    async def delete(self, key: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class VectorMatch:
+    id: str
+    score: float
+    metadata: dict[str, Any]
+
+
+class VectorIndex(Protocol):
+    async def upsert(self, items: Sequence[tuple[str, Sequence[float], dict[str, Any]]]) -> None: ...
+
+    async def query(
+        self, vector: Sequence[float], top_k: int, metadata_filter: dict[str, Any] | None = None
+    ) -> list[VectorMatch]: ...
+
+    async def delete(self, ids: Sequence[str]) -> None: ...
+
+
+class BackgroundTasks(Protocol):
+    """Work that must finish after the response is sent (``waitUntil`` / asyncio tasks)."""
+
+    def run(self, work: Callable[[], Awaitable[None]]) -> None: ...
+
+
+class UpstreamResponse(Protocol):
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> list[tuple[str, str]]: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class HttpClient(Protocol):
+    async def send(
+        self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes
+    ) -> UpstreamResponse:
+        """Send a request; the response body is streamed, not read ahead."""
+        ...
