@@ -61,6 +61,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MEMVAULT_RACE_TIMEOUT_MS", "1500", "How long retrieval waits for vault or mirror before giving up.", int),
     Setting("MEMVAULT_MAX_BODY_BYTES", "1048576", "Largest request body accepted, in bytes.", int),
     Setting("MEMVAULT_BUFFER_IDLE_HOURS", "24", "Nightly cron flushes pending buffers idle for longer than this.", _hours),
+    Setting("MEMVAULT_BRAIN_CREDENTIALS", "{}", "Brain credentials as JSON: `{\"<sha256 hex of token>\": {\"name\": \"...\", \"scopes\": [\"business\"], \"writer\": false}}`; only writers may write."),
+    Setting("MEMVAULT_BRAIN_HOOK_CHARS", "600", "Longest fact kept inline in the brain; a longer body goes to the blob store and the row keeps this many characters as its hook.", int),
+    Setting("MEMVAULT_BRAIN_MAX_BATCH", "500", "Most facts one brain write may carry.", int),
+    Setting("MEMVAULT_RECALL_CORE_TOKENS", "2000", "Recall tier `core` (pinned entries), in tokens.", int),
+    Setting("MEMVAULT_RECALL_RECENT_TOKENS", "1000", "Recall tier `recent` (last-touched facts), in tokens.", int),
+    Setting("MEMVAULT_RECALL_ARCHIVAL_TOKENS", "3000", "Recall tier `archival` (query-driven hybrid search), in tokens.", int),
     Setting("MEMVAULT_LOG_LEVEL", "info", "Log level of the local server."),
 )
 
