@@ -67,6 +67,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MEMVAULT_RECALL_CORE_TOKENS", "2000", "Recall tier `core` (pinned entries), in tokens.", int),
     Setting("MEMVAULT_RECALL_RECENT_TOKENS", "1000", "Recall tier `recent` (last-touched facts), in tokens.", int),
     Setting("MEMVAULT_RECALL_ARCHIVAL_TOKENS", "3000", "Recall tier `archival` (query-driven hybrid search), in tokens.", int),
+    Setting("MEMVAULT_OPENAI_BASE_URL", "https://api.openai.com", "Memory router: upstream for OpenAI routes (any OpenAI-compatible server)."),
+    Setting("MEMVAULT_ANTHROPIC_BASE_URL", "https://api.anthropic.com", "Memory router: upstream for Anthropic routes."),
+    Setting("MEMVAULT_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com", "Memory router: upstream for Gemini routes."),
+    Setting("MEMVAULT_CONTEXT_LIMIT_TOKENS", "800", "Memory router: default token budget of the injected memory context.", int),
     Setting("MEMVAULT_LOG_LEVEL", "info", "Log level of the local server."),
 )
 
