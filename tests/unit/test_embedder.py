@@ -1,0 +1,53 @@
+"""Choosing the local embedder by name, and the hash embedder's own promises."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.adapters.local.embedder import HashEmbedder, MiniLmEmbedder, make_embedder
+from memvault.core.errors import InvalidInput
+from memvault.core.settings import load_settings
+
+
+def test_minilm_is_chosen_by_name_without_loading_the_model() -> None:
+    embedder = make_embedder("minilm")
+    assert isinstance(embedder, MiniLmEmbedder)
+    assert embedder.dimension == 384
+    assert "MiniLM" in embedder.model_id
+
+
+def test_names_are_trimmed_and_case_insensitive() -> None:
+    assert isinstance(make_embedder(" MiniLM "), MiniLmEmbedder)
+    assert isinstance(make_embedder("HASH"), HashEmbedder)
+
+
+def test_the_default_setting_selects_the_real_model() -> None:
+    assert isinstance(make_embedder(load_settings({}).embedder), MiniLmEmbedder)
+
+
+@pytest.mark.parametrize("name", ["", "openai", "mini-lm", "bge"])
+def test_unknown_names_are_refused_not_replaced(name: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        make_embedder(name)
+    assert repr(name) in caught.value.message
+    assert "minilm" in caught.value.message and "hash" in caught.value.message
+
+
+def test_hash_embedder_says_it_is_for_tests() -> None:
+    assert "test" in HashEmbedder().model_id
+
+
+def test_hash_embedder_dimension_is_configurable() -> None:
+    embedder = HashEmbedder(dimension=64)
+    assert embedder.dimension == 64
+    assert len(embedder.embed_one("hello world")) == 64
+
+
+def test_hash_embedder_refuses_a_tiny_dimension() -> None:
+    with pytest.raises(InvalidInput):
+        HashEmbedder(dimension=2)
+
+
+def test_minilm_refuses_an_empty_batch_size() -> None:
+    with pytest.raises(InvalidInput):
+        MiniLmEmbedder(batch_size=0)
