@@ -71,6 +71,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MEMVAULT_ANTHROPIC_BASE_URL", "https://api.anthropic.com", "Memory router: upstream for Anthropic routes."),
     Setting("MEMVAULT_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com", "Memory router: upstream for Gemini routes."),
     Setting("MEMVAULT_CONTEXT_LIMIT_TOKENS", "800", "Memory router: default token budget of the injected memory context.", int),
+    Setting("MEMVAULT_REQUIRED_SECRETS", "MEMVAULT_BRAIN_CREDENTIALS", "Workers: comma-separated names of the secrets a deployment must have; `/health` reports each as present or not (never its value) and answers 503 while one is missing.", lambda raw: tuple(n.strip() for n in raw.split(",") if n.strip())),
+    Setting("MEMVAULT_CRON_SCHEDULES", "", "Workers: the deployment's cron expressions separated by `;`, kept equal to `[triggers] crons` in wrangler.toml (a Worker cannot read its own triggers); `/health` reports how many.", lambda raw: tuple(c.strip() for c in raw.split(";") if c.strip())),
+    Setting("MEMVAULT_REEMBED_BATCH", "200", "Nightly cron: most unembedded rows embedded per vault per run.", int),
     Setting("MEMVAULT_LOG_LEVEL", "info", "Log level of the local server."),
 )
 
