@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memvault.core.health import PlatformReport
 from memvault.core.ports import (
     BackgroundTasks,
     BlobStore,
@@ -30,3 +31,5 @@ class Deps:
     vectors: VectorIndex
     cache: Cache | None
     clock: Callable[[], float]
+    # Set by the Workers composition root; read by /health. None in local mode.
+    platform: PlatformReport | None = None
