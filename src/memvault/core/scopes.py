@@ -1,0 +1,120 @@
+"""Credentials and scope walls. ``auth_of`` is the one chokepoint: every brain route, the
+router's brain reads and every RPC method turn a token into a ``Credential`` here, and every
+brain read binds ``scope_filter(credential)`` into its SQL."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memvault.core.errors import Forbidden, MemvaultError, Unauthorized
+from memvault.core.settings import Settings
+
+SCOPES = ("business", "family", "shared", "mildred")
+TOKEN_HEADERS = ("authorization", "x-memvault-brain-token")
+
+
+class CredentialsMisconfigured(MemvaultError):
+    status = 500
+    code = "credentials_misconfigured"
+
+
+@dataclass(frozen=True)
+class Credential:
+    name: str
+    scopes: frozenset[str]
+    writer: bool
+
+    def require_writer(self) -> None:
+        if not self.writer:
+            raise Forbidden("this credential may read but not write; use the write credential")
+
+    def require_scope(self, scope: str) -> None:
+        if scope not in self.scopes:
+            raise Forbidden(f"this credential may not write to scope {scope!r}")
+
+    @property
+    def ordered_scopes(self) -> list[str]:
+        return sorted(self.scopes)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def maintenance_credential() -> Credential:
+    """For the nightly cron only: it walks every scope and never answers a caller."""
+    return Credential(name="maintenance", scopes=frozenset(SCOPES), writer=True)
+
+
+@functools.lru_cache(maxsize=8)
+def parse_credentials(raw: str) -> dict[str, Credential]:
+    try:
+        data = json.loads(raw or "{}")
+    except ValueError as exc:
+        raise CredentialsMisconfigured("MEMVAULT_BRAIN_CREDENTIALS is not valid JSON") from exc
+    if not isinstance(data, dict):
+        raise CredentialsMisconfigured("MEMVAULT_BRAIN_CREDENTIALS must be a JSON object")
+    parsed: dict[str, Credential] = {}
+    for digest, spec in data.items():
+        parsed[_checked_digest(digest)] = _credential(digest, spec)
+    return parsed
+
+
+def _checked_digest(digest: Any) -> str:
+    text = str(digest).lower()
+    if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
+        raise CredentialsMisconfigured("MEMVAULT_BRAIN_CREDENTIALS keys must be sha256 hex digests")
+    return text
+
+
+def _credential(digest: str, spec: Any) -> Credential:
+    if not isinstance(spec, dict):
+        raise CredentialsMisconfigured("each brain credential must be an object")
+    scopes = spec.get("scopes")
+    if not isinstance(scopes, list) or not scopes or any(s not in SCOPES for s in scopes):
+        raise CredentialsMisconfigured(f"brain credential scopes must be a non-empty subset of {list(SCOPES)}")
+    writer = spec.get("writer", False)
+    if not isinstance(writer, bool):
+        raise CredentialsMisconfigured("brain credential `writer` must be true or false")
+    name = str(spec.get("name") or digest[:8])
+    return Credential(name=name, scopes=frozenset(scopes), writer=writer)
+
+
+def _token_from(headers: Mapping[str, str]) -> str | None:
+    # Only these headers count; Referer, Origin and cookies never identify a caller.
+    lowered = {str(k).lower(): str(v) for k, v in headers.items() if str(k).lower() in TOKEN_HEADERS}
+    bearer = lowered.get("authorization", "")
+    if bearer[:7].lower() == "bearer " and bearer[7:].strip():
+        return bearer[7:].strip()
+    token = lowered.get("x-memvault-brain-token", "").strip()
+    return token or None
+
+
+def auth_of(source: Mapping[str, str] | str | None, settings: Settings) -> Credential:
+    """Map request headers (or a bare token, for RPC) to the credential they carry."""
+    token = source if isinstance(source, str) else _token_from(source or {})
+    if not token:
+        raise Unauthorized("a brain credential is required (Authorization: Bearer <token>)")
+    digest = token_hash(token)
+    found: Credential | None = None
+    # Compare against every configured hash, so timing does not reveal which one was close.
+    for known, credential in parse_credentials(settings.brain_credentials).items():
+        if hmac.compare_digest(known, digest):
+            found = credential
+    if found is None:
+        raise Unauthorized("unknown brain credential")
+    return found
+
+
+def scope_filter(credential: Credential, column: str = "scope") -> tuple[str, list[str]]:
+    """The ``scope IN (...)`` clause every brain read carries, with its bound parameters."""
+    scopes = credential.ordered_scopes
+    if not scopes:
+        raise Forbidden("this credential may read no scope")
+    return f"{column} IN ({', '.join('?' for _ in scopes)})", scopes
