@@ -23,11 +23,14 @@ CREATE TABLE mirror_rows (
     token_count INTEGER NOT NULL,
     source_ids TEXT NOT NULL,
     content_hash TEXT NOT NULL,
+    parent_id TEXT,
     embedding BLOB,
     PRIMARY KEY (key_id, vault, id)
 );
 
 CREATE INDEX mirror_rows_by_time ON mirror_rows (key_id, vault, ts_end);
+
+CREATE INDEX mirror_rows_by_parent ON mirror_rows (key_id, vault, parent_id);
 
 CREATE VIRTUAL TABLE mirror_rows_fts USING fts5 (
     text,
@@ -54,6 +57,15 @@ CREATE TABLE mirror_buffers (
     vault TEXT NOT NULL,
     messages TEXT NOT NULL,
     tokens INTEGER NOT NULL,
+    version INTEGER NOT NULL,
     updated_at REAL NOT NULL,
+    PRIMARY KEY (key_id, vault)
+);
+
+-- Every vault a key has written to, so clearing a key reaches its session vaults too.
+CREATE TABLE vaults (
+    key_id TEXT NOT NULL,
+    vault TEXT NOT NULL,
+    created_at REAL NOT NULL,
     PRIMARY KEY (key_id, vault)
 );

@@ -60,6 +60,7 @@ class MemoryRow:
     token_count: int
     source_ids: tuple[str, ...]
     content_hash: str
+    parent_id: str | None = None
     embedding: tuple[float, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,6 +83,7 @@ class MemoryRow:
             token_count=int(data["token_count"]),
             source_ids=tuple(str(s) for s in data.get("source_ids") or ()),
             content_hash=str(data["content_hash"]),
+            parent_id=data.get("parent_id"),
             embedding=None if embedding is None else tuple(float(x) for x in embedding),
         )
 
@@ -94,12 +96,16 @@ class AppendResult:
     rows: tuple[MemoryRow, ...]
     buffer: tuple[Message, ...]
     buffered_tokens: int
+    buffer_version: int
+    accepted: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "rows": [row.to_dict() for row in self.rows],
             "buffer": [m.to_dict() for m in self.buffer],
             "buffered_tokens": self.buffered_tokens,
+            "buffer_version": self.buffer_version,
+            "accepted": self.accepted,
         }
 
     @classmethod
@@ -108,6 +114,8 @@ class AppendResult:
             rows=tuple(MemoryRow.from_dict(r) for r in data["rows"]),
             buffer=tuple(Message.from_dict(m) for m in data["buffer"]),
             buffered_tokens=int(data["buffered_tokens"]),
+            buffer_version=int(data["buffer_version"]),
+            accepted=int(data.get("accepted", 0)),
         )
 
 
@@ -116,12 +124,14 @@ class Candidate:
     """A row found by one channel of a search, before fusion."""
 
     row: MemoryRow
-    channel: str  # "vector" | "keyword"
+    channel: str  # "vector" | "keyword" | "context" (a message of a chunk that was hit)
     rank: int
     score: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"row": self.row.to_dict(), "channel": self.channel, "rank": self.rank, "score": self.score}
+        row = self.row.to_dict()
+        row["embedding"] = None  # vectors stay inside the vault; the caller only needs text and ranks
+        return {"row": row, "channel": self.channel, "rank": self.rank, "score": self.score}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Candidate:

@@ -1,0 +1,50 @@
+"""The ``SyncSql`` port over one sqlite3 connection: the local image of a Durable Object's SQL."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memvault.adapters.local.database import connect
+from memvault.core.ports import Row
+
+T = TypeVar("T")
+
+
+class SqliteSql:
+    def __init__(self, path: Path | str) -> None:
+        self._conn = connect(path)
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        with self._lock:
+            cursor = self._conn.execute(sql, tuple(params))
+            return [dict(row) for row in cursor.fetchall()]
+
+    def transaction(self, work: Callable[[], T]) -> T:
+        with self._lock:
+            if self._depth:
+                return work()
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                result = work()
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._depth -= 1
+            self._conn.execute("COMMIT")
+            return result
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def open_memory() -> SqliteSql:
+    return SqliteSql(":memory:")
+

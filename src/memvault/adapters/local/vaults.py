@@ -1,0 +1,97 @@
+"""In-process vaults: one SQLite file per vault under the data directory, the local image of one
+Durable Object per vault. Calls run in a worker thread, one at a time per vault, as a DO would."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from memvault.adapters.local.sqlite_sql import SqliteSql
+from memvault.core.models import AppendResult, Candidate, EmbedJob, Message, MemoryRow, SearchQuery, VaultStats
+from memvault.core.vault_store import VaultStore
+
+T = TypeVar("T")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def vault_filename(name: str) -> str:
+    safe = _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", name)
+    if len(safe) > 120:
+        safe = safe[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:32]
+    return f"{safe}.sqlite3"
+
+
+class LocalVault:
+    def __init__(self, path: Path, chunk_tokens: int, overlap_tokens: int) -> None:
+        self._sql = SqliteSql(path)
+        self._store = VaultStore(self._sql, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
+        self._lock = threading.Lock()
+
+    async def _call(self, work: Callable[[], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return work()
+
+        return await asyncio.to_thread(locked)
+
+    async def append(self, messages: Sequence[Message]) -> AppendResult:
+        return await self._call(lambda: self._store.append(messages))
+
+    async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
+        return await self._call(lambda: self._store.attach_embeddings(model_id, embeddings))
+
+    async def flush(self) -> AppendResult:
+        return await self._call(self._store.flush)
+
+    async def search(self, query: SearchQuery) -> list[Candidate]:
+        return await self._call(lambda: self._store.search(query))
+
+    async def pending(self) -> list[Message]:
+        return await self._call(self._store.pending)
+
+    async def unembedded(self, limit: int) -> list[EmbedJob]:
+        return await self._call(lambda: self._store.unembedded(limit))
+
+    async def rows(self, after: str | None, limit: int) -> list[MemoryRow]:
+        return await self._call(lambda: self._store.rows(after, limit))
+
+    async def clear(self, reset: bool) -> None:
+        await self._call(lambda: self._store.clear(reset))
+
+    async def delete_older_than(self, cutoff: float) -> list[str]:
+        return await self._call(lambda: self._store.delete_older_than(cutoff))
+
+    async def stats(self) -> VaultStats:
+        return await self._call(self._store.stats)
+
+    def close(self) -> None:
+        with self._lock:
+            self._sql.close()
+
+
+class LocalVaultDirectory:
+    def __init__(self, root: Path, *, chunk_tokens: int = 300, overlap_tokens: int = 30) -> None:
+        self._root = root
+        self._chunk_tokens = chunk_tokens
+        self._overlap_tokens = overlap_tokens
+        self._open: dict[str, LocalVault] = {}
+        self._lock = threading.Lock()
+
+    def vault(self, name: str) -> LocalVault:
+        with self._lock:
+            if name not in self._open:
+                self._root.mkdir(parents=True, exist_ok=True)
+                path = self._root / vault_filename(name)
+                self._open[name] = LocalVault(path, self._chunk_tokens, self._overlap_tokens)
+            return self._open[name]
+
+    def close(self) -> None:
+        with self._lock:
+            for vault in self._open.values():
+                vault.close()
+            self._open.clear()

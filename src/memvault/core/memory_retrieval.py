@@ -1,0 +1,187 @@
+"""``search_memory``: the one read path of conversation memory, used by every surface."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memvault.core.deps import Deps
+from memvault.core.errors import InvalidInput
+from memvault.core.mirror import MirrorStore
+from memvault.core.models import Candidate, Message, SearchItem, SearchQuery, SearchResult
+from memvault.core.ranking import fuse_candidates, query_terms
+from memvault.core.tokens import estimate_tokens
+from memvault.core.vault_names import vault_name
+from memvault.core.windows import Ranked, WindowPolicy, fill_budget
+
+log = logging.getLogger(__name__)
+SEARCH_DEPTH = 60
+
+
+@dataclass
+class _Answer:
+    source: str
+    candidates: list[Candidate]
+    pending: list[Message]
+
+
+def window_policy(deps: Deps) -> WindowPolicy:
+    s = deps.settings
+    return WindowPolicy(s.hot_window_hours, s.working_window_days, s.long_term_window_days, s.window_shares)
+
+
+async def search_memory(
+    deps: Deps,
+    key_id: str,
+    query: str,
+    *,
+    limit: int | None = None,
+    budget_tokens: int | None = None,
+    now: float | None = None,
+    session_id: str | None = None,
+) -> SearchResult:
+    limit = deps.settings.search_limit if limit is None else limit
+    budget = deps.settings.search_budget_tokens if budget_tokens is None else budget_tokens
+    if not query.strip():
+        raise InvalidInput("query must not be empty")
+    if limit < 1 or budget < 1:
+        raise InvalidInput("limit and budget_tokens must be positive")
+    now = deps.clock() if now is None else now
+    started = time.perf_counter()
+    metrics: dict[str, Any] = {}
+    vector = await _embed_query(deps, query, metrics)
+    search = SearchQuery(text=query, vector=vector, depth=SEARCH_DEPTH)
+    names = [vault_name(key_id, None)] + ([vault_name(key_id, session_id)] if session_id else [])
+    answers = await asyncio.gather(*(_race(deps, key_id, name, search, metrics) for name in names))
+    items = _assemble(answers, names, query, window_policy(deps), now, budget, limit)
+    metrics["total_ms"] = _ms(started)
+    return SearchResult(items=items, tokens=sum(i.tokens for i in items), metrics=metrics)
+
+
+async def _embed_query(deps: Deps, query: str, metrics: dict[str, Any]) -> tuple[float, ...] | None:
+    started = time.perf_counter()
+    try:
+        [vector] = await deps.embedder.embed([query])
+    except Exception as exc:  # keyword search still answers without the vector channel
+        log.warning("query embedding failed: %s", type(exc).__name__)
+        metrics["embed_error"] = type(exc).__name__
+        return None
+    metrics["embed_ms"] = _ms(started)
+    return tuple(vector)
+
+
+async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics: dict[str, Any]) -> _Answer | None:
+    """Ask the vault and the mirror; the first good answer wins. The mirror is asked after a short
+    head start for the vault (or at once if the vault fails), so a healthy vault is not slowed by
+    a full mirror scan."""
+    vault = deps.vaults.vault(name)
+    mirror = MirrorStore(deps.db)
+    timings: dict[str, float | None] = {"vault_ms": None, "mirror_ms": None}
+    started = time.perf_counter()
+
+    async def from_vault() -> _Answer:
+        candidates, pending = await asyncio.gather(vault.search(query), vault.pending())
+        timings["vault_ms"] = _ms(started)
+        return _Answer("vault", candidates, pending)
+
+    async def from_mirror() -> _Answer:
+        candidates, pending = await asyncio.gather(mirror.search(key_id, name, query), mirror.buffer(key_id, name))
+        timings["mirror_ms"] = _ms(started)
+        return _Answer("mirror", candidates, pending)
+
+    winner = await _first_good(
+        from_vault, from_mirror, deps.settings.mirror_head_start_ms / 1000, deps.settings.race_timeout_ms / 1000
+    )
+    metrics.setdefault("vaults", {})[name] = {**timings, "winner": winner.source if winner else None}
+    return winner
+
+
+async def _first_good(
+    primary: Callable[[], Awaitable[_Answer]], fallback: Callable[[], Awaitable[_Answer]], head_start: float, timeout: float
+) -> _Answer | None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    first = asyncio.ensure_future(primary())
+    done, _ = await asyncio.wait({first}, timeout=head_start)
+    if first in done and first.exception() is None:
+        return first.result()
+    pending = {first} if first not in done else set()
+    pending.add(asyncio.ensure_future(fallback()))
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, timeout=max(0.0, deadline - loop.time()), return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                break
+            for task in done:
+                if task.exception() is None:
+                    return task.result()
+                log.warning("memory source failed: %s", type(task.exception()).__name__)
+        return None
+    finally:
+        for task in pending:
+            task.cancel()
+
+
+def _assemble(
+    answers: Sequence[_Answer | None],
+    names: Sequence[str],
+    query: str,
+    policy: WindowPolicy,
+    now: float,
+    budget: int,
+    limit: int,
+) -> list[SearchItem]:
+    items: dict[str, SearchItem] = {}
+    for answer, name in zip(answers, names, strict=True):
+        if answer is None:
+            continue
+        vault = "core" if name.endswith(":core") else "session"
+        for row, score in fuse_candidates(answer.candidates):
+            items[f"{name}/{row.id}"] = SearchItem(
+                text=row.text,
+                score=round(score, 6),
+                window=policy.window_of(row.ts_end, now),
+                ts_start=row.ts_start,
+                ts_end=row.ts_end,
+                source_ids=list(row.source_ids),
+                role=row.role,
+                tokens=row.token_count,
+                origin=answer.source,
+                vault=vault,
+            )
+        for position, (message, score) in enumerate(_score_pending(answer.pending, query)):
+            items[f"{name}/pending/{position}"] = SearchItem(
+                text=message.content,
+                score=round(score, 6),
+                window=policy.window_of(message.timestamp, now),
+                ts_start=message.timestamp,
+                ts_end=message.timestamp,
+                source_ids=[message.id],
+                role=message.role,
+                tokens=estimate_tokens(message.content),
+                origin="buffer",
+                vault=vault,
+            )
+    ranked = [Ranked(key, item.tokens, item.score, item.window) for key, item in items.items()]
+    return [items[r.key] for r in fill_budget(ranked, policy, budget, limit)]
+
+
+def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message, float]]:
+    """Pending messages are not indexed yet: rank them by the query terms they contain, the
+    newest first among equals, and keep only those that share a term with the query."""
+    terms = set(query_terms(query))
+    scored = []
+    for message in pending:
+        overlap = len(terms & set(query_terms(message.content)))
+        if overlap:
+            scored.append((message, overlap))
+    scored.sort(key=lambda pair: (-pair[1], -pair[0].timestamp))
+    return [(message, 2.0 / (60 + rank)) for rank, (message, _) in enumerate(scored, start=1)]
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)

@@ -1,0 +1,158 @@
+"""The mirror: a copy of every vault's rows and pending buffer in the shared database (D1 in
+production). It answers searches when a vault cannot, and is written only by ``memory_core``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from memvault.core.models import Candidate, Message, MemoryRow, SearchQuery
+from memvault.core.ports import Database
+from memvault.core.ranking import fts_match_expression
+from memvault.core.rows import ROW_COLUMNS, in_batches, placeholders, row_from_sql, row_values
+from memvault.core.tokens import estimate_tokens
+from memvault.core.vectors import VectorSet, pack
+from memvault.core.vault_store import CONTEXT_CHUNKS
+
+_QUALIFIED = ", ".join(f"r.{column.strip()}" for column in ROW_COLUMNS.split(","))
+
+
+class MirrorStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def write(
+        self, key_id: str, vault: str, rows: Sequence[MemoryRow], buffer: Sequence[Message], version: int, now: float
+    ) -> None:
+        statements: list[tuple[str, Sequence[Any]]] = [
+            ("INSERT OR IGNORE INTO vaults (key_id, vault, created_at) VALUES (?, ?, ?)", (key_id, vault, now))
+        ]
+        for row in rows:
+            statements.append(
+                (
+                    f"INSERT INTO mirror_rows (key_id, vault, {ROW_COLUMNS}, embedding) VALUES (?, ?, {placeholders(12)}) "
+                    "ON CONFLICT (key_id, vault, id) DO UPDATE SET embedding = COALESCE(excluded.embedding, embedding)",
+                    (key_id, vault, *row_values(row)),
+                )
+            )
+        statements.append(
+            (
+                "INSERT INTO mirror_buffers (key_id, vault, messages, tokens, version, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (key_id, vault) DO UPDATE SET messages = excluded.messages, tokens = excluded.tokens, "
+                "version = excluded.version, updated_at = excluded.updated_at WHERE excluded.version > mirror_buffers.version",
+                (key_id, vault, json.dumps([m.to_dict() for m in buffer]), _tokens(buffer), version, now),
+            )
+        )
+        await self._db.batch(statements)
+
+    async def attach_embeddings(self, key_id: str, vault: str, embeddings: dict[str, list[float]]) -> None:
+        await self._db.batch(
+            [
+                ("UPDATE mirror_rows SET embedding = ? WHERE key_id = ? AND vault = ? AND id = ?", (pack(v), key_id, vault, i))
+                for i, v in embeddings.items()
+            ]
+        )
+
+    async def known_ids(self, key_id: str, vault: str, ids: Sequence[str]) -> set[str]:
+        known: set[str] = set()
+        for batch in in_batches(list(ids)):
+            found = await self._db.query(
+                f"SELECT id FROM mirror_rows WHERE key_id = ? AND vault = ? AND id IN ({placeholders(len(batch))})",
+                (key_id, vault, *batch),
+            )
+            known.update(r["id"] for r in found)
+        return known
+
+    async def search(self, key_id: str, vault: str, query: SearchQuery) -> list[Candidate]:
+        since = query.since if query.since is not None else -1e18
+        candidates: list[Candidate] = []
+        expression = fts_match_expression(query.text)
+        if expression:
+            found = await self._db.query(
+                f"SELECT {_QUALIFIED}, bm25(mirror_rows_fts) AS score FROM mirror_rows_fts "
+                "JOIN mirror_rows r ON r.rowid = mirror_rows_fts.rowid "
+                "WHERE mirror_rows_fts MATCH ? AND r.key_id = ? AND r.vault = ? AND r.ts_end >= ? ORDER BY score LIMIT ?",
+                (expression, key_id, vault, since, query.depth),
+            )
+            candidates += [
+                Candidate(row=row_from_sql(d), channel="keyword", rank=i, score=-float(d["score"]))
+                for i, d in enumerate(found, start=1)
+            ]
+        if query.vector is not None:
+            stored = await self._db.query(
+                "SELECT id, embedding FROM mirror_rows WHERE key_id = ? AND vault = ? AND ts_end >= ? AND embedding IS NOT NULL",
+                (key_id, vault, since),
+            )
+            usable = [r for r in stored if len(r["embedding"]) == 4 * len(query.vector)]
+            hits = VectorSet([r["id"] for r in usable], [r["embedding"] for r in usable], len(query.vector)).top_k(
+                query.vector, query.depth
+            )
+            rows = await self._rows_by_id(key_id, vault, [i for i, _ in hits])
+            candidates += [
+                Candidate(row=rows[i], channel="vector", rank=rank, score=s)
+                for rank, (i, s) in enumerate(((i, s) for i, s in hits if i in rows), start=1)
+            ]
+        return candidates + await self._context_of(key_id, vault, candidates)
+
+    async def _rows_by_id(self, key_id: str, vault: str, ids: Sequence[str]) -> dict[str, MemoryRow]:
+        found: dict[str, MemoryRow] = {}
+        for batch in in_batches(list(ids)):
+            for data in await self._db.query(
+                f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? AND id IN ({placeholders(len(batch))})",
+                (key_id, vault, *batch),
+            ):
+                found[data["id"]] = row_from_sql(data)
+        return found
+
+    async def _context_of(self, key_id: str, vault: str, candidates: Sequence[Candidate]) -> list[Candidate]:
+        best: dict[str, int] = {}
+        for candidate in candidates:
+            if candidate.row.kind == "chunk":
+                best[candidate.row.id] = min(best.get(candidate.row.id, candidate.rank), candidate.rank)
+        chunk_ids = sorted(best, key=lambda cid: best[cid])[:CONTEXT_CHUNKS]
+        if not chunk_ids:
+            return []
+        found = await self._db.query(
+            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? AND kind = 'message' "
+            f"AND parent_id IN ({placeholders(len(chunk_ids))})",
+            (key_id, vault, *chunk_ids),
+        )
+        return [
+            Candidate(row=row, channel="context", rank=best[str(row.parent_id)], score=0.0)
+            for row in (row_from_sql(d) for d in found)
+        ]
+
+    async def buffer(self, key_id: str, vault: str) -> list[Message]:
+        found = await self._db.query("SELECT messages FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault))
+        return [Message.from_dict(m) for m in json.loads(found[0]["messages"])] if found else []
+
+    async def vaults_of(self, key_id: str) -> list[str]:
+        found = await self._db.query("SELECT vault FROM vaults WHERE key_id = ? ORDER BY vault", (key_id,))
+        return [r["vault"] for r in found]
+
+    async def clear(self, key_id: str, vault: str) -> None:
+        await self._db.batch(
+            [
+                ("DELETE FROM mirror_rows WHERE key_id = ? AND vault = ?", (key_id, vault)),
+                ("DELETE FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault)),
+            ]
+        )
+
+    async def delete_older_than(self, key_id: str, vault: str, cutoff: float) -> int:
+        return await self._db.execute(
+            "DELETE FROM mirror_rows WHERE key_id = ? AND vault = ? AND ts_end < ?", (key_id, vault, cutoff)
+        )
+
+    async def counts(self, key_id: str, vault: str) -> dict[str, int]:
+        rows = await self._db.query(
+            "SELECT COUNT(*) AS n FROM mirror_rows WHERE key_id = ? AND vault = ?", (key_id, vault)
+        )
+        buffered = await self._db.query(
+            "SELECT tokens FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault)
+        )
+        return {"rows": int(rows[0]["n"]), "buffered_tokens": int(buffered[0]["tokens"]) if buffered else 0}
+
+
+def _tokens(buffer: Sequence[Message]) -> int:
+    return sum(estimate_tokens(m.content) for m in buffer)

@@ -1,0 +1,69 @@
+"""How a memory row maps to and from a SQL row (the vault and the mirror share the columns)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+from memvault.core.models import Message, MemoryRow
+from memvault.core.vectors import pack, unpack
+
+ROW_COLUMNS = "id, kind, text, role, model, ts_start, ts_end, token_count, source_ids, content_hash, parent_id"
+# D1 allows at most 100 bound parameters in one statement.
+MAX_IN_PARAMS = 80
+T = TypeVar("T")
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def message_hash(message: Message) -> str:
+    return content_hash(f"{message.role}\n{message.timestamp:.3f}\n{message.content}")
+
+
+def row_from_sql(data: dict[str, Any]) -> MemoryRow:
+    blob = data.get("embedding")
+    return MemoryRow(
+        id=str(data["id"]),
+        kind=str(data["kind"]),
+        text=str(data["text"]),
+        role=str(data["role"]),
+        model=data.get("model"),
+        ts_start=float(data["ts_start"]),
+        ts_end=float(data["ts_end"]),
+        token_count=int(data["token_count"]),
+        source_ids=tuple(json.loads(data["source_ids"])),
+        content_hash=str(data["content_hash"]),
+        parent_id=data.get("parent_id"),
+        embedding=None if blob is None else tuple(unpack(blob)),
+    )
+
+
+def row_values(row: MemoryRow) -> tuple[Any, ...]:
+    """Values in ``ROW_COLUMNS`` order, then the packed embedding (or None)."""
+    return (
+        row.id,
+        row.kind,
+        row.text,
+        row.role,
+        row.model,
+        row.ts_start,
+        row.ts_end,
+        row.token_count,
+        json.dumps(list(row.source_ids)),
+        row.content_hash,
+        row.parent_id,
+        None if row.embedding is None else pack(row.embedding),
+    )
+
+
+def in_batches(items: Sequence[T], size: int = MAX_IN_PARAMS) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def placeholders(count: int) -> str:
+    return ", ".join("?" for _ in range(count))

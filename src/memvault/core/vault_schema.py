@@ -1,0 +1,69 @@
+"""The vault schema, as ordered named migrations. A vault (a Durable Object's SQLite, or one local
+SQLite file) applies the ones it has not seen, in order, in its constructor."""
+
+from __future__ import annotations
+
+from memvault.core.ports import SyncSql
+
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "0001_rows_buffer_meta",
+        (
+            """CREATE TABLE IF NOT EXISTS rows (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                text TEXT NOT NULL,
+                role TEXT NOT NULL,
+                model TEXT,
+                ts_start REAL NOT NULL,
+                ts_end REAL NOT NULL,
+                token_count INTEGER NOT NULL,
+                source_ids TEXT NOT NULL,
+                content_hash TEXT NOT NULL,
+                parent_id TEXT,
+                embedding BLOB
+            )""",
+            "CREATE UNIQUE INDEX IF NOT EXISTS rows_by_hash ON rows (kind, content_hash)",
+            "CREATE INDEX IF NOT EXISTS rows_by_time ON rows (ts_end)",
+            "CREATE INDEX IF NOT EXISTS rows_by_parent ON rows (parent_id)",
+            """CREATE VIRTUAL TABLE IF NOT EXISTS rows_fts USING fts5 (
+                text, content = 'rows', content_rowid = 'rowid', tokenize = 'porter unicode61'
+            )""",
+            """CREATE TRIGGER IF NOT EXISTS rows_ai AFTER INSERT ON rows BEGIN
+                INSERT INTO rows_fts (rowid, text) VALUES (new.rowid, new.text);
+            END""",
+            """CREATE TRIGGER IF NOT EXISTS rows_ad AFTER DELETE ON rows BEGIN
+                INSERT INTO rows_fts (rows_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+            END""",
+            """CREATE TABLE IF NOT EXISTS buffer (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL,
+                role TEXT NOT NULL,
+                content TEXT NOT NULL,
+                ts REAL NOT NULL,
+                model TEXT,
+                content_hash TEXT NOT NULL
+            )""",
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        ),
+    ),
+)
+
+
+def migrate(sql: SyncSql) -> list[str]:
+    """Apply pending migrations; returns the names applied. Only local SQL, no waiting on anything else."""
+    sql.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)")
+    done = {row["name"] for row in sql.execute("SELECT name FROM schema_migrations")}
+    applied = []
+    for name, statements in MIGRATIONS:
+        if name in done:
+            continue
+
+        def apply(statements: tuple[str, ...] = statements, name: str = name) -> None:
+            for statement in statements:
+                sql.execute(statement)
+            sql.execute("INSERT INTO schema_migrations (name) VALUES (?)", (name,))
+
+        sql.transaction(apply)
+        applied.append(name)
+    return applied

@@ -1,0 +1,292 @@
+"""One conversation vault over a synchronous SQL port: the logic of a Vault Durable Object, and of
+one local SQLite file. Every method is one short transaction, so a vault serves one request at a
+time and never holds half a write."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memvault.core.chunking import ChunkPlan, plan_chunks
+from memvault.core.errors import InvalidInput
+from memvault.core.models import AppendResult, Candidate, EmbedJob, Message, MemoryRow, SearchQuery, VaultStats
+from memvault.core.ports import SyncSql
+from memvault.core.ranking import fts_match_expression
+from memvault.core.rows import (
+    ROW_COLUMNS,
+    content_hash,
+    in_batches,
+    message_hash,
+    placeholders,
+    row_from_sql,
+    row_values,
+)
+from memvault.core.tokens import estimate_tokens
+from memvault.core.vault_schema import migrate
+from memvault.core.vectors import VectorSet, pack
+
+CONTEXT_CHUNKS = 8
+
+
+class VaultStore:
+    def __init__(self, sql: SyncSql, *, chunk_tokens: int = 300, overlap_tokens: int = 30) -> None:
+        self._sql = sql
+        self._chunk_tokens = chunk_tokens
+        self._overlap_tokens = overlap_tokens
+        self._vectors: VectorSet | None = None
+        migrate(sql)
+
+    def _meta(self, key: str) -> str | None:
+        rows = self._sql.execute("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0]["value"]) if rows else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._sql.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def _buffer(self) -> list[Message]:
+        return [
+            Message(role=r["role"], content=r["content"], timestamp=float(r["ts"]), id=r["id"], model=r["model"])
+            for r in self._sql.execute("SELECT id, role, content, ts, model FROM buffer ORDER BY seq")
+        ]
+
+    def _state(self, rows: Sequence[MemoryRow], accepted: int) -> AppendResult:
+        version = int(self._meta("buffer_version") or 0) + 1
+        self._set_meta("buffer_version", str(version))
+        buffer = self._buffer()
+        return AppendResult(
+            rows=tuple(rows),
+            buffer=tuple(buffer),
+            buffered_tokens=sum(estimate_tokens(m.content) for m in buffer),
+            buffer_version=version,
+            accepted=accepted,
+        )
+
+    def _is_known(self, digest: str) -> bool:
+        found = self._sql.execute(
+            "SELECT 1 AS hit FROM rows WHERE kind = 'message' AND content_hash = ? "
+            "UNION ALL SELECT 1 AS hit FROM buffer WHERE content_hash = ? LIMIT 1",
+            (digest, digest),
+        )
+        return bool(found)
+
+    def _store_plans(self, plans: Sequence[ChunkPlan]) -> list[MemoryRow]:
+        created: list[MemoryRow] = []
+        stored_messages: set[str] = set()
+        for plan in plans:
+            digest = content_hash(plan.text)
+            chunk = MemoryRow(
+                id=f"c-{digest[:24]}",
+                kind="chunk",
+                text=plan.text,
+                role=_dominant_role(plan.messages),
+                model=next((m.model for m in plan.messages if m.model), None),
+                ts_start=min(m.timestamp for m in plan.messages),
+                ts_end=max(m.timestamp for m in plan.messages),
+                token_count=estimate_tokens(plan.text),
+                source_ids=tuple(m.id for m in plan.messages),
+                content_hash=digest,
+            )
+            if self._insert(chunk):
+                created.append(chunk)
+            for message in plan.messages:
+                if message.id in stored_messages:
+                    continue
+                stored_messages.add(message.id)
+                row = _message_row(message, parent_id=chunk.id)
+                if self._insert(row):
+                    created.append(row)
+                self._sql.execute("DELETE FROM buffer WHERE id = ? AND content_hash = ?", (message.id, row.content_hash))
+        return created
+
+    def _insert(self, row: MemoryRow) -> bool:
+        existing = self._sql.execute("SELECT id FROM rows WHERE kind = ? AND content_hash = ?", (row.kind, row.content_hash))
+        if existing:
+            return False
+        self._sql.execute(f"INSERT INTO rows ({ROW_COLUMNS}, embedding) VALUES ({placeholders(12)})", row_values(row))
+        return True
+
+    def _cut(self, flush: bool) -> list[MemoryRow]:
+        carry = self._meta("carry") or ""
+        plans, _, carry = plan_chunks(self._buffer(), carry, self._chunk_tokens, self._overlap_tokens, flush=flush)
+        created = self._store_plans(plans)
+        self._set_meta("carry", carry)
+        return created
+
+    def append(self, messages: Sequence[Message]) -> AppendResult:
+        def work() -> AppendResult:
+            accepted = 0
+            for message in messages:
+                digest = message_hash(message)
+                if self._is_known(digest):
+                    continue
+                self._sql.execute(
+                    "INSERT INTO buffer (id, role, content, ts, model, content_hash) VALUES (?, ?, ?, ?, ?, ?)",
+                    (message.id, message.role, message.content, message.timestamp, message.model, digest),
+                )
+                accepted += 1
+            return self._state(self._cut(flush=False), accepted)
+
+        return self._sql.transaction(work)
+
+    def flush(self) -> AppendResult:
+        return self._sql.transaction(lambda: self._state(self._cut(flush=True), 0))
+
+    def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
+        if not embeddings:
+            return 0
+        dimension = len(next(iter(embeddings.values())))
+        if any(len(vector) != dimension for vector in embeddings.values()):
+            raise InvalidInput("embeddings of one call must share a dimension")
+
+        def work() -> int:
+            stored = self._meta("dimension")
+            if stored is not None and (int(stored) != dimension or self._meta("model_id") != model_id):
+                raise InvalidInput(
+                    f"this vault holds {stored}-d embeddings of {self._meta('model_id')}; reset it to use {model_id}"
+                )
+            self._set_meta("dimension", str(dimension))
+            self._set_meta("model_id", model_id)
+            changed = 0
+            for row_id, vector in embeddings.items():
+                self._sql.execute("UPDATE rows SET embedding = ? WHERE id = ?", (pack(vector), row_id))
+                changed += 1
+            return changed
+
+        changed = self._sql.transaction(work)
+        self._vectors = None
+        return changed
+
+    def _vector_set(self) -> VectorSet | None:
+        if self._vectors is None:
+            dimension = self._meta("dimension")
+            if dimension is None:
+                return None
+            found = self._sql.execute("SELECT id, embedding FROM rows WHERE embedding IS NOT NULL")
+            self._vectors = VectorSet([r["id"] for r in found], [r["embedding"] for r in found], int(dimension))
+        return self._vectors
+
+    def _rows_by_id(self, ids: Sequence[str]) -> dict[str, MemoryRow]:
+        found: dict[str, MemoryRow] = {}
+        for batch in in_batches(list(ids)):
+            for data in self._sql.execute(f"SELECT {ROW_COLUMNS} FROM rows WHERE id IN ({placeholders(len(batch))})", batch):
+                found[data["id"]] = row_from_sql(data)
+        return found
+
+    def search(self, query: SearchQuery) -> list[Candidate]:
+        since = query.since if query.since is not None else float("-inf")
+        candidates: list[Candidate] = []
+        expression = fts_match_expression(query.text)
+        if expression:
+            found = self._sql.execute(
+                f"SELECT {', '.join('rows.' + c.strip() for c in ROW_COLUMNS.split(','))}, bm25(rows_fts) AS score "
+                "FROM rows_fts JOIN rows ON rows.rowid = rows_fts.rowid "
+                "WHERE rows_fts MATCH ? AND rows.ts_end >= ? ORDER BY score LIMIT ?",
+                (expression, since, query.depth),
+            )
+            candidates += [
+                Candidate(row=row_from_sql(d), channel="keyword", rank=i, score=-float(d["score"]))
+                for i, d in enumerate(found, start=1)
+            ]
+        vectors = self._vector_set()
+        if query.vector is not None and vectors is not None and len(query.vector) == vectors.dimension:
+            hits = vectors.top_k(query.vector, query.depth * 2 if query.since is not None else query.depth)
+            rows = self._rows_by_id([row_id for row_id, _ in hits])
+            ranked = [(rows[i], s) for i, s in hits if i in rows and rows[i].ts_end >= since][: query.depth]
+            candidates += [Candidate(row=r, channel="vector", rank=i, score=s) for i, (r, s) in enumerate(ranked, start=1)]
+        return candidates + self._context_of(candidates)
+
+    def _context_of(self, candidates: Sequence[Candidate]) -> list[Candidate]:
+        """The messages of the best-ranked chunks, so a chunk hit can surface them."""
+        best: dict[str, int] = {}
+        for candidate in candidates:
+            if candidate.row.kind == "chunk":
+                best[candidate.row.id] = min(best.get(candidate.row.id, candidate.rank), candidate.rank)
+        chunk_ids = sorted(best, key=lambda cid: best[cid])[:CONTEXT_CHUNKS]
+        context: list[Candidate] = []
+        for batch in in_batches(chunk_ids):
+            for data in self._sql.execute(
+                f"SELECT {ROW_COLUMNS} FROM rows WHERE kind = 'message' AND parent_id IN ({placeholders(len(batch))})",
+                batch,
+            ):
+                row = row_from_sql(data)
+                context.append(Candidate(row=row, channel="context", rank=best[str(row.parent_id)], score=0.0))
+        return context
+
+    def pending(self) -> list[Message]:
+        return self._buffer()
+
+    def unembedded(self, limit: int) -> list[EmbedJob]:
+        found = self._sql.execute("SELECT id, text FROM rows WHERE embedding IS NULL ORDER BY ts_end LIMIT ?", (limit,))
+        return [EmbedJob(id=r["id"], text=r["text"]) for r in found]
+
+    def rows(self, after: str | None, limit: int) -> list[MemoryRow]:
+        found = self._sql.execute(
+            f"SELECT {ROW_COLUMNS}, embedding FROM rows WHERE id > ? ORDER BY id LIMIT ?", (after or "", limit)
+        )
+        return [row_from_sql(d) for d in found]
+
+    def clear(self, reset: bool) -> None:
+        def work() -> None:
+            self._sql.execute("DELETE FROM rows")
+            self._sql.execute("DELETE FROM buffer")
+            self._sql.execute("DELETE FROM meta WHERE key = 'carry'")
+            if reset:
+                self._sql.execute("DELETE FROM meta WHERE key IN ('dimension', 'model_id')")
+
+        self._sql.transaction(work)
+        self._vectors = None
+
+    def delete_older_than(self, cutoff: float) -> list[str]:
+        def work() -> list[str]:
+            ids = [r["id"] for r in self._sql.execute("SELECT id FROM rows WHERE ts_end < ?", (cutoff,))]
+            self._sql.execute("DELETE FROM rows WHERE ts_end < ?", (cutoff,))
+            self._sql.execute("DELETE FROM buffer WHERE ts < ?", (cutoff,))
+            return ids
+
+        ids = self._sql.transaction(work)
+        if ids:
+            self._vectors = None
+        return ids
+
+    def stats(self) -> VaultStats:
+        counts: dict[str, Any] = self._sql.execute(
+            "SELECT SUM(kind = 'message') AS messages, SUM(kind = 'chunk') AS chunks, "
+            "SUM(embedding IS NULL) AS unembedded, MIN(ts_start) AS oldest, MAX(ts_end) AS newest FROM rows"
+        )[0]
+        buffer = self._buffer()
+        dimension = self._meta("dimension")
+        return VaultStats(
+            messages=int(counts["messages"] or 0),
+            chunks=int(counts["chunks"] or 0),
+            unembedded=int(counts["unembedded"] or 0),
+            buffered_messages=len(buffer),
+            buffered_tokens=sum(estimate_tokens(m.content) for m in buffer),
+            dimension=None if dimension is None else int(dimension),
+            oldest=counts["oldest"],
+            newest=counts["newest"],
+        )
+
+
+def _dominant_role(messages: Sequence[Message]) -> str:
+    roles = {m.role for m in messages}
+    return roles.pop() if len(roles) == 1 else "mixed"
+
+
+def _message_row(message: Message, parent_id: str) -> MemoryRow:
+    return MemoryRow(
+        id=f"m-{message_hash(message)[:24]}",
+        kind="message",
+        text=message.content,
+        role=message.role,
+        model=message.model,
+        ts_start=message.timestamp,
+        ts_end=message.timestamp,
+        token_count=estimate_tokens(message.content),
+        source_ids=(message.id,),
+        content_hash=message_hash(message),
+        parent_id=parent_id,
+    )
+
