@@ -1,0 +1,198 @@
+"""The HTTP side of the memory router: one pipeline every provider route calls.
+
+Read and check the call, recall memory, inject it through the provider's codec, forward to the
+upstream through ``deps.http``, relay the answer byte for byte, and schedule ``record`` once the
+body is complete. Memory metadata travels in ``X-Memory-*`` response headers only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
+
+from fastapi import Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from memvault.api.providers import CODECS, ProviderCodec
+from memvault.api.providers.base import require_object
+from memvault.api.providers.sse import relay, tap_for
+from memvault.core.deps import Deps
+from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
+from memvault.core.keys import authenticate
+from memvault.core.router_memory import (
+    Conversation,
+    MemoryOptions,
+    PreparedMemory,
+    Reply,
+    degraded,
+    off,
+    parse_options,
+    prepare,
+    record,
+)
+
+log = logging.getLogger("memvault.router")
+
+# Never forwarded: hop-by-hop headers, memvault's own, and what the edge in front of us added.
+_HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
+_NOT_FORWARDED = _HOP_BY_HOP | {
+    "host",
+    "content-length",
+    "accept-encoding",
+    "cookie",
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-real-ip",
+    "x-provider-key",
+}
+_OWN_PREFIXES = ("x-memory-", "x-session-id", "cf-")
+# The relayed body is already decoded and re-framed, so these would describe the wrong bytes.
+_NOT_RELAYED = _HOP_BY_HOP | {"content-length", "content-encoding"}
+
+
+def error_response(codec: ProviderCodec, status: int, message: str, memory: PreparedMemory | None = None) -> Response:
+    headers = (memory or off()).headers()
+    return JSONResponse(codec.error_body(status, message), status_code=status, headers=headers)
+
+
+def upstream_headers(incoming: Sequence[tuple[str, str]], codec: ProviderCodec) -> list[tuple[str, str]]:
+    provider_key = next((v for k, v in incoming if k.lower() == "x-provider-key"), None)
+    headers = []
+    for name, value in incoming:
+        lower = name.lower()
+        if lower in _NOT_FORWARDED or lower.startswith(_OWN_PREFIXES):
+            continue
+        if provider_key is not None and lower == codec.key_header:
+            continue
+        headers.append((name, value))
+    if provider_key is not None:
+        headers.append((codec.key_header, codec.key_value(provider_key)))
+    # Ask for an uncompressed body: it is relayed as is and read on the side.
+    headers.append(("accept-encoding", "identity"))
+    return headers
+
+
+def upstream_url(deps: Deps, codec: ProviderCodec, request: Request) -> str:
+    base = str(getattr(deps.settings, codec.base_url_setting)).rstrip("/")
+    query = request.url.query
+    return f"{base}{request.url.path}" + (f"?{query}" if query else "")
+
+
+def relayed_headers(upstream: Sequence[tuple[str, str]], memory: PreparedMemory) -> list[tuple[bytes, bytes]]:
+    kept = [(k, v) for k, v in upstream if k.lower() not in _NOT_RELAYED and not k.lower().startswith("x-memory-")]
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in [*kept, *memory.headers().items()]]
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    return bytes(body)
+
+
+async def memory_key_id(deps: Deps, headers: Mapping[str, str]) -> str | None:
+    """The caller's memory key id; ``None`` when the key store cannot answer (memory degrades)."""
+    secret = (headers.get("x-memory-key") or "").strip()
+    if not secret:
+        raise Unauthorized("X-Memory-Key header is required")
+    try:
+        key = await authenticate(deps.db, secret)
+    except Unauthorized:
+        raise
+    except Exception as exc:  # fail open: the key store being down must not stop the chat call
+        log.warning("memory key check failed, answering without memory: %s", type(exc).__name__)
+        return None
+    return str(key.id)
+
+
+async def _parse_call(
+    request: Request, deps: Deps, codec: ProviderCodec, stream: bool | None
+) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, str | None]:
+    options = parse_options(request.headers, int(deps.settings.context_limit_tokens))
+    key_id = await memory_key_id(deps, request.headers)
+    raw = await read_body(request, int(deps.settings.max_body_bytes))
+    try:
+        body = require_object(json.loads(raw))
+    except ValueError as exc:
+        raise InvalidInput("the request body is not valid JSON") from exc
+    return raw, body, codec.extract(body, stream=stream), options, key_id
+
+
+async def forward_with_memory(
+    request: Request, provider: str, *, model: str | None = None, stream: bool | None = None
+) -> Response:
+    """The whole memory-router call for one provider request (``model``/``stream`` from the path)."""
+    deps: Deps = request.app.state.deps
+    codec = CODECS[provider]
+    try:
+        raw, body, conversation, options, key_id = await _parse_call(request, deps, codec, stream)
+    except MemvaultError as exc:
+        return error_response(codec, exc.status, exc.message)
+    if model is not None:
+        conversation = replace(conversation, model=model)
+    if options.mode == "off":
+        memory = off()
+    elif key_id is None:
+        memory = degraded()
+    else:
+        memory = await prepare(deps, key_id, conversation, options)
+    outgoing, changed = codec.strip_memory_flags(body)
+    if memory.context:
+        outgoing, changed = codec.inject(outgoing, memory.context), True
+    payload = json.dumps(outgoing, ensure_ascii=False).encode("utf-8") if changed else raw
+    headers = upstream_headers(request.headers.items(), codec)
+    try:
+        upstream = await deps.http.send("POST", upstream_url(deps, codec, request), headers, payload)
+    except MemvaultError as exc:
+        return error_response(codec, exc.status, exc.message, memory)
+
+    def on_complete(reply: Reply) -> None:
+        if key_id is not None and options.writes and reply.complete:
+            deps.background.run(functools.partial(record, deps, key_id, conversation, reply, options))
+
+    ok = 200 <= upstream.status < 300
+    content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
+    tap = tap_for(codec, content_type) if ok and options.writes and key_id is not None else None
+    relayed = relay(upstream, tap, on_complete)
+    return _relay_response(relayed, upstream.status, relayed_headers(upstream.headers, memory))
+
+
+async def pass_through(request: Request, provider: str) -> Response:
+    """Forward a request with no memory involved (model listings), relaying the answer as is."""
+    deps: Deps = request.app.state.deps
+    codec = CODECS[provider]
+    try:
+        await memory_key_id(deps, request.headers)
+        raw = await read_body(request, int(deps.settings.max_body_bytes))
+        headers = upstream_headers(request.headers.items(), codec)
+        upstream = await deps.http.send(request.method, upstream_url(deps, codec, request), headers, raw)
+    except MemvaultError as exc:
+        return error_response(codec, exc.status, exc.message)
+    body = relay(upstream, None, lambda _: None)
+    return _relay_response(body, upstream.status, relayed_headers(upstream.headers, off()))
+
+
+def provider_for_listing(headers: Mapping[str, str]) -> str:
+    """``GET /v1/models`` is shared by OpenAI and Anthropic (and Gemini's SDK): tell by the key header."""
+    if "x-goog-api-key" in headers:
+        return "gemini"
+    if "anthropic-version" in headers or "x-api-key" in headers:
+        return "anthropic"
+    return "openai"
+
+
+def _relay_response(body: AsyncIterator[bytes], status: int, headers: list[tuple[bytes, bytes]]) -> Response:
+    response = StreamingResponse(body, status_code=status)
+    # Set raw: upstream may repeat a header (set-cookie), and no content type is invented.
+    response.raw_headers = headers
+    return response

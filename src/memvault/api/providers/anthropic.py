@@ -1,0 +1,101 @@
+"""Anthropic messages: ``system`` is a string or text blocks; other blocks pass through untouched."""
+
+from __future__ import annotations
+
+from memvault.api.providers.base import (
+    Json,
+    SseEvent,
+    deep_copy,
+    int_or_none,
+    parse_json_events,
+    remember_flag,
+    require_list,
+    strip_flags,
+    text_of_parts,
+)
+from memvault.core.errors import InvalidInput
+from memvault.core.router_memory import Conversation, Reply, Turn
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    502: "api_error",
+    503: "overloaded_error",
+    529: "overloaded_error",
+}
+
+
+class AnthropicCodec:
+    name = "anthropic"
+    base_url_setting = "anthropic_base_url"
+    key_header = "x-api-key"
+
+    def key_value(self, provider_key: str) -> str:
+        return provider_key
+
+    def extract(self, body: Json, *, stream: bool | None = None) -> Conversation:
+        system = body.get("system")
+        if system is not None and not isinstance(system, (str, list)):
+            raise InvalidInput("`system` must be a string or an array of text blocks")
+        turns = []
+        for index, message in enumerate(require_list(body, "messages")):
+            remember = remember_flag(message, f"messages[{index}]")
+            if message.get("role") in ("user", "assistant"):
+                turns.append(Turn(message["role"], text_of_parts(message.get("content")), remember))
+        model = body.get("model")
+        return Conversation(
+            tuple(turns),
+            model if isinstance(model, str) else None,
+            body.get("stream") is True if stream is None else stream,
+        )
+
+    def strip_memory_flags(self, body: Json) -> tuple[Json, bool]:
+        return strip_flags(body, "messages")
+
+    def inject(self, body: Json, context: str) -> Json:
+        injected = deep_copy(body)
+        system = injected.get("system")
+        if isinstance(system, list):
+            # Appended after the caller's blocks, so a cached system prefix stays cached.
+            system.append({"type": "text", "text": context})
+        elif isinstance(system, str) and system:
+            injected["system"] = f"{system}\n\n{context}"
+        else:
+            injected["system"] = context
+        return injected
+
+    def reply(self, body: Json) -> Reply:
+        usage = body.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        return Reply(
+            text_of_parts(body.get("content")),
+            int_or_none(usage.get("input_tokens")),
+            int_or_none(usage.get("output_tokens")),
+        )
+
+    def stream_reply(self, events: list[SseEvent]) -> Reply:
+        parts: list[str] = []
+        input_tokens = output_tokens = None
+        stopped = False
+        for event in parse_json_events(events):
+            kind = event.get("type")
+            if kind == "message_start" and isinstance(event.get("message"), dict):
+                usage = event["message"].get("usage") or {}
+                input_tokens = int_or_none(usage.get("input_tokens"))
+            elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
+                delta = event["delta"]
+                if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+                    parts.append(delta["text"])
+            elif kind == "message_delta" and isinstance(event.get("usage"), dict):
+                output_tokens = int_or_none(event["usage"].get("output_tokens"))
+            elif kind == "message_stop":
+                stopped = True
+        return Reply("".join(parts), input_tokens, output_tokens, complete=stopped)
+
+    def error_body(self, status: int, message: str) -> Json:
+        kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}

@@ -1,0 +1,139 @@
+"""The one protocol every provider codec implements, and the registry of codecs.
+
+A codec is pure: it turns a provider's request JSON into a ``Conversation``, injects memory into
+the provider's own system field, reads the answer out of a response body or stream events, and
+renders errors in the provider's envelope. It never stores, searches or sends anything.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from memvault.core.errors import InvalidInput
+from memvault.core.router_memory import Conversation, Reply
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    event: str
+    data: str
+
+
+class ProviderCodec(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def base_url_setting(self) -> str:
+        """Settings field holding this provider's upstream base URL."""
+        ...
+
+    @property
+    def key_header(self) -> str:
+        """Header the provider key travels in (lower case)."""
+        ...
+
+    def key_value(self, provider_key: str) -> str:
+        """``X-Provider-Key`` rendered as the value of ``key_header``."""
+        ...
+
+    def extract(self, body: Json, *, stream: bool | None = None) -> Conversation:
+        """The conversation in ``body``; ``stream`` is set when the route alone decides it."""
+        ...
+
+    def strip_memory_flags(self, body: Json) -> tuple[Json, bool]:
+        """``body`` without the per-message ``"memory"`` keys, and whether any were removed."""
+        ...
+
+    def inject(self, body: Json, context: str) -> Json:
+        """A copy of ``body`` with ``context`` added to the native system field only."""
+        ...
+
+    def reply(self, body: Json) -> Reply:
+        """The answer in a complete, non-streamed response body."""
+        ...
+
+    def stream_reply(self, events: list[SseEvent]) -> Reply:
+        """The answer assembled from a stream's events."""
+        ...
+
+    def error_body(self, status: int, message: str) -> Json:
+        """``message`` in this provider's own error envelope."""
+        ...
+
+
+def require_object(body: object) -> Json:
+    if not isinstance(body, dict):
+        raise InvalidInput("the request body must be a JSON object")
+    return body
+
+
+def require_list(body: Mapping[str, Any], field: str) -> list[Any]:
+    value = body.get(field)
+    if not isinstance(value, list) or not value:
+        raise InvalidInput(f"`{field}` must be a non-empty array")
+    for index, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise InvalidInput(f"`{field}[{index}]` must be an object")
+    return value
+
+
+def remember_flag(message: Mapping[str, Any], where: str) -> bool:
+    flag = message.get("memory", True)
+    if not isinstance(flag, bool):
+        raise InvalidInput(f"`{where}.memory` must be true or false")
+    return flag
+
+
+def strip_flags(body: Json, field: str) -> tuple[Json, bool]:
+    entries = body.get(field)
+    if not isinstance(entries, list) or not any(isinstance(e, dict) and "memory" in e for e in entries):
+        return body, False
+    stripped = dict(body)
+    stripped[field] = [{k: v for k, v in e.items() if k != "memory"} if isinstance(e, dict) else e for e in entries]
+    return stripped, True
+
+
+def text_of_parts(parts: object, *, kind_field: str = "type", text_kind: str = "text") -> str:
+    """Join the text parts of a content array, skipping images, tools, thinking and the like."""
+    if isinstance(parts, str):
+        return parts
+    if not isinstance(parts, list):
+        return ""
+    texts = []
+    for part in parts:
+        if isinstance(part, dict) and part.get(kind_field, text_kind) == text_kind:
+            text = part.get("text")
+            if isinstance(text, str):
+                texts.append(text)
+    return "\n".join(texts)
+
+
+def deep_copy(body: Json) -> Json:
+    return copy.deepcopy(body)
+
+
+def parse_json_events(events: list[SseEvent]) -> list[Json]:
+    """The JSON objects carried by ``data:`` lines; keep-alives and ``[DONE]`` are skipped."""
+    found = []
+    for event in events:
+        data = event.data.strip()
+        if not data or data == "[DONE]":
+            continue
+        try:
+            value = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,99 @@
+"""OpenAI chat completions (also what most local model servers speak)."""
+
+from __future__ import annotations
+
+from memvault.api.providers.base import (
+    Json,
+    SseEvent,
+    deep_copy,
+    int_or_none,
+    parse_json_events,
+    remember_flag,
+    require_list,
+    strip_flags,
+    text_of_parts,
+)
+from memvault.core.router_memory import Conversation, Reply, Turn
+
+_SYSTEM_ROLES = ("system", "developer")
+_ERROR_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+}
+
+
+class OpenAICodec:
+    name = "openai"
+    base_url_setting = "openai_base_url"
+    key_header = "authorization"
+
+    def key_value(self, provider_key: str) -> str:
+        return f"Bearer {provider_key}"
+
+    def extract(self, body: Json, *, stream: bool | None = None) -> Conversation:
+        turns = []
+        for index, message in enumerate(require_list(body, "messages")):
+            remember = remember_flag(message, f"messages[{index}]")
+            if message.get("role") in ("user", "assistant"):
+                turns.append(Turn(message["role"], text_of_parts(message.get("content")), remember))
+        model = body.get("model")
+        return Conversation(
+            tuple(turns),
+            model if isinstance(model, str) else None,
+            body.get("stream") is True if stream is None else stream,
+        )
+
+    def strip_memory_flags(self, body: Json) -> tuple[Json, bool]:
+        return strip_flags(body, "messages")
+
+    def inject(self, body: Json, context: str) -> Json:
+        injected = deep_copy(body)
+        messages = injected["messages"]
+        first = messages[0]
+        if first.get("role") not in _SYSTEM_ROLES:
+            messages.insert(0, {"role": "system", "content": context})
+        elif isinstance(first.get("content"), list):
+            first["content"].append({"type": "text", "text": context})
+        elif isinstance(first.get("content"), str) and first["content"]:
+            first["content"] = f"{first['content']}\n\n{context}"
+        else:
+            first["content"] = context
+        return injected
+
+    def reply(self, body: Json) -> Reply:
+        text = ""
+        choices = body.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            message = choices[0].get("message")
+            if isinstance(message, dict):
+                text = text_of_parts(message.get("content"))
+        return Reply(text, *_usage(body))
+
+    def stream_reply(self, events: list[SseEvent]) -> Reply:
+        parts: list[str] = []
+        usage: tuple[int | None, int | None] = (None, None)
+        finished = any(event.data.strip() == "[DONE]" for event in events)
+        for chunk in parse_json_events(events):
+            if isinstance(chunk.get("usage"), dict):
+                usage = _usage(chunk)
+            for choice in chunk.get("choices") or ():
+                if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                    continue
+                delta = choice.get("delta")
+                if isinstance(delta, dict) and isinstance(delta.get("content"), str):
+                    parts.append(delta["content"])
+                finished = finished or choice.get("finish_reason") is not None
+        return Reply("".join(parts), *usage, complete=finished)
+
+    def error_body(self, status: int, message: str) -> Json:
+        kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _usage(body: Json) -> tuple[int | None, int | None]:
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        return None, None
+    return int_or_none(usage.get("prompt_tokens")), int_or_none(usage.get("completion_tokens"))

@@ -1,0 +1,210 @@
+"""The memory router's pipeline, shared by every provider route.
+
+``prepare`` recalls what matters for the caller's last message and renders it as one context
+block; ``record`` stores the finished turn. Provider codecs translate formats into the
+``Conversation`` and ``Reply`` shapes defined here, so this module never sees a provider's JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from memvault.core.deps import Deps
+from memvault.core.errors import InvalidInput
+from memvault.core.memory_core import store_conversation
+from memvault.core.memory_retrieval import search_memory
+from memvault.core.models import Message, SearchItem
+
+log = logging.getLogger("memvault.router")
+
+MODES = ("auto", "read", "write", "off")
+STATUS_OK, STATUS_DEGRADED, STATUS_OFF = "ok", "degraded", "off"
+CONTEXT_HEADING = (
+    "Relevant memory from earlier conversations with this user "
+    "(recalled automatically; it may be incomplete or out of date):"
+)
+
+
+@dataclass(frozen=True)
+class MemoryOptions:
+    mode: str = "auto"
+    store: bool = True
+    store_response: bool = True
+    context_limit: int = 800
+    session_id: str | None = None
+
+    @property
+    def reads(self) -> bool:
+        return self.mode in {"auto", "read"} and self.context_limit > 0
+
+    @property
+    def writes(self) -> bool:
+        return self.mode in {"auto", "write"} and self.store
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message of the caller's conversation, reduced to its text."""
+
+    role: str  # "user" | "assistant"
+    text: str
+    remember: bool = True
+
+
+@dataclass(frozen=True)
+class Conversation:
+    turns: tuple[Turn, ...]
+    model: str | None = None
+    stream: bool = False
+
+    def last_user(self) -> Turn | None:
+        for turn in reversed(self.turns):
+            if turn.role == "user":
+                return turn
+        return None
+
+    def query(self) -> str:
+        """What to recall for: the latest user text (a tool-result turn has none of its own)."""
+        for turn in reversed(self.turns):
+            if turn.role == "user" and turn.text.strip():
+                return turn.text
+        return ""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the provider answered, assembled from a response body or from stream events."""
+
+    text: str = ""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    complete: bool = True
+
+
+@dataclass(frozen=True)
+class PreparedMemory:
+    context: str
+    items: int
+    tokens: int
+    status: str
+    retrieval_ms: float
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-Memory-Status": self.status,
+            "X-Memory-Items": str(self.items),
+            "X-Memory-Tokens": str(self.tokens),
+            "X-Memory-Retrieval-Ms": f"{self.retrieval_ms:.1f}",
+        }
+
+
+def off() -> PreparedMemory:
+    return PreparedMemory("", 0, 0, STATUS_OFF, 0.0)
+
+
+def degraded(retrieval_ms: float = 0.0) -> PreparedMemory:
+    return PreparedMemory("", 0, 0, STATUS_DEGRADED, retrieval_ms)
+
+
+def _flag(headers: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = headers.get(name)
+    if raw is None or not raw.strip():
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise InvalidInput(f"{name} must be true or false, got {raw!r}")
+
+
+def parse_options(headers: Mapping[str, str], default_context_limit: int) -> MemoryOptions:
+    """Read the ``X-Memory-*`` request headers (``headers`` must look names up case-insensitively)."""
+    mode = (headers.get("x-memory-mode") or "auto").strip().lower()
+    if mode not in MODES:
+        raise InvalidInput(f"X-Memory-Mode must be one of {', '.join(MODES)}, got {mode!r}")
+    limit_raw = (headers.get("x-memory-context-limit") or "").strip()
+    limit = default_context_limit
+    if limit_raw:
+        if not limit_raw.isdigit():
+            raise InvalidInput("X-Memory-Context-Limit must be a non-negative number of tokens")
+        limit = int(limit_raw)
+    session = (headers.get("x-session-id") or "").strip() or None
+    if session is not None and (len(session) > 128 or not session.isprintable()):
+        raise InvalidInput("X-Session-ID must be at most 128 printable characters")
+    return MemoryOptions(
+        mode=mode,
+        store=_flag(headers, "x-memory-store", True),
+        store_response=_flag(headers, "x-memory-store-response", True),
+        context_limit=limit,
+        session_id=session,
+    )
+
+
+def render_context(items: Sequence[SearchItem]) -> str:
+    if not items:
+        return ""
+    lines = [CONTEXT_HEADING]
+    for item in items:
+        day = datetime.fromtimestamp(item.ts_end, tz=UTC).strftime("%Y-%m-%d")
+        text = " ".join(item.text.split())
+        lines.append(f"- [{day}, {item.role}] {text}")
+    return "\n".join(lines)
+
+
+async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions) -> PreparedMemory:
+    """Recall memory for the caller's last message. Fails open: any failure reports ``degraded``."""
+    if not options.reads:
+        return off() if options.mode == "off" else PreparedMemory("", 0, 0, STATUS_OK, 0.0)
+    query = conversation.query()
+    if not query:
+        return PreparedMemory("", 0, 0, STATUS_OK, 0.0)
+    started = time.perf_counter()
+    # Retrieval races its own stores; this guard only stops a hung store from holding the call.
+    timeout = float(deps.settings.race_timeout_ms) / 1000.0 + 1.0
+    try:
+        result = await asyncio.wait_for(
+            search_memory(deps, key_id, query, budget_tokens=options.context_limit, session_id=options.session_id),
+            timeout,
+        )
+    except Exception as exc:  # fail open: the chat call must go through without memory
+        log.warning("memory retrieval failed, answering without memory: %s", type(exc).__name__)
+        return degraded((time.perf_counter() - started) * 1000.0)
+    elapsed = (time.perf_counter() - started) * 1000.0
+    context = render_context(result.items)
+    return PreparedMemory(context, len(result.items), result.tokens, STATUS_OK, elapsed)
+
+
+def turn_messages(conversation: Conversation, reply: Reply, options: MemoryOptions, now: float) -> list[Message]:
+    """The messages a finished turn stores: the caller's last message and the answer to it.
+
+    A last user message marked ``"memory": false`` is never stored, and neither is the answer
+    to it, because answers routinely repeat what they answer."""
+    last = conversation.last_user()
+    if last is None or not last.remember or not options.writes:
+        return []
+    turn_id = uuid.uuid4().hex
+    messages = []
+    if last.text.strip():
+        messages.append(Message("user", last.text, now, f"rt-{turn_id}-u", conversation.model))
+    if options.store_response and reply.complete and reply.text.strip():
+        # A hair later than the question so the pair keeps its order in every store.
+        messages.append(Message("assistant", reply.text, now + 0.001, f"rt-{turn_id}-a", conversation.model))
+    return messages
+
+
+async def record(deps: Deps, key_id: str, conversation: Conversation, reply: Reply, options: MemoryOptions) -> None:
+    """Store the finished turn. Runs in the background; failures are logged, never raised."""
+    messages = turn_messages(conversation, reply, options, deps.clock())
+    if not messages:
+        return
+    try:
+        await store_conversation(deps, key_id, messages, session_id=options.session_id)
+    except Exception as exc:  # the client already has its answer; nothing to report to
+        log.warning("storing the routed turn failed: %s", type(exc).__name__)

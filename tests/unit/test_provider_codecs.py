@@ -1,0 +1,227 @@
+"""Provider codecs: pure translation between each provider's JSON and the router's shapes."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from memvault.api.providers import CODECS
+from memvault.api.providers.base import SseEvent
+from memvault.core.errors import InvalidInput
+from memvault.core.router_memory import Reply, Turn
+
+CONTEXT = "Relevant memory: the user likes teal."
+
+OPENAI = {
+    "model": "gpt-x",
+    "stream": True,
+    "temperature": 0.2,
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Look"}, {"type": "image_url", "image_url": {"url": "u"}}],
+        },
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "42"},
+        {"role": "user", "content": "secret", "memory": False},
+    ],
+}
+ANTHROPIC = {
+    "model": "claude-x",
+    "max_tokens": 64,
+    "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+    "messages": [
+        {"role": "user", "content": "Hello"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "s"},
+                {"type": "text", "text": "Hi"},
+                {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}], "memory": True},
+    ],
+}
+GEMINI = {
+    "contents": [
+        {"role": "user", "parts": [{"text": "Hi"}, {"inlineData": {"mimeType": "image/png", "data": "AA=="}}]},
+        {"role": "model", "parts": [{"text": "plan", "thought": True}, {"text": "Hello"}]},
+        {"parts": [{"text": "again"}], "memory": False},
+    ],
+    "generationConfig": {"temperature": 0.1},
+}
+
+
+def without(body: dict[str, Any], field: str) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k != field}
+
+
+def test_openai_extracts_user_and_assistant_text_with_flags() -> None:
+    conversation = CODECS["openai"].extract(OPENAI)
+    assert conversation.model == "gpt-x" and conversation.stream
+    assert conversation.turns == (Turn("user", "Look"), Turn("assistant", ""), Turn("user", "secret", False))
+    assert conversation.query() == "secret"
+
+
+def test_anthropic_reads_text_blocks_only() -> None:
+    conversation = CODECS["anthropic"].extract(ANTHROPIC)
+    assert not conversation.stream
+    assert conversation.turns == (Turn("user", "Hello"), Turn("assistant", "Hi"), Turn("user", ""))
+    assert conversation.query() == "Hello"
+
+
+def test_gemini_maps_model_role_and_skips_thoughts() -> None:
+    conversation = CODECS["gemini"].extract(GEMINI, stream=True)
+    assert conversation.stream
+    assert conversation.turns == (Turn("user", "Hi"), Turn("assistant", "Hello"), Turn("user", "again", False))
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("openai", {"model": "m"}),
+        ("openai", {"messages": []}),
+        ("openai", {"messages": ["hi"]}),
+        ("openai", {"messages": [{"role": "user", "content": "x", "memory": "no"}]}),
+        ("anthropic", {"messages": [{"role": "user", "content": "x"}], "system": 3}),
+        ("gemini", {"contents": [{"role": "system", "parts": []}]}),
+        ("gemini", {"contents": "hi"}),
+    ],
+)
+def test_bad_input_is_rejected(provider: str, body: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInput):
+        CODECS[provider].extract(body)
+
+
+@pytest.mark.parametrize(
+    ("provider", "body", "field"),
+    [("openai", OPENAI, "messages"), ("anthropic", ANTHROPIC, "messages"), ("gemini", GEMINI, "contents")],
+)
+def test_memory_flags_are_stripped_and_nothing_else(provider: str, body: dict[str, Any], field: str) -> None:
+    original = copy.deepcopy(body)
+    stripped, changed = CODECS[provider].strip_memory_flags(body)
+    assert changed
+    assert body == original
+    assert without(stripped, field) == without(body, field)
+    assert [{k: v for k, v in m.items() if k != "memory"} for m in body[field]] == stripped[field]
+    assert CODECS[provider].strip_memory_flags(stripped) == (stripped, False)
+
+
+def test_openai_injects_into_the_leading_system_message() -> None:
+    injected = CODECS["openai"].inject(OPENAI, CONTEXT)
+    assert injected["messages"][0] == {"role": "system", "content": f"Be brief.\n\n{CONTEXT}"}
+    assert injected["messages"][1:] == OPENAI["messages"][1:]
+    assert without(injected, "messages") == without(OPENAI, "messages")
+
+
+def test_openai_adds_a_system_message_when_there_is_none() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    assert CODECS["openai"].inject(body, CONTEXT)["messages"] == [
+        {"role": "system", "content": CONTEXT},
+        {"role": "user", "content": "hi"},
+    ]
+    parts = {"messages": [{"role": "developer", "content": [{"type": "text", "text": "d"}]}]}
+    assert CODECS["openai"].inject(parts, CONTEXT)["messages"][0]["content"][-1] == {"type": "text", "text": CONTEXT}
+
+
+def test_anthropic_injects_into_system_string_blocks_or_nothing() -> None:
+    codec = CODECS["anthropic"]
+    blocks = codec.inject(ANTHROPIC, CONTEXT)
+    assert blocks["system"] == [*ANTHROPIC["system"], {"type": "text", "text": CONTEXT}]
+    assert without(blocks, "system") == without(ANTHROPIC, "system")
+    assert codec.inject({**ANTHROPIC, "system": "Be brief."}, CONTEXT)["system"] == f"Be brief.\n\n{CONTEXT}"
+    assert codec.inject(without(ANTHROPIC, "system"), CONTEXT)["system"] == CONTEXT
+
+
+def test_gemini_injects_into_system_instruction() -> None:
+    codec = CODECS["gemini"]
+    fresh = codec.inject(GEMINI, CONTEXT)
+    assert fresh["systemInstruction"] == {"parts": [{"text": CONTEXT}]}
+    assert without(fresh, "systemInstruction") == GEMINI
+    snake = codec.inject({**GEMINI, "system_instruction": {"parts": [{"text": "S"}]}}, CONTEXT)
+    assert snake["system_instruction"] == {"parts": [{"text": "S"}, {"text": CONTEXT}]}
+    assert "systemInstruction" not in snake
+
+
+def test_replies_and_usage_from_whole_bodies() -> None:
+    openai_body = {"choices": [{"message": {"content": "A"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+    assert CODECS["openai"].reply(openai_body) == Reply("A", 3, 1)
+    anthropic_body = {
+        "content": [{"type": "thinking", "thinking": "x"}, {"type": "text", "text": "B"}],
+        "usage": {"input_tokens": 5, "output_tokens": 2},
+    }
+    assert CODECS["anthropic"].reply(anthropic_body) == Reply("B", 5, 2)
+    gemini_body = {
+        "candidates": [{"content": {"parts": [{"text": "C"}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 7, "candidatesTokenCount": 4},
+    }
+    assert CODECS["gemini"].reply(gemini_body) == Reply("C", 7, 4)
+
+
+def events(*payloads: Any, event: str = "message") -> list[SseEvent]:
+    return [SseEvent(event, p if isinstance(p, str) else json.dumps(p)) for p in payloads]
+
+
+def test_anthropic_stream_assembles_text_deltas() -> None:
+    stream = [
+        SseEvent("message_start", json.dumps({"type": "message_start", "message": {"usage": {"input_tokens": 9}}})),
+        SseEvent("ping", json.dumps({"type": "ping"})),
+        SseEvent(
+            "content_block_delta",
+            json.dumps({"type": "content_block_delta", "delta": {"type": "thinking_delta", "thinking": "x"}}),
+        ),
+        SseEvent(
+            "content_block_delta",
+            json.dumps({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Hi "}}),
+        ),
+        SseEvent(
+            "content_block_delta",
+            json.dumps({"type": "content_block_delta", "delta": {"type": "input_json_delta", "partial_json": "{"}}),
+        ),
+        SseEvent(
+            "content_block_delta",
+            json.dumps({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "you"}}),
+        ),
+        SseEvent("message_delta", json.dumps({"type": "message_delta", "usage": {"output_tokens": 2}})),
+    ]
+    assert CODECS["anthropic"].stream_reply(stream) == Reply("Hi you", 9, 2, complete=False)
+    stop = SseEvent("message_stop", json.dumps({"type": "message_stop"}))
+    assert CODECS["anthropic"].stream_reply([*stream, stop]).complete
+
+
+def test_openai_stream_reads_choice_zero_and_usage() -> None:
+    stream = events(
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
+        {"choices": [{"index": 1, "delta": {"content": "other"}}]},
+        {"choices": [{"index": 0, "delta": {"content": "Yes"}, "finish_reason": "stop"}]},
+        {"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 1}},
+        "[DONE]",
+    )
+    assert CODECS["openai"].stream_reply(stream) == Reply("Yes", 4, 1, complete=True)
+
+
+def test_gemini_stream_concatenates_candidates() -> None:
+    stream = events(
+        {"candidates": [{"content": {"parts": [{"text": "Hel"}], "role": "model"}}]},
+        {
+            "candidates": [{"content": {"parts": [{"text": "lo"}], "role": "model"}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 2, "candidatesTokenCount": 2},
+        },
+    )
+    assert CODECS["gemini"].stream_reply(stream) == Reply("Hello", 2, 2, complete=True)
+
+
+@pytest.mark.parametrize("status", [400, 401, 413, 502])
+def test_errors_use_each_providers_envelope(status: int) -> None:
+    openai_error = CODECS["openai"].error_body(status, "bad")
+    assert openai_error["error"]["message"] == "bad" and "type" in openai_error["error"]
+    anthropic_error = CODECS["anthropic"].error_body(status, "bad")
+    assert anthropic_error["type"] == "error" and anthropic_error["error"]["message"] == "bad"
+    assert anthropic_error["error"]["type"].endswith("error") or anthropic_error["error"]["type"] == "request_too_large"
+    gemini_error = CODECS["gemini"].error_body(status, "bad")
+    assert gemini_error["error"]["code"] == status and gemini_error["error"]["status"].isupper()

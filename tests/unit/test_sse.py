@@ -1,0 +1,118 @@
+"""The one SSE helper: events parsed whatever the chunking, bytes relayed untouched."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memvault.api.providers import CODECS
+from memvault.api.providers.base import SseEvent
+from memvault.api.providers.sse import SseParser, relay, tap_for
+from memvault.core.router_memory import Reply
+
+STREAM = (
+    b": keep-alive\r\n\r\n"
+    b'event: message_start\r\ndata: {"a": 1}\r\n\r\n'
+    b"data: line one\ndata: line two\n\n"
+    b"event: ping\rdata: {}\r\r"
+    b"data: [DONE]\n\n"
+)
+EXPECTED = [
+    SseEvent("message_start", '{"a": 1}'),
+    SseEvent("message", "line one\nline two"),
+    SseEvent("ping", "{}"),
+    SseEvent("message", "[DONE]"),
+]
+
+
+def parse_in_chunks(data: bytes, cuts: list[int]) -> list[SseEvent]:
+    parser, events, start = SseParser(), [], 0
+    for cut in sorted(cuts):
+        events += parser.feed(data[start:cut])
+        start = cut
+    events += parser.feed(data[start:])
+    return events + parser.close()
+
+
+def test_parses_every_line_ending_and_skips_comments() -> None:
+    assert parse_in_chunks(STREAM, []) == EXPECTED
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12))
+def test_any_chunking_gives_the_same_events(cuts: list[int]) -> None:
+    assert parse_in_chunks(STREAM, cuts) == EXPECTED
+
+
+def test_multibyte_characters_split_across_chunks() -> None:
+    data = "data: héllo ✓\n\n".encode()
+    assert parse_in_chunks(data, [8, 9, 15]) == [SseEvent("message", "héllo ✓")]
+
+
+def test_a_last_event_without_its_blank_line_is_flushed_on_close() -> None:
+    assert parse_in_chunks(b"data: tail", []) == [SseEvent("message", "tail")]
+
+
+class FakeUpstream:
+    def __init__(self, chunks: list[bytes], fail_after: int | None = None) -> None:
+        self.chunks, self.fail_after, self.closed = chunks, fail_after, False
+        self.status = 200
+        self.headers = [("content-type", "text/event-stream")]
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        for index, chunk in enumerate(self.chunks):
+            if index == self.fail_after:
+                raise ConnectionError("cut")
+            yield chunk
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def openai_chunks(words: list[str]) -> list[bytes]:
+    chunks = [
+        f"data: {json.dumps({'choices': [{'index': 0, 'delta': {'content': w}, 'finish_reason': None}]})}\n\n".encode()
+        for w in words
+    ]
+    done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    return [*chunks, f"data: {json.dumps(done)}\n\n".encode(), b"data: [DONE]\n\n"]
+
+
+async def test_relay_yields_bytes_unchanged_then_reports_the_assembled_reply() -> None:
+    chunks = openai_chunks(["Hel", "lo", " there"])
+    upstream = FakeUpstream(chunks)
+    replies: list[Reply] = []
+    received = [c async for c in relay(upstream, tap_for(CODECS["openai"], "text/event-stream"), replies.append)]
+    assert received == chunks
+    assert upstream.closed
+    assert replies == [Reply("Hello there", None, None, complete=True)]
+
+
+async def test_the_first_chunk_is_yielded_before_the_rest_is_read() -> None:
+    upstream = FakeUpstream(openai_chunks(["a", "b"]))
+    stream = relay(upstream, tap_for(CODECS["openai"], "text/event-stream"), lambda _: None)
+    first = await stream.__anext__()
+    assert first == upstream.chunks[0]
+    await stream.aclose()
+    assert upstream.closed
+
+
+async def test_an_interrupted_body_is_not_reported() -> None:
+    upstream = FakeUpstream(openai_chunks(["a", "b"]), fail_after=1)
+    replies: list[Reply] = []
+    with pytest.raises(ConnectionError):
+        async for _ in relay(upstream, tap_for(CODECS["openai"], "text/event-stream"), replies.append):
+            pass
+    assert replies == []
+    assert upstream.closed
+
+
+async def test_a_body_the_tap_cannot_read_is_still_relayed() -> None:
+    upstream = FakeUpstream([b"not json"])
+    replies: list[Reply] = []
+    received = [c async for c in relay(upstream, tap_for(CODECS["openai"], "application/json"), replies.append)]
+    assert received == [b"not json"]
+    assert replies == []
