@@ -1,0 +1,297 @@
+"""LoCoMo evidence recall within a context budget, next to single-turn baselines.
+
+The protocol is the README beside the data set (shared/bench/locomo/README.md). Each conversation
+goes through memvault's public HTTP store path into its own memory key, every question is asked
+at each budget, and the same run scores BM25, dense MiniLM and their reciprocal-rank fusion over
+single turns. Turns are stored as role "user" with content "Speaker: text" (both speakers are
+people, and the name in the text keeps who said what). Scoring looks for each evidence turn's
+own text in what fits the budget.
+
+    .venv/bin/python scripts/bench_locomo.py --conversations 1          # quick
+    .venv/bin/python scripts/bench_locomo.py --json locomo.json         # full split
+    .venv/bin/python scripts/bench_locomo.py --baselines-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench_common import (
+    Bm25,
+    RecallTable,
+    evidence_recall,
+    local_memvault,
+    rank_by_similarity,
+    reciprocal_rank_fusion,
+    summary,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+SEARCH_LIMIT = 200
+SECONDS_PER_TURN = 5  # keeps the turns of a session in order while staying near the session's time
+_EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
+_SESSION_KEY = re.compile(r"session_(\d+)")
+
+
+@dataclass(frozen=True)
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+    timestamp: float
+
+    @property
+    def content(self) -> str:
+        return f"{self.speaker}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    sessions: list[list[Turn]]
+    questions: list[Question]
+    malformed_evidence: int
+    unresolved_evidence: int
+
+    @property
+    def turns(self) -> list[Turn]:
+        return [turn for session in self.sessions for turn in session]
+
+    @property
+    def now(self) -> float:
+        """Just after the last session, as the protocol asks."""
+        return self.sessions[-1][-1].timestamp + 60.0
+
+
+def parse_session_time(raw: str) -> float:
+    """'1:56 pm on 8 May, 2023' -> epoch seconds (the data set gives no zone; UTC is assumed)."""
+    return datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC).timestamp()
+
+
+def normalise_evidence_id(raw: str) -> str | None:
+    """'D:11:26' -> 'D11:26', 'D30:05' -> 'D30:5'; None for what is no dialogue id at all."""
+    match = _EVIDENCE_ID.fullmatch(raw.strip())
+    return f"D{int(match[1])}:{int(match[2])}" if match else None
+
+
+def split_evidence(raw_ids: Sequence[str]) -> list[str]:
+    """'D8:6; D9:17' is two ids."""
+    return [piece for raw in raw_ids for piece in re.split(r"[;,\s]+", raw) if piece]
+
+
+def load_conversation(sample: dict[str, Any]) -> Conversation:
+    conversation = sample["conversation"]
+    numbers = sorted(int(m[1]) for key in conversation if (m := _SESSION_KEY.fullmatch(key)))
+    sessions = []
+    for number in numbers:
+        start = parse_session_time(conversation[f"session_{number}_date_time"])
+        turns = conversation[f"session_{number}"]
+        sessions.append(
+            [Turn(t["dia_id"], t["speaker"], t["text"], start + SECONDS_PER_TURN * i) for i, t in enumerate(turns)]
+        )
+    known = {turn.dia_id for session in sessions for turn in session}
+    questions, malformed, unresolved = [], 0, 0
+    for qa in sample["qa"]:
+        ids = [normalise_evidence_id(piece) for piece in split_evidence(qa.get("evidence", []))]
+        malformed += sum(1 for i in ids if i is None)
+        unresolved += sum(1 for i in ids if i is not None and i not in known)
+        resolved = tuple(dict.fromkeys(i for i in ids if i in known))
+        questions.append(Question(str(qa["question"]), int(qa["category"]), resolved))
+    return Conversation(str(sample["sample_id"]), sessions, questions, malformed, unresolved)
+
+
+def load_dataset(path: Path, limit: int | None) -> list[Conversation]:
+    samples = json.loads(path.read_text())
+    return [load_conversation(sample) for sample in samples[:limit]]
+
+
+def session_payload(session: Sequence[Turn]) -> dict[str, Any]:
+    return {
+        "messages": [
+            {"role": "user", "content": t.content, "timestamp": t.timestamp, "id": t.dia_id} for t in session
+        ]
+    }
+
+
+class MemvaultClient:
+    """memvault's public HTTP API, one memory key per conversation."""
+
+    def __init__(self, url: str) -> None:
+        import httpx
+
+        self._http = httpx.Client(base_url=url, timeout=120.0)
+        self.latencies_ms: dict[int, list[float]] = {}
+        self.server_metrics: dict[str, list[float]] = {}
+
+    def ingest(self, key: str, conversation: Conversation) -> None:
+        for session in conversation.sessions:
+            response = self._http.post("/v1/memory", json=session_payload(session), headers=_auth(key))
+            _raise_for_status(response)
+
+    def search(self, key: str, query: str, budget: int, now: float) -> list[str]:
+        body = {"query": query, "budget_tokens": budget, "limit": SEARCH_LIMIT, "now": now}
+        started = time.perf_counter()
+        response = self._http.post("/v1/memory/search", json=body, headers=_auth(key))
+        self.latencies_ms.setdefault(budget, []).append((time.perf_counter() - started) * 1000.0)
+        _raise_for_status(response)
+        result = response.json()
+        for name, value in (result.get("metrics") or {}).items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                self.server_metrics.setdefault(name, []).append(float(value))
+        return [str(item["text"]) for item in result["items"]]
+
+
+def _auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _raise_for_status(response: Any) -> None:
+    if response.status_code >= 400:
+        request = response.request
+        raise SystemExit(f"{request.method} {request.url.path}: {response.status_code} {response.text[:500]}")
+
+
+def baseline_rankings(conversation: Conversation, embedder: Any) -> dict[str, list[list[int]]]:
+    """Per baseline, per question, turn indexes best first."""
+    contents = [turn.content for turn in conversation.turns]
+    bm25 = Bm25(contents)
+    turn_vectors = embedder.embed_sync(contents)
+    query_vectors = embedder.embed_sync([q.text for q in conversation.questions])
+    rankings: dict[str, list[list[int]]] = {"bm25": [], "dense": [], "rrf": []}
+    for question, query_vector in zip(conversation.questions, query_vectors, strict=True):
+        keyword = bm25.rank(question.text)
+        dense = rank_by_similarity(query_vector, turn_vectors)
+        rankings["bm25"].append(keyword)
+        rankings["dense"].append(dense)
+        rankings["rrf"].append(reciprocal_rank_fusion([keyword, dense]))
+    return rankings
+
+
+def score_conversation(
+    conversation: Conversation,
+    table: RecallTable,
+    budgets: Sequence[int],
+    embedder: Any,
+    memvault: tuple[MemvaultClient, str] | None,
+) -> None:
+    turns = conversation.turns
+    by_id = {turn.dia_id: turn for turn in turns}
+    rankings = baseline_rankings(conversation, embedder)
+    for index, question in enumerate(conversation.questions):
+        if not question.evidence:
+            continue
+        evidence = [by_id[dia_id].text for dia_id in question.evidence]
+        for budget in budgets:
+            for system, per_question in rankings.items():
+                returned = [turns[i].content for i in per_question[index][:SEARCH_LIMIT]]
+                table.add(system, budget, question.category, evidence_recall(returned, evidence, budget))
+            if memvault is not None:
+                client, key = memvault
+                returned = client.search(key, question.text, budget, conversation.now)
+                table.add("memvault", budget, question.category, evidence_recall(returned, evidence, budget))
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json (default: beside the repo)")
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--budgets", default="1000,2000", help="token budgets, comma separated")
+    parser.add_argument("--url", help="a running memvault server instead of starting one")
+    parser.add_argument(
+        "--key", action="append", default=[], help="with --url: one memory key per conversation, in order"
+    )
+    parser.add_argument("--baselines-only", action="store_true", help="score the baselines without memvault")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace, memvault_url: str | None, keys: Sequence[str]) -> dict[str, Any]:
+    from memvault.adapters.local.embedder import MiniLmEmbedder
+
+    budgets = [int(b) for b in args.budgets.split(",")]
+    conversations = load_dataset(args.data, args.conversations)
+    table = RecallTable.empty(CATEGORIES)
+    client = MemvaultClient(memvault_url) if memvault_url else None
+    embedder = MiniLmEmbedder()
+    ingest_seconds = 0.0
+    for number, conversation in enumerate(conversations):
+        memvault = None
+        if client is not None:
+            started = time.perf_counter()
+            client.ingest(keys[number], conversation)
+            ingest_seconds += time.perf_counter() - started
+            memvault = (client, keys[number])
+        score_conversation(conversation, table, budgets, embedder, memvault)
+        done = f"{conversation.sample_id}: {len(conversation.turns)} turns, {len(conversation.questions)} questions"
+        print(done, file=sys.stderr)
+    return report(conversations, table, client, ingest_seconds)
+
+
+def report(
+    conversations: list[Conversation], table: RecallTable, client: MemvaultClient | None, ingest_seconds: float
+) -> dict[str, Any]:
+    scored = sum(1 for c in conversations for q in c.questions if q.evidence)
+    result: dict[str, Any] = {
+        "conversations": [c.sample_id for c in conversations],
+        "turns": sum(len(c.turns) for c in conversations),
+        "questions": sum(len(c.questions) for c in conversations),
+        "questions_scored": scored,
+        "evidence_dropped": {
+            "malformed": sum(c.malformed_evidence for c in conversations),
+            "unresolved": sum(c.unresolved_evidence for c in conversations),
+        },
+        "recall": table.as_dict(),
+    }
+    print(table.render())
+    print(f"questions scored: {scored} of {result['questions']}; evidence ids dropped: {result['evidence_dropped']}")
+    if client is not None:
+        result["ingest_seconds"] = ingest_seconds
+        result["search_latency_ms"] = {str(b): summary(v) for b, v in client.latencies_ms.items()}
+        result["server_metrics"] = {name: summary(v) for name, v in client.server_metrics.items()}
+        print(f"ingest: {ingest_seconds:.1f} s for {result['turns']} turns")
+        for budget, stats in result["search_latency_ms"].items():
+            print(f"search @{budget} (client, ms): p50 {stats['p50']:.1f}  p95 {stats['p95']:.1f}")
+        for name, stats in result["server_metrics"].items():
+            print(f"server metric {name}: p50 {stats['p50']:.2f}  p95 {stats['p95']:.2f}")
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    if not args.data.is_file():
+        raise SystemExit(f"no data set at {args.data}: pass --data")
+    count = len(load_dataset(args.data, args.conversations))
+    if args.baselines_only:
+        result = run(args, None, [])
+    elif args.url:
+        if len(args.key) < count:
+            raise SystemExit(f"--url needs one --key per conversation ({count}); a shared key would mix them")
+        result = run(args, args.url, args.key)
+    else:
+        with local_memvault(embedder="minilm") as server:
+            keys = [server.create_key(c.sample_id) for c in load_dataset(args.data, args.conversations)]
+            result = run(args, server.url, keys)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
