@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Safe deploy: upload a version without traffic, check its /health, promote only if nothing regressed.
+
+1. `wrangler versions upload` - the new version gets a preview URL and no traffic.
+2. GET <preview>/health until it answers (or the timeout passes).
+3. Compare secret presence, bindings and the cron-trigger count with the last known-good manifest
+   (.deploy-manifest.json: names and counts only, never a value; git-ignored).
+4. Abort with the reason if anything regressed; otherwise `wrangler versions deploy <id>@100%`.
+5. `wrangler triggers deploy` (versions do not carry cron triggers).
+6. GET <production>/health and record the new known-good manifest.
+
+`--dry-run` prints this plan for the chosen environment and runs nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_MANIFEST = ROOT / ".deploy-manifest.json"
+
+
+class DeployAborted(Exception):
+    """Raised before any traffic moves; the message says what regressed."""
+
+
+@dataclass
+class Upload:
+    version_id: str
+    preview_url: str | None
+
+
+@dataclass
+class Health:
+    status: int
+    body: dict[str, Any]
+
+
+def wrangler_command(explicit: str | None) -> list[str]:
+    if explicit:
+        return shlex.split(explicit)
+    found = shutil.which("wrangler")
+    if found:
+        return [found]
+    local = ROOT / "node_modules" / ".bin" / "wrangler"
+    if local.exists():
+        return [str(local)]
+    raise DeployAborted("wrangler not found: install it with `npm ci` or pass --wrangler")
+
+
+def env_args(env: str | None) -> list[str]:
+    return ["--env", env] if env else []
+
+
+def upload_version(wrangler: list[str], env: str | None, message: str) -> Upload:
+    with tempfile.TemporaryDirectory() as tmp:
+        output_file = Path(tmp) / "wrangler-output.ndjson"
+        command = [*wrangler, "versions", "upload", *env_args(env), "--message", message]
+        done = subprocess.run(
+            command, capture_output=True, text=True, cwd=ROOT,
+            env={**os.environ, "WRANGLER_OUTPUT_FILE_PATH": str(output_file)},
+        )
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+            raise DeployAborted("version upload failed; nothing was deployed:\n  " + "\n  ".join(tail))
+        record = _output_record(output_file, "version-upload")
+    version_id = record.get("version_id") or _search(r"Worker Version ID:\s*(\S+)", done.stdout)
+    preview_url = record.get("preview_url") or _search(r"Version Preview URL:\s*(\S+)", done.stdout)
+    if not version_id:
+        raise DeployAborted("version upload reported no version id; nothing was deployed")
+    return Upload(version_id=version_id, preview_url=preview_url)
+
+
+def _output_record(path: Path, kind: str) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and entry.get("type") == kind:
+            return entry
+    return {}
+
+
+def _search(pattern: str, text: str) -> str | None:
+    match = re.search(pattern, text)
+    return match.group(1) if match else None
+
+
+def fetch_health(base_url: str, timeout: float, interval: float = 1.0) -> Health:
+    """Poll <base_url>/health until it answers with JSON; a 503 with a body is an answer too."""
+    url = base_url.rstrip("/") + "/health"
+    deadline = time.monotonic() + timeout
+    last_error = "no answer"
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeployAborted(f"{url} did not answer within {timeout:g}s ({last_error})")
+        try:
+            with urllib.request.urlopen(url, timeout=min(remaining, 10.0)) as response:
+                return Health(response.status, json.loads(response.read() or b"{}"))
+        except urllib.error.HTTPError as exc:
+            try:
+                return Health(exc.code, json.loads(exc.read() or b"{}"))
+            except json.JSONDecodeError:
+                last_error = f"HTTP {exc.code}"
+        except (urllib.error.URLError, TimeoutError, OSError, json.JSONDecodeError) as exc:
+            last_error = str(getattr(exc, "reason", exc)) or type(exc).__name__
+        time.sleep(min(interval, max(deadline - time.monotonic(), 0)))
+
+
+def summarize(health: Health) -> dict[str, Any]:
+    """The known-good facts kept between deploys: names and counts, never values."""
+    body = health.body
+    return {
+        "secrets": sorted(name for name, present in (body.get("secrets") or {}).items() if present),
+        "bindings": sorted(name for name, present in (body.get("bindings") or {}).items() if present),
+        "cron_triggers": int(body.get("cron_triggers") or 0),
+    }
+
+
+def regressions(previous: dict[str, Any] | None, health: Health) -> list[str]:
+    problems: list[str] = []
+    body = health.body
+    secrets = body.get("secrets") or {}
+    bindings = body.get("bindings") or {}
+    crons = int(body.get("cron_triggers") or 0)
+    if health.status != 200:
+        missing = ", ".join(body.get("missing") or []) or "no details"
+        problems.append(f"the new version is unhealthy (HTTP {health.status}; missing: {missing})")
+    for name in (previous or {}).get("secrets", []):
+        if not secrets.get(name):
+            problems.append(f"secret {name} was set in the last good deploy and is missing now")
+    for name in (previous or {}).get("bindings", []):
+        if not bindings.get(name):
+            problems.append(f"binding {name} was present in the last good deploy and is missing now")
+    before = int((previous or {}).get("cron_triggers", 0))
+    if crons < before:
+        problems.append(f"fewer cron triggers than the last good deploy ({crons} < {before})")
+    return problems
+
+
+def production_url(preview_url: str | None, explicit: str | None) -> str:
+    if explicit:
+        return explicit
+    # A preview URL is https://<first 8 of version id>-<worker>.<subdomain>; production drops the prefix.
+    if preview_url and (match := re.match(r"(https?://)[0-9a-f]{8}-(.+)$", preview_url)):
+        return match.group(1) + match.group(2)
+    raise DeployAborted("cannot tell the production URL; pass --production-url")
+
+
+def load_manifest(path: Path, env: str | None) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    entry = data.get(env or "default")
+    return entry if isinstance(entry, dict) else None
+
+
+def save_manifest(path: Path, env: str | None, entry: dict[str, Any]) -> None:
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[env or "default"] = entry
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def print_plan(args: argparse.Namespace, wrangler: list[str], previous: dict[str, Any] | None) -> None:
+    env = env_args(args.env)
+    print("safe deploy plan (dry run: nothing will run)")
+    print(f"  1. {shlex.join([*wrangler, 'versions', 'upload', *env, '--message', args.message])}")
+    print(f"  2. GET <preview URL>/health, waiting up to {args.health_timeout:g}s")
+    if previous is None:
+        print(f"  3. no known-good manifest for '{args.env or 'default'}' in {args.manifest.name}: require HTTP 200 only")
+    else:
+        print(f"  3. compare with the last good deploy: secrets {previous.get('secrets', [])}, "
+              f"bindings {previous.get('bindings', [])}, cron triggers >= {previous.get('cron_triggers', 0)}")
+    print(f"  4. {shlex.join([*wrangler, 'versions', 'deploy', '<version-id>@100%', *env, '--yes'])}")
+    print(f"  5. {shlex.join([*wrangler, 'triggers', 'deploy', *env])}")
+    print(f"  6. GET {args.production_url or '<production URL>'}/health, then record {args.manifest.name}")
+
+
+def deploy(args: argparse.Namespace) -> int:
+    wrangler = wrangler_command(args.wrangler)
+    previous = load_manifest(args.manifest, args.env)
+    if args.dry_run:
+        print_plan(args, wrangler, previous)
+        return 0
+    upload = upload_version(wrangler, args.env, args.message)
+    print(f"uploaded version {upload.version_id} (no traffic yet)")
+    if not upload.preview_url:
+        raise DeployAborted("the upload has no preview URL (enable workers.dev previews); not promoting")
+    health = fetch_health(upload.preview_url, args.health_timeout)
+    problems = regressions(previous, health)
+    if problems:
+        raise DeployAborted("not promoting version " + upload.version_id + ":\n  - " + "\n  - ".join(problems))
+    print("preview /health matches the last good deploy; promoting")
+    command = [*wrangler, "versions", "deploy", f"{upload.version_id}@100%", *env_args(args.env), "--yes",
+               "--message", args.message]
+    if subprocess.run(command, cwd=ROOT).returncode != 0:
+        print(f"promotion failed; version {upload.version_id} holds no traffic", file=sys.stderr)
+        return 1
+    # Versions carry code, bindings and vars; cron triggers are deployed separately.
+    if subprocess.run([*wrangler, "triggers", "deploy", *env_args(args.env)], cwd=ROOT).returncode != 0:
+        print("promoted, but `wrangler triggers deploy` failed: cron triggers may be stale", file=sys.stderr)
+        return 1
+    live = fetch_health(production_url(upload.preview_url, args.production_url), args.health_timeout)
+    live_problems = regressions(previous, live)
+    if live_problems:
+        print("PROMOTED, BUT production /health regressed - roll back with `wrangler rollback`:\n  - "
+              + "\n  - ".join(live_problems), file=sys.stderr)
+        return 1
+    save_manifest(args.manifest, args.env, {**summarize(live), "version_id": upload.version_id})
+    print(f"version {upload.version_id} is live and healthy; recorded in {args.manifest.name}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--env", help="wrangler environment (staging, production); default: top level")
+    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST, help="known-good manifest file")
+    parser.add_argument("--wrangler", help="wrangler command; default: wrangler on PATH, then node_modules/.bin")
+    parser.add_argument("--health-timeout", type=float, default=90.0, help="seconds to wait for /health")
+    parser.add_argument("--production-url", help="production base URL; default: derived from the preview URL")
+    parser.add_argument("--message", default="safe deploy", help="message attached to the version")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
+    args = parser.parse_args(argv)
+    try:
+        return deploy(args)
+    except DeployAborted as exc:
+        print(f"ABORTED: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Fixtures for deploy tests: a fake `wrangler` first on PATH and a local /health server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class HealthServer:
+    """Answers GET /<site>/health with whatever the test put in ``sites[site]``."""
+
+    base_url: str
+    sites: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    hang_seconds: dict[str, float] = field(default_factory=dict)
+
+    def url(self, site: str) -> str:
+        return f"{self.base_url}/{site}"
+
+
+@pytest.fixture
+def health_server() -> Iterator[HealthServer]:
+    state = HealthServer(base_url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            site, _, rest = self.path.strip("/").partition("/")
+            if rest != "health" or site not in state.sites:
+                self.send_error(404)
+                return
+            time.sleep(state.hang_seconds.get(site, 0.0))
+            status, body = state.sites[site]
+            payload = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@dataclass
+class FakeWrangler:
+    log: Path
+
+    def calls(self) -> list[list[str]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def promoted(self) -> bool:
+        return any(call[:2] == ["versions", "deploy"] for call in self.calls())
+
+
+@pytest.fixture
+def fake_wrangler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeWrangler:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    executable = bin_dir / "wrangler"
+    executable.write_text(f"#!{sys.executable}\n" + (HERE / "fake_wrangler.py").read_text())
+    executable.chmod(executable.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    log = tmp_path / "wrangler-calls.jsonl"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("FAKE_WRANGLER_LOG", str(log))
+    assert shutil.which("wrangler") == str(executable)
+    return FakeWrangler(log=log)

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Stands in for `wrangler` in the safe-deploy tests: records each call, plays back a scenario.
+
+FAKE_WRANGLER_LOG      file that receives one JSON line (the argv) per call
+FAKE_WRANGLER_PREVIEW  preview URL reported by `versions upload`
+FAKE_WRANGLER_FAIL     "upload" makes `versions upload` fail
+"""
+
+import json
+import os
+import sys
+
+VERSION_ID = "3f2a9c1e-0000-4000-8000-00000000abcd"
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    with open(os.environ["FAKE_WRANGLER_LOG"], "a") as log:
+        log.write(json.dumps(args) + "\n")
+    if args[:2] == ["versions", "upload"]:
+        if os.environ.get("FAKE_WRANGLER_FAIL") == "upload":
+            print("X [ERROR] A request to the Cloudflare API failed: Authentication error", file=sys.stderr)
+            return 1
+        preview = os.environ["FAKE_WRANGLER_PREVIEW"]
+        print(f"Worker Version ID: {VERSION_ID}\nVersion Preview URL: {preview}")
+        if os.environ.get("WRANGLER_OUTPUT_FILE_PATH"):
+            with open(os.environ["WRANGLER_OUTPUT_FILE_PATH"], "a") as out:
+                record = {"type": "version-upload", "version_id": VERSION_ID, "preview_url": preview}
+                out.write(json.dumps(record) + "\n")
+        return 0
+    if args[:2] in (["versions", "deploy"], ["triggers", "deploy"]):
+        return 0
+    print(f"fake wrangler: unexpected call {args}", file=sys.stderr)
+    return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
