@@ -7,7 +7,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 import memvault
-from memvault.api.routes import health, memory
+from memvault.api.routes import health, memory, providers
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError
 
@@ -17,7 +17,7 @@ def create_app(deps: Deps) -> FastAPI:
     app.state.deps = deps
     app.add_exception_handler(MemvaultError, _render_domain_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _render_validation_error)  # type: ignore[arg-type]
-    for module in (health, memory):
+    for module in (health, memory, providers):
         app.include_router(module.router)
     return app
 
