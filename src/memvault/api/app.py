@@ -7,6 +7,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 import memvault
+from memvault.api.limits import BodySizeLimit
 from memvault.api.routes import health, memory, providers
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError
@@ -15,6 +16,7 @@ from memvault.core.errors import MemvaultError
 def create_app(deps: Deps) -> FastAPI:
     app = FastAPI(title="memvault", version=memvault.__version__)
     app.state.deps = deps
+    app.add_middleware(BodySizeLimit, max_bytes=deps.settings.max_body_bytes)
     app.add_exception_handler(MemvaultError, _render_domain_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _render_validation_error)  # type: ignore[arg-type]
     for module in (health, memory, providers):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +101,10 @@ async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics:
 
 
 async def _first_good(
-    primary: Callable[[], Awaitable[_Answer]], fallback: Callable[[], Awaitable[_Answer]], head_start: float, timeout: float
+    primary: Callable[[], Awaitable[_Answer]],
+    fallback: Callable[[], Awaitable[_Answer]],
+    head_start: float,
+    timeout: float,
 ) -> _Answer | None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -113,7 +116,9 @@ async def _first_good(
     pending.add(asyncio.ensure_future(fallback()))
     try:
         while pending:
-            done, pending = await asyncio.wait(pending, timeout=max(0.0, deadline - loop.time()), return_when=asyncio.FIRST_COMPLETED)
+            done, pending = await asyncio.wait(
+                pending, timeout=max(0.0, deadline - loop.time()), return_when=asyncio.FIRST_COMPLETED
+            )
             if not done:
                 break
             for task in done:
@@ -185,3 +190,30 @@ def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
+
+
+async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:
+    """Counts per vault of the key, from the vault and from the mirror."""
+    mirror = MirrorStore(deps.db)
+    vaults: dict[str, Any] = {}
+    for name in sorted({vault_name(key_id, None), *await mirror.vaults_of(key_id)}):
+        vaults[name.partition(":")[2]] = {
+            "vault": (await deps.vaults.vault(name).stats()).to_dict(),
+            "mirror": await mirror.counts(key_id, name),
+        }
+    return {"key_id": key_id, "vaults": vaults}
+
+
+async def export_memory(deps: Deps, key_id: str, page_size: int = 500) -> AsyncIterator[dict[str, Any]]:
+    """Everything the key holds, vault by vault: stored rows, then pending messages."""
+    mirror = MirrorStore(deps.db)
+    for name in sorted({vault_name(key_id, None), *await mirror.vaults_of(key_id)}):
+        vault = deps.vaults.vault(name)
+        label = name.partition(":")[2]
+        after: str | None = None
+        while page := await vault.rows(after, page_size):
+            for row in page:
+                yield {"type": row.kind, "vault": label, **row.to_dict(), "embedding": None}
+            after = page[-1].id
+        for message in await vault.pending():
+            yield {"type": "pending", "vault": label, **message.to_dict()}

@@ -7,13 +7,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memvault.core.models import Candidate, Message, MemoryRow, SearchQuery
+from memvault.core.models import AppendResult, Candidate, MemoryRow, Message, SearchQuery
 from memvault.core.ports import Database
 from memvault.core.ranking import fts_match_expression
 from memvault.core.rows import ROW_COLUMNS, in_batches, placeholders, row_from_sql, row_values
-from memvault.core.tokens import estimate_tokens
-from memvault.core.vectors import VectorSet, pack
 from memvault.core.vault_store import CONTEXT_CHUNKS
+from memvault.core.vectors import VectorSet, pack
 
 _QUALIFIED = ", ".join(f"r.{column.strip()}" for column in ROW_COLUMNS.split(","))
 
@@ -23,8 +22,9 @@ class MirrorStore:
         self._db = db
 
     async def write(
-        self, key_id: str, vault: str, rows: Sequence[MemoryRow], buffer: Sequence[Message], version: int, now: float
+        self, key_id: str, vault: str, rows: Sequence[MemoryRow], now: float, state: AppendResult | None
     ) -> None:
+        """Upsert rows and, given the vault's state, its buffer: an older buffer never replaces a newer one."""
         statements: list[tuple[str, Sequence[Any]]] = [
             ("INSERT OR IGNORE INTO vaults (key_id, vault, created_at) VALUES (?, ?, ?)", (key_id, vault, now))
         ]
@@ -36,20 +36,33 @@ class MirrorStore:
                     (key_id, vault, *row_values(row)),
                 )
             )
-        statements.append(
-            (
-                "INSERT INTO mirror_buffers (key_id, vault, messages, tokens, version, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (key_id, vault) DO UPDATE SET messages = excluded.messages, tokens = excluded.tokens, "
-                "version = excluded.version, updated_at = excluded.updated_at WHERE excluded.version > mirror_buffers.version",
-                (key_id, vault, json.dumps([m.to_dict() for m in buffer]), _tokens(buffer), version, now),
-            )
-        )
+        if state is not None:
+            statements.append(self._buffer_statement(key_id, vault, state, now))
         await self._db.batch(statements)
+
+    @staticmethod
+    def _buffer_statement(key_id: str, vault: str, state: AppendResult, now: float) -> tuple[str, Sequence[Any]]:
+        return (
+            "INSERT INTO mirror_buffers (key_id, vault, messages, tokens, version, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (key_id, vault) DO UPDATE SET messages = excluded.messages, tokens = excluded.tokens, "
+            "version = excluded.version, updated_at = excluded.updated_at WHERE excluded.version > mirror_buffers.version",
+            (
+                key_id,
+                vault,
+                json.dumps([m.to_dict() for m in state.buffer]),
+                state.buffered_tokens,
+                state.buffer_version,
+                now,
+            ),
+        )
 
     async def attach_embeddings(self, key_id: str, vault: str, embeddings: dict[str, list[float]]) -> None:
         await self._db.batch(
             [
-                ("UPDATE mirror_rows SET embedding = ? WHERE key_id = ? AND vault = ? AND id = ?", (pack(v), key_id, vault, i))
+                (
+                    "UPDATE mirror_rows SET embedding = ? WHERE key_id = ? AND vault = ? AND id = ?",
+                    (pack(v), key_id, vault, i),
+                )
                 for i, v in embeddings.items()
             ]
         )
@@ -124,7 +137,9 @@ class MirrorStore:
         ]
 
     async def buffer(self, key_id: str, vault: str) -> list[Message]:
-        found = await self._db.query("SELECT messages FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault))
+        found = await self._db.query(
+            "SELECT messages FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault)
+        )
         return [Message.from_dict(m) for m in json.loads(found[0]["messages"])] if found else []
 
     async def vaults_of(self, key_id: str) -> list[str]:
@@ -152,7 +167,3 @@ class MirrorStore:
             "SELECT tokens FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault)
         )
         return {"rows": int(rows[0]["n"]), "buffered_tokens": int(buffered[0]["tokens"]) if buffered else 0}
-
-
-def _tokens(buffer: Sequence[Message]) -> int:
-    return sum(estimate_tokens(m.content) for m in buffer)

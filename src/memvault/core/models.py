@@ -216,3 +216,4 @@ class StoreResult:
     tokens_buffered: int
     messages_accepted: int
     redactions: tuple[str, ...] = ()
+    mirrored: bool = True

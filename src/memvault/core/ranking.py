@@ -12,11 +12,7 @@ RRF_K = 60
 
 _WORD = re.compile(r"[\w$#%.@'-]+", re.UNICODE)
 STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have he her hers him his
-    how i if in into is it its just me my no not of on or our she so than that the their them then there
-    these they this to too us was we were what when where which who whom why will with would you your
-    about after all also am any because before being both during each few further here more most other
-    over own same should some such through under until up very while yours yourself ever""".split()
+    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my", "no", "not", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your", "about", "after", "all", "also", "am", "any", "because", "before", "being", "both", "during", "each", "few", "further", "here", "more", "most", "other", "over", "own", "same", "should", "some", "such", "through", "under", "until", "up", "very", "while", "yours", "yourself", "ever"]
 )
 
 
@@ -60,7 +56,9 @@ class FusionWeights:
     k: int = RRF_K
 
 
-def fuse_candidates(candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights()) -> list[tuple[MemoryRow, float]]:
+def fuse_candidates(
+    candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights()
+) -> list[tuple[MemoryRow, float]]:
     """Score every message row found: its own ranks in each channel, plus the ranks of the chunk it
     belongs to (a chunk hit lends its score to the messages it holds). Chunks are not returned
     themselves: a message is the unit that fits a small budget."""

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
-from memvault.core.models import Message, MemoryRow
+from memvault.core.models import MemoryRow, Message
 from memvault.core.vectors import pack, unpack
 
 ROW_COLUMNS = "id, kind, text, role, model, ts_start, ts_end, token_count, source_ids, content_hash, parent_id"

@@ -9,7 +9,7 @@ from typing import Any
 
 from memvault.core.chunking import ChunkPlan, plan_chunks
 from memvault.core.errors import InvalidInput
-from memvault.core.models import AppendResult, Candidate, EmbedJob, Message, MemoryRow, SearchQuery, VaultStats
+from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
 from memvault.core.ports import SyncSql
 from memvault.core.ranking import fts_match_expression
 from memvault.core.rows import (
@@ -98,11 +98,15 @@ class VaultStore:
                 row = _message_row(message, parent_id=chunk.id)
                 if self._insert(row):
                     created.append(row)
-                self._sql.execute("DELETE FROM buffer WHERE id = ? AND content_hash = ?", (message.id, row.content_hash))
+                self._sql.execute(
+                    "DELETE FROM buffer WHERE id = ? AND content_hash = ?", (message.id, row.content_hash)
+                )
         return created
 
     def _insert(self, row: MemoryRow) -> bool:
-        existing = self._sql.execute("SELECT id FROM rows WHERE kind = ? AND content_hash = ?", (row.kind, row.content_hash))
+        existing = self._sql.execute(
+            "SELECT id FROM rows WHERE kind = ? AND content_hash = ?", (row.kind, row.content_hash)
+        )
         if existing:
             return False
         self._sql.execute(f"INSERT INTO rows ({ROW_COLUMNS}, embedding) VALUES ({placeholders(12)})", row_values(row))
@@ -171,7 +175,9 @@ class VaultStore:
     def _rows_by_id(self, ids: Sequence[str]) -> dict[str, MemoryRow]:
         found: dict[str, MemoryRow] = {}
         for batch in in_batches(list(ids)):
-            for data in self._sql.execute(f"SELECT {ROW_COLUMNS} FROM rows WHERE id IN ({placeholders(len(batch))})", batch):
+            for data in self._sql.execute(
+                f"SELECT {ROW_COLUMNS} FROM rows WHERE id IN ({placeholders(len(batch))})", batch
+            ):
                 found[data["id"]] = row_from_sql(data)
         return found
 
@@ -195,7 +201,9 @@ class VaultStore:
             hits = vectors.top_k(query.vector, query.depth * 2 if query.since is not None else query.depth)
             rows = self._rows_by_id([row_id for row_id, _ in hits])
             ranked = [(rows[i], s) for i, s in hits if i in rows and rows[i].ts_end >= since][: query.depth]
-            candidates += [Candidate(row=r, channel="vector", rank=i, score=s) for i, (r, s) in enumerate(ranked, start=1)]
+            candidates += [
+                Candidate(row=r, channel="vector", rank=i, score=s) for i, (r, s) in enumerate(ranked, start=1)
+            ]
         return candidates + self._context_of(candidates)
 
     def _context_of(self, candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -289,4 +297,3 @@ def _message_row(message: Message, parent_id: str) -> MemoryRow:
         content_hash=message_hash(message),
         parent_id=parent_id,
     )
-

@@ -77,6 +77,8 @@ class VectorSet:
             best = _np.argpartition(-scores, k - 1)[:k]
             ordered = best[_np.argsort(-scores[best], kind="stable")]
             return [(self.ids[i], float(scores[i])) for i in ordered]
-        scored = [(self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(self._matrix)]
+        scored = [
+            (self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(self._matrix)
+        ]
         scored.sort(key=lambda item: -item[1])
         return scored[:k]

@@ -27,7 +27,9 @@ def connect(path: Path | str) -> sqlite3.Connection:
 
 def apply_migrations(conn: sqlite3.Connection, migrations_dir: Path = MIGRATIONS_DIR) -> list[str]:
     """Apply every ``NNNN_name.sql`` not yet applied, in order, recording it the way wrangler does."""
-    conn.execute("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+    )
     done = {row[0] for row in conn.execute("SELECT name FROM d1_migrations")}
     applied = []
     for path in sorted(migrations_dir.glob("[0-9][0-9][0-9][0-9]_*.sql")):

@@ -47,4 +47,3 @@ class SqliteSql:
 
 def open_memory() -> SqliteSql:
     return SqliteSql(":memory:")
-

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memvault.adapters.local.sqlite_sql import SqliteSql
-from memvault.core.models import AppendResult, Candidate, EmbedJob, Message, MemoryRow, SearchQuery, VaultStats
+from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
 from memvault.core.vault_store import VaultStore
 
 T = TypeVar("T")

@@ -1,0 +1,34 @@
+"""Request dependencies: the deps of the running app and the caller's memory key."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from memvault.core.deps import Deps
+from memvault.core.errors import Unauthorized
+from memvault.core.keys import MemoryKey, authenticate
+
+
+def get_deps(request: Request) -> Deps:
+    deps: Deps = request.app.state.deps
+    return deps
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def memory_key(request: Request, deps: Annotated[Deps, Depends(get_deps)]) -> MemoryKey:
+    """`Authorization: Bearer mk_…` (or `X-Memory-Key`); unknown or revoked keys get 401."""
+    token = bearer_token(request) or request.headers.get("x-memory-key")
+    if token is None:
+        raise Unauthorized("send the memory key as `Authorization: Bearer mk_…`")
+    return await authenticate(deps.db, token)
+
+
+DepsParam = Annotated[Deps, Depends(get_deps)]
+KeyParam = Annotated[MemoryKey, Depends(memory_key)]

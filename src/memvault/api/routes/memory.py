@@ -1,0 +1,78 @@
+"""Conversation memory over HTTP: each handler translates one request into one core call."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+
+from memvault.api.dependencies import DepsParam, KeyParam
+from memvault.api.schemas import PurgeRequest, SearchRequest, SearchResponse, StoreRequest, StoreResponse
+from memvault.core import memory_core, memory_retrieval
+from memvault.core.models import Message
+
+router = APIRouter(prefix="/v1/memory", tags=["memory"])
+SessionHeader = Annotated[str | None, Header(alias="X-Session-ID", max_length=200)]
+
+
+@router.post("", response_model=StoreResponse)
+async def store(body: StoreRequest, deps: DepsParam, key: KeyParam, session_id: SessionHeader = None) -> StoreResponse:
+    now = deps.clock()
+    messages = [
+        Message(
+            role=m.role,
+            content=m.content,
+            timestamp=now if m.timestamp is None else float(m.timestamp),
+            id=m.id or uuid.uuid4().hex,
+            model=m.model,
+        )
+        for m in body.messages
+        if m.remember
+    ]
+    result = await memory_core.store_conversation(deps, key.id, messages, session_id)
+    return StoreResponse(
+        messages_accepted=result.messages_accepted,
+        messages_stored=result.rows_stored,
+        chunks_stored=result.chunks_stored,
+        tokens_buffered=result.tokens_buffered,
+        redactions=list(result.redactions),
+        mirrored=result.mirrored,
+    )
+
+
+@router.post("/search", response_model=SearchResponse)
+async def search(body: SearchRequest, deps: DepsParam, key: KeyParam) -> SearchResponse:
+    result = await memory_retrieval.search_memory(
+        deps,
+        key.id,
+        body.query,
+        limit=body.limit,
+        budget_tokens=body.budget_tokens,
+        now=None if body.now is None else float(body.now),
+        session_id=body.session_id,
+    )
+    return SearchResponse.model_validate(asdict(result))
+
+
+@router.delete("")
+async def clear(
+    deps: DepsParam,
+    key: KeyParam,
+    session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    reset: bool = False,
+) -> dict[str, object]:
+    cleared = await memory_core.clear_memory(deps, key.id, session_id, reset)
+    return {"cleared_vaults": len(cleared), "reset": reset}
+
+
+@router.post("/purge")
+async def purge(body: PurgeRequest, deps: DepsParam, key: KeyParam) -> dict[str, int]:
+    removed = await memory_core.purge_old_memory(deps, key.id, float(body.older_than))
+    return {"rows_deleted": removed}
+
+
+@router.get("/stats")
+async def stats(deps: DepsParam, key: KeyParam) -> dict[str, object]:
+    return await memory_retrieval.memory_stats(deps, key.id)

@@ -1,0 +1,174 @@
+"""`memvault`: the command line, a thin shell over the library in local mode."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from memvault.core import keys, memory_core, memory_retrieval
+from memvault.core.deps import Deps
+from memvault.core.errors import MemvaultError
+from memvault.core.models import Message
+from memvault.core.settings import load_settings
+
+IMPORT_BATCH = 200
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except MemvaultError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memvault", description="memvault, a memory layer for LLM applications (local mode).")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="serve the HTTP API")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8787)
+    serve.set_defaults(run=_serve)
+
+    key_commands = commands.add_parser("keys", help="manage memory keys").add_subparsers(required=True, metavar="ACTION")
+    create = key_commands.add_parser("create", help="create a key and print it (shown once)")
+    create.add_argument("--label", default="")
+    create.add_argument("--keep-archive", action="store_true", help="never purge this key's old memory")
+    create.set_defaults(run=lambda a: _with_deps(lambda d: _keys_create(d, a)))
+    key_commands.add_parser("list", help="list keys (never their secrets)").set_defaults(
+        run=lambda a: _with_deps(_keys_list)
+    )
+    revoke = key_commands.add_parser("revoke", help="revoke a key by id")
+    revoke.add_argument("key_id")
+    revoke.set_defaults(run=lambda a: _with_deps(lambda d: keys.revoke_key(d.db, a.key_id, d.clock())))
+
+    imp = commands.add_parser("import", help="import a JSONL file of messages")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--session", default=None)
+    _key_argument(imp)
+    imp.set_defaults(run=lambda a: _with_deps(lambda d: _import(d, a)))
+
+    exp = commands.add_parser("export", help="export everything a key holds as JSONL")
+    _key_argument(exp)
+    exp.set_defaults(run=lambda a: _with_deps(lambda d: _export(d, a, sys.stdout)))
+
+    search = commands.add_parser("search", help="search a key's memory")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=None)
+    search.add_argument("--budget", type=int, default=None)
+    search.add_argument("--session", default=None)
+    _key_argument(search)
+    search.set_defaults(run=lambda a: _with_deps(lambda d: _search(d, a)))
+
+    stats = commands.add_parser("stats", help="counts of a key's vaults and mirror")
+    _key_argument(stats)
+    stats.set_defaults(run=lambda a: _with_deps(lambda d: _stats(d, a)))
+    return parser
+
+
+def _key_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--key", default=os.environ.get("MEMVAULT_KEY"), help="memory key mk_… (or MEMVAULT_KEY)")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from memvault.runtime.local import create_local_app
+
+    settings = load_settings(os.environ)
+    app = create_local_app(os.environ)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level)
+    return 0
+
+
+def _with_deps(work: Callable[[Deps], Awaitable[Any]]) -> int:
+    from memvault.runtime.local import build_local_deps, close_local_deps
+
+    async def run() -> Any:
+        deps = build_local_deps(load_settings(os.environ))
+        try:
+            return await work(deps)
+        finally:
+            await close_local_deps(deps)
+
+    result = asyncio.run(run())
+    return result if isinstance(result, int) else 0
+
+
+async def _keys_create(deps: Deps, args: argparse.Namespace) -> None:
+    _, secret = await keys.create_key(deps.db, args.label, deps.clock(), keep_archive=args.keep_archive)
+    print(secret)
+
+
+async def _keys_list(deps: Deps) -> None:
+    for key in await keys.list_keys(deps.db):
+        state = "revoked" if key.revoked_at is not None else "active"
+        print(f"{key.id}\t{state}\t{key.label}")
+
+
+def _messages_of(lines: Iterator[str], now: float) -> Iterator[Message]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if data.get("memory") is False:
+                continue
+            yield Message(
+                role=str(data["role"]),
+                content=str(data["content"]),
+                timestamp=float(data.get("timestamp") or now),
+                id=str(data.get("id") or uuid.uuid4().hex),
+                model=data.get("model"),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise MemvaultError(f"line {number}: not a message ({type(exc).__name__}: {exc})") from exc
+
+
+async def _import(deps: Deps, args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    key = await keys.authenticate(deps.db, args.key)
+    with args.file.open(encoding="utf-8") as handle:
+        messages = list(_messages_of(handle, deps.clock()))
+    stored = 0
+    with tqdm(total=len(messages), unit="msg", file=sys.stderr) as progress:
+        for start in range(0, len(messages), IMPORT_BATCH):
+            batch = messages[start : start + IMPORT_BATCH]
+            result = await memory_core.store_conversation(deps, key.id, batch, args.session)
+            stored += result.messages_accepted
+            progress.update(len(batch))
+    print(json.dumps({"messages_read": len(messages), "messages_accepted": stored}))
+
+
+async def _export(deps: Deps, args: argparse.Namespace, out: TextIO) -> None:
+    key = await keys.authenticate(deps.db, args.key)
+    async for record in memory_retrieval.export_memory(deps, key.id):
+        out.write(json.dumps(record) + "\n")
+
+
+async def _search(deps: Deps, args: argparse.Namespace) -> None:
+    key = await keys.authenticate(deps.db, args.key)
+    result = await memory_retrieval.search_memory(
+        deps, key.id, args.query, limit=args.limit, budget_tokens=args.budget, session_id=args.session
+    )
+    for item in result.items:
+        print(json.dumps({"score": item.score, "window": item.window, "text": item.text}))
+
+
+async def _stats(deps: Deps, args: argparse.Namespace) -> None:
+    key = await keys.authenticate(deps.db, args.key)
+    print(json.dumps(await memory_retrieval.memory_stats(deps, key.id), indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""The only functions that write conversation memory. The vault is the source of truth; the mirror
+is written here and nowhere else, right after the vault, so the two never drift by design."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+
+from memvault.core.deps import Deps
+from memvault.core.errors import InvalidInput
+from memvault.core.mirror import MirrorStore
+from memvault.core.models import ROLES, AppendResult, MemoryRow, Message, StoreResult
+from memvault.core.ports import VaultClient
+from memvault.core.redaction import redact
+from memvault.core.vault_names import vault_name
+
+log = logging.getLogger(__name__)
+REMIRROR_PAGE = 200
+
+
+async def store_conversation(
+    deps: Deps, key_id: str, messages: Sequence[Message], session_id: str | None = None
+) -> StoreResult:
+    """Store messages in order into the key's core vault (or its session vault), then mirror them."""
+    for message in messages:
+        if message.role not in ROLES:
+            raise InvalidInput(f"unknown role {message.role!r}; expected one of {', '.join(ROLES)}")
+        if not message.content.strip():
+            raise InvalidInput(f"message {message.id!r} has no content")
+    cleaned: list[Message] = []
+    kinds: list[str] = []
+    for message in messages:
+        redaction = redact(message.content)
+        kinds.extend(redaction.kinds)
+        cleaned.append(replace(message, content=redaction.text) if redaction.kinds else message)
+    name = vault_name(key_id, session_id)
+    vault = deps.vaults.vault(name)
+    result = await vault.append(cleaned)
+    rows = await _embed_rows(deps, vault, result.rows)
+    mirrored = await _mirror(deps, key_id, name, rows, result)
+    return StoreResult(
+        rows_stored=sum(1 for r in rows if r.kind == "message"),
+        chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
+        tokens_buffered=result.buffered_tokens,
+        messages_accepted=result.accepted,
+        redactions=tuple(dict.fromkeys(kinds)),
+        mirrored=mirrored,
+    )
+
+
+async def _embed_rows(deps: Deps, vault: VaultClient, rows: Sequence[MemoryRow]) -> list[MemoryRow]:
+    """Embed new rows; on failure they stay stored, found by keyword, and the nightly cron embeds them."""
+    embedded: list[MemoryRow] = []
+    batch_size = max(1, deps.settings.embed_batch)
+    for start in range(0, len(rows), batch_size):
+        batch = rows[start : start + batch_size]
+        try:
+            vectors = await deps.embedder.embed([row.text for row in batch])
+            await vault.attach_embeddings(
+                deps.embedder.model_id, {r.id: v for r, v in zip(batch, vectors, strict=True)}
+            )
+        except InvalidInput:
+            raise
+        except Exception as exc:
+            log.warning("embedding failed, rows kept for the nightly re-embed: %s", type(exc).__name__)
+            embedded.extend(batch)
+            continue
+        embedded.extend(replace(r, embedding=tuple(v)) for r, v in zip(batch, vectors, strict=True))
+    return embedded
+
+
+async def _mirror(deps: Deps, key_id: str, name: str, rows: Sequence[MemoryRow], state: AppendResult) -> bool:
+    try:
+        await MirrorStore(deps.db).write(key_id, name, rows, deps.clock(), state)
+    except Exception as exc:  # the vault holds the data; the nightly reconcile re-mirrors it
+        log.warning("mirror write failed for one vault: %s", type(exc).__name__)
+        return False
+    return True
+
+
+async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, reset: bool = False) -> list[str]:
+    """Clear one session vault, or (without ``session_id``) every vault of the key, with their
+    mirror rows and mirrored buffers. Returns the vaults cleared."""
+    mirror = MirrorStore(deps.db)
+    if session_id is not None:
+        names = [vault_name(key_id, session_id)]
+    else:
+        names = sorted({vault_name(key_id, None), *await mirror.vaults_of(key_id)})
+    for name in names:
+        await deps.vaults.vault(name).clear(reset)
+        await mirror.clear(key_id, name)
+    return names
+
+
+async def purge_old_memory(deps: Deps, key_id: str, older_than: float) -> int:
+    """Delete rows (and pending messages) older than ``older_than`` from every vault of the key and
+    from the mirror together. Returns the number of rows deleted from the vaults."""
+    mirror = MirrorStore(deps.db)
+    removed = 0
+    for name in sorted({vault_name(key_id, None), *await mirror.vaults_of(key_id)}):
+        vault = deps.vaults.vault(name)
+        removed += len(await vault.delete_older_than(older_than))
+        await mirror.delete_older_than(key_id, name, older_than)
+        await mirror.write(key_id, name, [], deps.clock(), await vault.append([]))
+    return removed
+
+
+async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) -> StoreResult:
+    """Turn a vault's pending buffer into a chunk now, however short (used for idle buffers)."""
+    name = vault_name(key_id, session_id)
+    vault = deps.vaults.vault(name)
+    result = await vault.flush()
+    rows = await _embed_rows(deps, vault, result.rows)
+    mirrored = await _mirror(deps, key_id, name, rows, result)
+    return StoreResult(
+        rows_stored=sum(1 for r in rows if r.kind == "message"),
+        chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
+        tokens_buffered=result.buffered_tokens,
+        messages_accepted=0,
+        mirrored=mirrored,
+    )
+
+
+async def reconcile_vault(
+    deps: Deps, key_id: str, session_id: str | None = None, embed_limit: int = 500
+) -> dict[str, int]:
+    """Embed rows stored without a vector, and copy into the mirror any vault row it lacks."""
+    name = vault_name(key_id, session_id)
+    vault = deps.vaults.vault(name)
+    mirror = MirrorStore(deps.db)
+    jobs = await vault.unembedded(embed_limit)
+    embedded = 0
+    if jobs:
+        vectors = await deps.embedder.embed([job.text for job in jobs])
+        embeddings = {job.id: v for job, v in zip(jobs, vectors, strict=True)}
+        embedded = await vault.attach_embeddings(deps.embedder.model_id, embeddings)
+        await mirror.attach_embeddings(key_id, name, embeddings)
+    remirrored = 0
+    after: str | None = None
+    while page := await vault.rows(after, REMIRROR_PAGE):
+        known = await mirror.known_ids(key_id, name, [r.id for r in page])
+        missing = [r for r in page if r.id not in known]
+        if missing:
+            await mirror.write(key_id, name, missing, deps.clock(), None)
+            remirrored += len(missing)
+        after = page[-1].id
+    await mirror.write(key_id, name, [], deps.clock(), await vault.append([]))
+    return {"embedded": embedded, "remirrored": remirrored}

@@ -1,0 +1,69 @@
+"""The local composition root: embedded stores under one data directory."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+
+from memvault.adapters.local.background import AsyncioBackground
+from memvault.adapters.local.blobs import LocalBlobStore
+from memvault.adapters.local.cache import MemoryCache
+from memvault.adapters.local.database import SqliteDatabase
+from memvault.adapters.local.embedder import make_embedder
+from memvault.adapters.local.http_client import HttpxClient
+from memvault.adapters.local.vaults import LocalVaultDirectory
+from memvault.adapters.local.vector_index import LocalVectorIndex
+from memvault.api.app import create_app
+from memvault.core.deps import Deps
+from memvault.core.settings import Settings, load_settings
+
+
+def build_local_deps(settings: Settings) -> Deps:
+    data = Path(settings.data_dir)
+    data.mkdir(parents=True, exist_ok=True)
+    return Deps(
+        settings=settings,
+        vaults=LocalVaultDirectory(
+            data / "vaults", chunk_tokens=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens
+        ),
+        db=SqliteDatabase(data / "memvault.sqlite3"),
+        embedder=make_embedder(settings.embedder),
+        background=AsyncioBackground(),
+        http=HttpxClient(),
+        blobs=LocalBlobStore(data / "blobs"),
+        vectors=LocalVectorIndex(data / "vectors.sqlite3"),
+        cache=MemoryCache(),
+        clock=time.time,
+    )
+
+
+async def close_local_deps(deps: Deps) -> None:
+    """Finish background writes, then close every store."""
+    background = deps.background
+    if isinstance(background, AsyncioBackground):
+        await background.drain()
+    for resource in (deps.http, deps.vaults, deps.db, deps.vectors):
+        closer: Any = getattr(resource, "aclose", None) or getattr(resource, "close", None)
+        if closer is not None:
+            result = closer()
+            if hasattr(result, "__await__"):
+                await result
+
+
+def create_local_app(environ: Mapping[str, str]) -> FastAPI:
+    """The app the local server runs; deps are built on startup and closed (drained) on shutdown."""
+    deps = build_local_deps(load_settings(environ))
+    app = create_app(deps)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await close_local_deps(deps)
+
+    app.router.lifespan_context = lifespan
+    return app
