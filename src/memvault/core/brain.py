@@ -1,0 +1,29 @@
+"""The brain's surface-neutral API: every function takes the deps and a ``Credential`` from
+``scopes.auth_of`` first, plain JSON-able input, and returns plain JSON-able output, so the HTTP
+routes, the Worker's RPC methods and the cron call the very same code."""
+
+from __future__ import annotations
+
+from memvault.core.brain_read import export_rows, get_body, history, sync
+from memvault.core.brain_search import search_brain
+from memvault.core.facts import embed_pending, ingest_facts
+from memvault.core.recall import recall
+from memvault.core.scopes import Credential, auth_of, maintenance_credential
+from memvault.core.skills import get_skill, list_skills, register_skill
+
+__all__ = [
+    "Credential",
+    "auth_of",
+    "embed_pending",
+    "export_rows",
+    "get_body",
+    "get_skill",
+    "history",
+    "ingest_facts",
+    "list_skills",
+    "maintenance_credential",
+    "recall",
+    "register_skill",
+    "search_brain",
+    "sync",
+]

@@ -1,0 +1,107 @@
+"""What every brain read shares: the visibility predicate (scope wall + point in time), the
+public shape of a fact, and input parsing helpers that give clear errors."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from memvault.core.errors import InvalidInput
+from memvault.core.scopes import Credential, scope_filter
+
+ENTRY_TYPES = ("user", "feedback", "project", "reference", "fact", "skill", "loop")
+FACT_COLUMNS = (
+    "id, entry_type, scope, source, source_tier, content, confidence, valid_from, superseded_at, "
+    "superseded_by, body_uri, embed_id, content_hash, embedded_at, updated_at, created_at, pinned, redacted"
+)
+BODY_PREFIX = "blob:"
+
+
+def visible(credential: Credential, as_of: float | None, alias: str = "") -> tuple[str, list[Any]]:
+    """The WHERE fragment every brain read carries: the credential's scopes, and either the
+    current rows or the rows valid at ``as_of``."""
+    prefix = f"{alias}." if alias else ""
+    wall, params = scope_filter(credential, f"{prefix}scope")
+    params_out: list[Any] = list(params)
+    if as_of is None:
+        return f"{wall} AND {prefix}superseded_at IS NULL", params_out
+    when = (
+        f"{prefix}valid_from <= ? AND ({prefix}superseded_at IS NULL OR {prefix}superseded_at > ?)"
+    )
+    return f"{wall} AND {when}", [*params_out, as_of, as_of]
+
+
+def fact_out(row: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The public, JSON-able shape of a fact row."""
+    return {
+        "id": row["id"],
+        "entry_type": row["entry_type"],
+        "scope": row["scope"],
+        "source": row["source"],
+        "source_tier": row["source_tier"],
+        "content": row["content"],
+        "confidence": row["confidence"],
+        "valid_from": row["valid_from"],
+        "superseded_at": row["superseded_at"],
+        "superseded_by": row["superseded_by"],
+        "has_body": bool(row["body_uri"]),
+        "content_hash": row["content_hash"],
+        "updated_at": row["updated_at"],
+        "pinned": bool(row["pinned"]),
+        "redacted": [k for k in str(row.get("redacted") or "").split(",") if k],
+        **extra,
+    }
+
+
+def parse_time(value: Any, field: str = "as_of") -> float | None:
+    """Unix seconds or ISO 8601 (naive means UTC)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise InvalidInput(f"{field} must be Unix seconds or an ISO 8601 time")
+    if isinstance(value, int | float):
+        number = float(value)
+    else:
+        text = str(value).strip()
+        try:
+            number = float(text)
+        except ValueError:
+            try:
+                moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError as exc:
+                raise InvalidInput(f"{field} must be Unix seconds or an ISO 8601 time") from exc
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            number = moment.timestamp()
+    if not math.isfinite(number) or number < 0:
+        raise InvalidInput(f"{field} must be a non-negative finite time")
+    return number
+
+
+def parse_limit(value: Any, default: int, maximum: int = 200) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        limit = int(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput("limit must be an integer") from exc
+    if not 1 <= limit <= maximum:
+        raise InvalidInput(f"limit must be between 1 and {maximum}")
+    return limit
+
+
+def parse_entry_type(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if value not in ENTRY_TYPES:
+        raise InvalidInput(f"type must be one of {', '.join(ENTRY_TYPES)}")
+    return str(value)
+
+
+def body_key(content_hash: str) -> str:
+    return f"brain/bodies/{content_hash}.md"
+
+
+def blob_key_of(body_uri: str) -> str:
+    return body_uri.removeprefix(BODY_PREFIX)

@@ -1,0 +1,206 @@
+"""``ingest_facts``: the one brain write path (HTTP, RPC, sync and skills all use it). Idempotent
+by id, atomic in the database, source-scoped reconcile, an ``event_log`` row for every change.
+Bodies longer than the hook go to the blob store first; embeddings follow the database write and,
+if they fail, are left for the nightly re-embed rather than failing the write."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from memvault.core.brain_rows import BODY_PREFIX, body_key
+from memvault.core.deps import Deps
+from memvault.core.errors import Conflict, InvalidInput
+from memvault.core.fact_input import FactInput, WriteRequest, parse_write
+from memvault.core.rows import in_batches, placeholders
+from memvault.core.scopes import Credential, scope_filter
+
+log = logging.getLogger(__name__)
+Statement = tuple[str, Sequence[Any]]
+_META = ("entry_type", "source_tier", "confidence", "pinned")
+
+
+def hook_of(content: str, limit: int) -> str:
+    """The part of a long body kept inline: cut at a word boundary when one is near."""
+    if len(content) <= limit:
+        return content
+    cut = content[: max(limit - 1, 1)]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def event(at: float, actor: str, action: str, row_id: str, scope: str, source: str, **detail: Any) -> Statement:
+    return (
+        "INSERT INTO event_log (at, actor, action, memory_id, scope, source, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (at, actor, action, row_id, scope, source, json.dumps(detail, sort_keys=True)),
+    )
+
+
+async def _existing(deps: Deps, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    # Identity check of the write path: it returns no content, only whether an id is taken.
+    found: dict[str, dict[str, Any]] = {}
+    for group in in_batches(list(ids)):
+        sql = f"SELECT id, scope, superseded_at, {', '.join(_META)} FROM memory WHERE id IN ({placeholders(len(group))})"
+        for row in await deps.db.query(sql, list(group)):
+            found[row["id"]] = row
+    return found
+
+
+async def _retire_candidates(deps: Deps, credential: Credential, request: WriteRequest) -> list[dict[str, Any]]:
+    wall, params = scope_filter(credential)
+    base = f"SELECT id, scope, source FROM memory WHERE {wall} AND superseded_at IS NULL"
+    if request.source_prefix is not None:
+        prefix = request.source_prefix
+        rows = await deps.db.query(f"{base} AND substr(source, 1, ?) = ?", [*params, len(prefix), prefix])
+    else:
+        sources = sorted({item.source for item in request.items})
+        rows = []
+        for group in in_batches(sources):
+            rows += await deps.db.query(f"{base} AND source IN ({placeholders(len(group))})", [*params, *group])
+    keep = {item.id for item in request.items}
+    return [row for row in rows if row["id"] not in keep]
+
+
+async def _superseded_targets(deps: Deps, credential: Credential, items: Sequence[FactInput]) -> dict[str, Any]:
+    wanted = sorted({i.supersedes for i in items if i.supersedes and i.supersedes != i.id})
+    if not wanted:
+        return {}
+    wall, params = scope_filter(credential)
+    rows = await deps.db.query(
+        f"SELECT id, scope, source, valid_from FROM memory WHERE {wall} AND superseded_at IS NULL "
+        f"AND id IN ({placeholders(len(wanted))})",
+        [*params, *wanted],
+    )
+    found = {row["id"]: row for row in rows}
+    missing = [fid for fid in wanted if fid not in found]
+    if missing:
+        raise InvalidInput(f"supersedes names no current fact this credential may write: {', '.join(missing)}")
+    return found
+
+
+def _insert(item: FactInput, content: str, body_uri: str | None, now: float) -> Statement:
+    return (
+        "INSERT INTO memory (id, entry_type, scope, source, source_tier, content, confidence, valid_from, body_uri, "
+        "content_hash, updated_at, created_at, pinned, redacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (item.id, item.entry_type, item.scope, item.source, item.source_tier, content, item.confidence,
+         item.valid_from if item.valid_from is not None else now, body_uri, item.content_hash, now, now,
+         int(item.pinned), ",".join(item.redacted)),
+    )
+
+
+def _meta_changed(item: FactInput, row: dict[str, Any]) -> bool:
+    return (item.entry_type, item.source_tier, float(item.confidence), int(item.pinned)) != (
+        row["entry_type"], row["source_tier"], float(row["confidence"]), int(row["pinned"]))
+
+
+async def ingest_facts(deps: Deps, credential: Credential, payload: Any) -> dict[str, Any]:
+    request = parse_write(payload, credential, deps.settings.brain_max_batch)
+    now, actor, hook_chars = deps.clock(), credential.name, deps.settings.brain_hook_chars
+    existing = await _existing(deps, [item.id for item in request.items])
+    for item in request.items:
+        row = existing.get(item.id)
+        if row is not None and row["scope"] != item.scope:
+            raise Conflict(f"fact {item.id} already exists in another scope")
+    targets = await _superseded_targets(deps, credential, request.items)
+    retiring = await _retire_candidates(deps, credential, request) if request.reconcile else []
+
+    counts = dict.fromkeys(("written", "unchanged", "updated", "revived", "superseded", "retired"), 0)
+    statements: list[Statement] = []
+    touched: list[FactInput] = []
+    for item in request.items:
+        row = existing.get(item.id)
+        if row is None:
+            body_uri = None
+            content = hook_of(item.content, hook_chars)
+            if content != item.content:
+                key = body_key(item.content_hash)
+                await deps.blobs.put(key, item.content.encode("utf-8"), "text/markdown; charset=utf-8")
+                body_uri = BODY_PREFIX + key
+            statements.append(_insert(item, content, body_uri, now))
+            statements.append(event(now, actor, "written", item.id, item.scope, item.source,
+                                    content_hash=item.content_hash, redacted=list(item.redacted)))
+            counts["written"] += 1
+            touched.append(item)
+        elif row["superseded_at"] is not None:
+            # A retired fact sent again starts a new validity period under the same id.
+            statements.append((
+                "UPDATE memory SET superseded_at = NULL, superseded_by = NULL, valid_from = ?, updated_at = ?, "
+                "entry_type = ?, source_tier = ?, confidence = ?, pinned = ? WHERE id = ?",
+                (item.valid_from if item.valid_from is not None else now, now, item.entry_type, item.source_tier,
+                 item.confidence, int(item.pinned), item.id)))
+            statements.append(event(now, actor, "revived", item.id, item.scope, item.source))
+            counts["revived"] += 1
+            touched.append(item)
+        elif _meta_changed(item, row):
+            statements.append((
+                "UPDATE memory SET entry_type = ?, source_tier = ?, confidence = ?, pinned = ?, updated_at = ? "
+                "WHERE id = ?", (item.entry_type, item.source_tier, item.confidence, int(item.pinned), now, item.id)))
+            statements.append(event(now, actor, "updated", item.id, item.scope, item.source))
+            counts["updated"] += 1
+            touched.append(item)
+        else:
+            counts["unchanged"] += 1
+        target = targets.get(item.supersedes or "")
+        if target is not None:
+            # Valid time: the old fact stops being true when the new one starts, if that is known.
+            until = item.valid_from if item.valid_from is not None and item.valid_from > target["valid_from"] else now
+            statements.append(("UPDATE memory SET superseded_at = ?, superseded_by = ?, updated_at = ? "
+                               "WHERE id = ? AND superseded_at IS NULL", (until, item.id, now, target["id"])))
+            statements.append(event(now, actor, "superseded", target["id"], target["scope"], target["source"],
+                                    superseded_by=item.id))
+            counts["superseded"] += 1
+    successor = _sole_successors(request.items)
+    for row in retiring:
+        if row["id"] in targets:
+            continue
+        heir = successor.get(row["source"])
+        statements.append(("UPDATE memory SET superseded_at = ?, superseded_by = ?, updated_at = ? "
+                           "WHERE id = ? AND superseded_at IS NULL", (now, heir, now, row["id"])))
+        statements.append(event(now, actor, "retired", row["id"], row["scope"], row["source"], superseded_by=heir))
+        counts["retired"] += 1
+    if statements:
+        await deps.db.batch(statements)
+    embedding = await embed_facts(deps, [(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in touched])
+    redacted = [{"id": i.id, "kinds": list(i.redacted)} for i in request.items if i.redacted]
+    return {**counts, "ids": [i.id for i in request.items], "redacted": redacted, "embedding": embedding}
+
+
+def _sole_successors(items: Sequence[FactInput]) -> dict[str, str]:
+    """A source whose new version is exactly one fact (a file, a skill) gets a supersession chain."""
+    by_source: dict[str, list[str]] = {}
+    for item in items:
+        by_source.setdefault(item.source, []).append(item.id)
+    return {source: ids[0] for source, ids in by_source.items() if len(ids) == 1}
+
+
+async def embed_facts(deps: Deps, rows: Sequence[tuple[str, str, str, str]]) -> str:
+    """Embed ``(id, text, scope, entry_type)`` rows into the vector index; scope travels as
+    metadata so vector search can be walled before the database re-check."""
+    if not rows:
+        return "none"
+    try:
+        for group in in_batches(list(rows), 32):
+            vectors = await deps.embedder.embed([text for _, text, _, _ in group])
+            await deps.vectors.upsert([(row_id, vector, {"scope": scope, "entry_type": kind})
+                                       for (row_id, _, scope, kind), vector in zip(group, vectors, strict=True)])
+            now = deps.clock()
+            await deps.db.batch([("UPDATE memory SET embed_id = ?, embedded_at = ? WHERE id = ?", (row_id, now, row_id))
+                                 for row_id, _, _, _ in group])
+    except Exception as exc:  # the write has landed; the nightly re-embed picks these rows up
+        log.warning("brain embedding deferred for %d rows: %s", len(rows), type(exc).__name__)
+        return "deferred"
+    return "done"
+
+
+async def embed_pending(deps: Deps, credential: Credential, limit: int) -> int:
+    """For the nightly cron: embed current rows never embedded or changed since."""
+    wall, params = scope_filter(credential)
+    rows = await deps.db.query(
+        f"SELECT id, content, scope, entry_type FROM memory WHERE {wall} AND superseded_at IS NULL "
+        "AND (embedded_at IS NULL OR embedded_at < updated_at) ORDER BY updated_at LIMIT ?", [*params, limit])
+    await embed_facts(deps, [(r["id"], r["content"], r["scope"], r["entry_type"]) for r in rows])
+    return len(rows)

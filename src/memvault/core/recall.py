@@ -1,0 +1,107 @@
+"""``recall``: one bounded envelope from four tiers. Core (pinned entries, never searched),
+recent (last-touched facts), archival (query-driven hybrid search) and, with ``as_of``, all of
+them read at that moment. Every tier is packed into its share of the budget, so the total never
+exceeds it; what core and recent leave unused goes to archival."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from memvault.core.brain_rows import FACT_COLUMNS, parse_time, visible
+from memvault.core.brain_search import MAX_QUERY_CHARS, hybrid_search
+from memvault.core.deps import Deps
+from memvault.core.errors import InvalidInput
+from memvault.core.scopes import Credential
+from memvault.core.tokens import estimate_tokens
+
+MAX_BUDGET = 100_000
+Row = dict[str, Any]
+
+
+def _entry(row: Row, tokens: int, score: float | None = None) -> dict[str, Any]:
+    entry = {
+        "id": row["id"],
+        "entry_type": row["entry_type"],
+        "scope": row["scope"],
+        "source": row["source"],
+        "content": row["content"],
+        "valid_from": row["valid_from"],
+        "has_body": bool(row["body_uri"]),
+        "tokens": tokens,
+    }
+    if score is not None:
+        entry["score"] = round(score, 6)
+    return entry
+
+
+def pack(rows: Iterable[tuple[Row, float | None]], cap: int, taken: set[str]) -> tuple[list[dict[str, Any]], int]:
+    """Greedy in rank order; an entry that does not fit is skipped, a smaller later one may fit."""
+    entries, used = [], 0
+    for row, score in rows:
+        if row["id"] in taken:
+            continue
+        cost = estimate_tokens(row["content"])
+        if used + cost > cap:
+            continue
+        taken.add(row["id"])
+        entries.append(_entry(row, cost, score))
+        used += cost
+    return entries, used
+
+
+def _budget(raw: Any, default: int) -> int:
+    if raw is None or raw == "":
+        return default
+    try:
+        budget = int(raw)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput("budget must be an integer number of tokens") from exc
+    if not 1 <= budget <= MAX_BUDGET:
+        raise InvalidInput(f"budget must be between 1 and {MAX_BUDGET} tokens")
+    return budget
+
+
+async def _tier_rows(deps: Deps, credential: Credential, when: float | None, pinned: bool) -> list[Row]:
+    where, params = visible(credential, when, "m")
+    # At a past moment, "last touched" means most recently valid; later edits are not yet known.
+    order = "m.updated_at" if when is None else "m.valid_from"
+    return await deps.db.query(
+        f"SELECT {FACT_COLUMNS} FROM memory m WHERE {where} AND m.pinned = ? ORDER BY {order} DESC, m.id LIMIT 200",
+        [*params, int(pinned)],
+    )
+
+
+async def recall(deps: Deps, credential: Credential, q: Any = None, as_of: Any = None, budget: Any = None) -> dict[str, Any]:
+    if q is not None and (not isinstance(q, str) or len(q) > MAX_QUERY_CHARS):
+        raise InvalidInput(f"q must be text of at most {MAX_QUERY_CHARS} characters")
+    when = parse_time(as_of)
+    settings = deps.settings
+    tiers = (int(settings.recall_core_tokens), int(settings.recall_recent_tokens), int(settings.recall_archival_tokens))
+    total = _budget(budget, sum(tiers))
+    scale = min(1.0, total / max(sum(tiers), 1))
+    core_cap, recent_cap, archival_cap = (int(t * scale) for t in tiers)
+    taken: set[str] = set()
+
+    core_entries, core_used = pack(((r, None) for r in await _tier_rows(deps, credential, when, True)), core_cap, taken)
+    query = (q or "").strip()
+    recent_cap += 0 if query else core_cap - core_used
+    recent, recent_used = pack(((r, None) for r in await _tier_rows(deps, credential, when, False)), recent_cap, taken)
+    facts: list[dict[str, Any]] = []
+    archival_used = 0
+    if query:
+        archival_cap += (core_cap - core_used) + (recent_cap - recent_used)
+        found = await hybrid_search(deps, credential, query, 50, when)
+        facts, archival_used = pack(found, archival_cap, taken)
+    version = hashlib.sha256("|".join(f"{e['id']}" for e in core_entries).encode()).hexdigest()[:16]
+    sources = list(dict.fromkeys(e["source"] for e in [*core_entries, *recent, *facts]))
+    return {
+        "core": {"version": version, "entries": core_entries, "tokens": core_used},
+        "recent": recent,
+        "facts": facts,
+        "asof": when if when is not None else deps.clock(),
+        "budget": total,
+        "budget_used": core_used + recent_used + archival_used,
+        "sources": sources,
+    }
