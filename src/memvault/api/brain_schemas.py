@@ -1,0 +1,53 @@
+"""Request bodies of the brain routes, for OpenAPI and a first shape check. The core functions
+check everything again, because RPC callers reach them without FastAPI."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Scope = Literal["business", "family", "shared", "mildred"]
+EntryType = Literal["user", "feedback", "project", "reference", "fact", "skill", "loop"]
+
+
+class FactIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str | None = Field(None, description="The fact; secrets in it are redacted before storage.")
+    fact: str | None = Field(None, description="Alias of content.")
+    source: str | None = Field(None, description="Where the fact comes from, e.g. `files:notes/a.md`.")
+    scope: Scope | None = None
+    entry_type: EntryType | None = None
+    source_tier: int | None = Field(None, ge=0, le=9, description="0 is the most authoritative source.")
+    confidence: float | None = Field(None, ge=0.0, le=1.0)
+    valid_from: float | str | None = Field(None, description="Unix seconds or ISO 8601; defaults to now.")
+    pinned: bool | None = Field(None, description="Pinned facts form the recall core.")
+    supersedes: str | None = Field(None, description="Id of the fact this one replaces.")
+
+
+class WriteRequest(FactIn):
+    """One fact (the fields above) or a batch in `facts`."""
+
+    facts: list[FactIn] | None = None
+    reconcile: bool | None = Field(None, description="Retire current facts of the batch's sources it no longer holds.")
+    source_prefix: str | None = Field(None, description="Reconcile everything under this source prefix.")
+
+
+class SkillIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    slug: str
+    content: str
+    name: str | None = None
+    description: str | None = None
+    scope: Scope | None = None
+
+
+class SyncRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    direction: Literal["push", "pull"]
+    source: str = Field(description="Source prefix the sync covers, e.g. `files:`.")
+    since: float | str | None = None
+    items: list[FactIn] | None = None

@@ -1,0 +1,83 @@
+"""The brain over HTTP. Each handler resolves the credential through ``auth_of`` (the one
+chokepoint) and makes one call into ``memvault.core.brain``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from memvault.api.brain_schemas import SkillIn, SyncRequest, WriteRequest
+from memvault.api.dependencies import DepsParam
+from memvault.core import brain
+from memvault.core.scopes import Credential, auth_of
+
+router = APIRouter(tags=["brain"])
+
+
+def brain_credential(request: Request, deps: DepsParam) -> Credential:
+    return auth_of(request.headers, deps.settings)
+
+
+CredentialParam = Annotated[Credential, Depends(brain_credential)]
+AsOf = Annotated[str | None, Query(description="Unix seconds or ISO 8601: read the brain as it was then.")]
+
+
+@router.post("/memory/write")
+@router.post("/memory/ingest")
+async def write(body: WriteRequest, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
+    return await brain.ingest_facts(deps, credential, body.model_dump(exclude_unset=True))
+
+
+@router.get("/memory/search")
+async def search(
+    deps: DepsParam, credential: CredentialParam, q: str = "", mode: str = "keyword", as_of: AsOf = None,
+    entry_type: Annotated[str | None, Query(alias="type")] = None, limit: int | None = None,
+) -> dict[str, Any]:
+    return await brain.search_brain(deps, credential, q, mode, as_of, entry_type, limit)
+
+
+@router.get("/recall")
+async def recall(
+    deps: DepsParam, credential: CredentialParam, q: str | None = None, as_of: AsOf = None, budget: int | None = None
+) -> dict[str, Any]:
+    return await brain.recall(deps, credential, q, as_of, budget)
+
+
+@router.get("/memory/body")
+async def body(deps: DepsParam, credential: CredentialParam, id: str = "") -> dict[str, Any]:
+    return await brain.get_body(deps, credential, id)
+
+
+@router.get("/memory/history")
+async def history(deps: DepsParam, credential: CredentialParam, id: str = "") -> dict[str, Any]:
+    return await brain.history(deps, credential, id)
+
+
+@router.get("/memory/export")
+async def export(deps: DepsParam, credential: CredentialParam, source_prefix: str | None = None) -> Response:
+    rows = await brain.export_rows(deps, credential, source_prefix)
+    lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return Response(lines, media_type="application/x-ndjson")
+
+
+@router.post("/memory/skill")
+async def register_skill(body: SkillIn, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
+    return await brain.register_skill(deps, credential, body.model_dump(exclude_unset=True))
+
+
+@router.get("/memory/skill")
+async def skill(
+    deps: DepsParam, credential: CredentialParam, slug: str | None = None, scope: str | None = None,
+    version: int | None = None,
+) -> dict[str, Any]:
+    if slug is None:
+        return await brain.list_skills(deps, credential)
+    return await brain.get_skill(deps, credential, slug, scope, version)
+
+
+@router.post("/memory/sync")
+async def sync(body: SyncRequest, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
+    return await brain.sync(deps, credential, body.model_dump(exclude_unset=True))
