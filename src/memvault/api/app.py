@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 
 import memvault
 from memvault.api.limits import BodySizeLimit
-from memvault.api.routes import health, memory, providers
+from memvault.api.routes import brain, health, memory, providers
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError
 
@@ -19,7 +19,7 @@ def create_app(deps: Deps) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=deps.settings.max_body_bytes)
     app.add_exception_handler(MemvaultError, _render_domain_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _render_validation_error)  # type: ignore[arg-type]
-    for module in (health, memory, providers):
+    for module in (health, memory, providers, brain):
         app.include_router(module.router)
     return app
 
