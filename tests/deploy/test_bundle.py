@@ -1,0 +1,96 @@
+"""Packaging proof: `wrangler deploy --dry-run --outdir` (offline) builds the bundle Cloudflare would
+receive. It must hold the entry, the Durable Object module, the memvault package and the D1
+migrations under the import names the code uses, and nothing else (no tests, no local-only code)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+WRANGLER = ROOT / "node_modules" / ".bin" / "wrangler"
+# What the Workers runtime provides (Pyodide's stdlib aside) or pywrangler vendors from pyproject.
+PLATFORM_IMPORTS = {"js", "pyodide", "workers", "asgi", "fastapi", "pydantic", "starlette", "numpy"}
+BINDINGS = ("env.VAULT (Vault)", "env.DB (memvault-production)", "env.VECTORIZE", "env.BODIES", "env.AI", "env.CACHE")
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    if not WRANGLER.exists():
+        pytest.skip("node_modules/.bin/wrangler is missing: run `npm ci` (scripts/test does)")
+    # Build from a copy so the test never races another run over build/worker in the shared tree.
+    project = tmp_path_factory.mktemp("project")
+    for folder in ("src", "durable_objects", "migrations"):
+        shutil.copytree(ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (project / "scripts").mkdir()
+    shutil.copy2(ROOT / "scripts" / "build_worker.py", project / "scripts" / "build_worker.py")
+    shutil.copy2(ROOT / "wrangler.toml", project / "wrangler.toml")
+    out = project / "dist"
+    done = subprocess.run(
+        [str(WRANGLER), "deploy", "--dry-run", "--env", "production", "--outdir", str(out)],
+        cwd=project, capture_output=True, text=True, timeout=180,
+        env={**os.environ, "WRANGLER_SEND_METRICS": "false"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out, done.stdout
+
+
+def bundled_files(out: Path) -> set[str]:
+    return {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "README.md"}
+
+
+def test_bundle_holds_entry_durable_object_package_and_migrations(bundle: tuple[Path, str]) -> None:
+    out, log = bundle
+    files = bundled_files(out)
+    assert "entry.py" in files
+    assert {"durable_objects/__init__.py", "durable_objects/vault.py"} <= files
+    assert {"memvault/__init__.py", "memvault/core/vault_store.py", "memvault/runtime/workers.py",
+            "memvault/runtime/cron.py", "memvault/adapters/cloudflare/do_sql.py", "memvault/api/app.py"} <= files
+    migrations = {f"migrations/{p.name}" for p in (ROOT / "migrations").glob("[0-9][0-9][0-9][0-9]_*.sql")}
+    assert migrations and migrations <= files
+    # wrangler's own module table names the same modules it uploads.
+    assert re.search(r"│ durable_objects/vault\.py\s+│ python", log)
+    assert re.search(r"│ migrations/0001_\w+\.sql\s+│ text", log)
+
+
+def test_bundle_carries_no_tests_and_no_local_only_code(bundle: tuple[Path, str]) -> None:
+    files = bundled_files(bundle[0])
+    assert not [f for f in files if f.startswith("tests/") or "/test_" in f or f.endswith("conftest.py")]
+    assert not [f for f in files if f.startswith("memvault/adapters/local/")]
+    assert "memvault/runtime/local.py" not in files and "memvault/cli.py" not in files
+    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
+
+
+def test_every_import_in_the_bundle_resolves_inside_it_or_on_the_platform(bundle: tuple[Path, str]) -> None:
+    out = bundle[0]
+    files = bundled_files(out)
+    unresolved = []
+    for name in sorted(f for f in files if f.endswith(".py")):
+        tree = ast.parse((out / name).read_text())
+        for node in ast.walk(tree):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules = [node.module]
+            for module in modules:
+                top = module.split(".")[0]
+                if top in {"memvault", "durable_objects", "entry"}:
+                    path = module.replace(".", "/")
+                    if f"{path}.py" not in files and f"{path}/__init__.py" not in files:
+                        unresolved.append(f"{name}: {module}")
+                elif top not in sys.stdlib_module_names and top not in PLATFORM_IMPORTS and top != "__future__":
+                    unresolved.append(f"{name}: {module}")
+    assert unresolved == []
+
+
+def test_bundle_binds_everything_health_requires(bundle: tuple[Path, str]) -> None:
+    log = bundle[1]
+    for binding in BINDINGS:
+        assert binding in log
+    assert 'env.MEMVAULT_CRON_SCHEDULES ("17 3 * * *")' in log
