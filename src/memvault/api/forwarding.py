@@ -67,11 +67,11 @@ def upstream_headers(incoming: Sequence[tuple[str, str]], codec: ProviderCodec) 
         lower = name.lower()
         if lower in _NOT_FORWARDED or lower.startswith(_OWN_PREFIXES):
             continue
-        if provider_key is not None and lower == codec.key_header:
+        if provider_key is not None and lower in codec.key_headers:
             continue
         headers.append((name, value))
     if provider_key is not None:
-        headers.append((codec.key_header, codec.key_value(provider_key)))
+        headers.append((codec.key_headers[0], codec.key_value(provider_key)))
     # Ask for an uncompressed body: it is relayed as is and read on the side.
     headers.append(("accept-encoding", "identity"))
     return headers

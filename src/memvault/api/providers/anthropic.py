@@ -32,7 +32,7 @@ _ERROR_TYPES = {
 class AnthropicCodec:
     name = "anthropic"
     base_url_setting = "anthropic_base_url"
-    key_header = "x-api-key"
+    key_headers = ("x-api-key", "authorization")
 
     def key_value(self, provider_key: str) -> str:
         return provider_key

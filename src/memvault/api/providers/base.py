@@ -35,12 +35,12 @@ class ProviderCodec(Protocol):
         ...
 
     @property
-    def key_header(self) -> str:
-        """Header the provider key travels in (lower case)."""
+    def key_headers(self) -> tuple[str, ...]:
+        """Headers a provider key may travel in (lower case); ``X-Provider-Key`` goes in the first."""
         ...
 
     def key_value(self, provider_key: str) -> str:
-        """``X-Provider-Key`` rendered as the value of ``key_header``."""
+        """``X-Provider-Key`` rendered as the value of ``key_headers[0]``."""
         ...
 
     def extract(self, body: Json, *, stream: bool | None = None) -> Conversation:

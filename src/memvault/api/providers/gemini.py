@@ -58,7 +58,7 @@ def _usage(response: Json) -> tuple[int | None, int | None]:
 class GeminiCodec:
     name = "gemini"
     base_url_setting = "gemini_base_url"
-    key_header = "x-goog-api-key"
+    key_headers = ("x-goog-api-key",)
 
     def key_value(self, provider_key: str) -> str:
         return provider_key

@@ -27,7 +27,7 @@ _ERROR_TYPES = {
 class OpenAICodec:
     name = "openai"
     base_url_setting = "openai_base_url"
-    key_header = "authorization"
+    key_headers = ("authorization",)
 
     def key_value(self, provider_key: str) -> str:
         return f"Bearer {provider_key}"

@@ -1,0 +1,106 @@
+"""A fake provider upstream and a real memvault server (local mode, uvicorn, temp data dir) in
+front of it, both on 127.0.0.1. SDK clients talk to memvault with only their base URL changed."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fake_upstream import FakeUpstream, ServerThread  # noqa: E402
+
+from memvault.api.app import create_app  # noqa: E402
+from memvault.core.deps import Deps  # noqa: E402
+from memvault.core.keys import create_key  # noqa: E402
+from memvault.core.settings import load_settings  # noqa: E402
+from memvault.core.vault_names import vault_name  # noqa: E402
+from memvault.runtime.local import build_local_deps, close_local_deps  # noqa: E402
+
+T = TypeVar("T")
+
+
+class LoopCapture:
+    """Remembers the server's event loop so tests can run core calls (and drains) on it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.loop = asyncio.get_running_loop()
+        await self.app(scope, receive, send)
+
+
+@dataclass
+class Router:
+    url: str
+    deps: Deps
+    capture: LoopCapture
+    upstream: FakeUpstream
+    upstream_url: str
+    data_dir: Path
+
+    def run(self, make: Callable[[], Awaitable[T]]) -> T:
+        assert self.capture.loop is not None, "no request has reached the server yet"
+
+        async def call() -> T:
+            return await make()
+
+        return asyncio.run_coroutine_threadsafe(call(), self.capture.loop).result(timeout=30)
+
+    def settle(self) -> None:
+        """Wait until every background write scheduled so far has landed."""
+        drain = getattr(self.deps.background, "drain", None)
+        if drain is not None and self.capture.loop is not None:
+            self.run(drain)
+
+    def new_key(self) -> tuple[str, str]:
+        """A fresh memory key: (key id, secret)."""
+        key, secret = asyncio.run(create_key(self.deps.db, "provider-tests", self.deps.clock()))
+        return key.id, secret
+
+    def stored_texts(self, key_id: str, session_id: str | None = None) -> list[str]:
+        """Everything the key's vault holds: rows and the pending buffer."""
+        self.settle()
+        vault = self.deps.vaults.vault(vault_name(key_id, session_id))
+
+        async def read() -> list[str]:
+            rows = await vault.rows(None, 10_000)
+            pending = await vault.pending()
+            return [row.text for row in rows] + [message.content for message in pending]
+
+        return self.run(read)
+
+
+@pytest.fixture(scope="session")
+def router(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Router]:
+    upstream = FakeUpstream()
+    data_dir = tmp_path_factory.mktemp("memvault-data")
+    with ServerThread(upstream) as fake:
+        settings = load_settings(
+            {
+                "MEMVAULT_DATA_DIR": str(data_dir),
+                "MEMVAULT_EMBEDDER": "hash",
+                "MEMVAULT_OPENAI_BASE_URL": fake.url,
+                "MEMVAULT_ANTHROPIC_BASE_URL": fake.url,
+                "MEMVAULT_GEMINI_BASE_URL": fake.url,
+            }
+        )
+        deps = build_local_deps(settings)
+        capture = LoopCapture(create_app(deps))
+        with ServerThread(capture) as server:
+            yield Router(server.url, deps, capture, upstream, fake.url, data_dir)
+            if capture.loop is not None:
+                asyncio.run_coroutine_threadsafe(close_local_deps(deps), capture.loop).result(timeout=30)
+
+
+@pytest.fixture
+def key(router: Router) -> tuple[str, str]:
+    return router.new_key()
