@@ -23,7 +23,6 @@ class PlatformReport:
     bindings: Mapping[str, bool] = field(default_factory=dict)
     secrets: Mapping[str, bool] = field(default_factory=dict)
     cron_triggers: int = 0
-    environment: str | None = None
 
     @property
     def missing(self) -> list[str]:
@@ -67,7 +66,6 @@ class HealthReport:
             return body
         body.update(
             runtime=self.platform.runtime,
-            environment=self.platform.environment,
             bindings=dict(self.platform.bindings),
             secrets=dict(self.platform.secrets),
             cron_triggers=self.platform.cron_triggers,

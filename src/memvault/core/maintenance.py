@@ -1,0 +1,129 @@
+"""The nightly maintenance run: one cron does all of it, and reports what it did.
+
+For every memory key:
+1. archival purge: rows older than the long-term window leave the vaults and the mirror together
+   (``memory_core.purge_old_memory``), unless the key opted into keeping its archive;
+2. stale buffer flush: a pending buffer left idle for longer than ``buffer_idle_hours`` becomes a
+   chunk now (``memory_core.flush_pending``), so it is embedded and searchable;
+3. reconcile: rows stored without a vector are embedded and vault rows missing from the mirror are
+   re-mirrored (``memory_core.reconcile_vault``).
+
+This module only orchestrates: every read and write of a vault or the mirror goes through
+``memory_core`` / ``memory_retrieval``. One failing key or vault is recorded and skipped, never
+allowed to stop the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+from memvault.core import keys, memory_core, memory_retrieval
+from memvault.core.deps import Deps
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass
+class MaintenanceReport:
+    started_at: float
+    keys: int = 0
+    purged_keys: int = 0
+    kept_archive_keys: int = 0
+    rows_purged: int = 0
+    vaults_seen: int = 0
+    buffers_flushed: int = 0
+    chunks_flushed: int = 0
+    rows_embedded: int = 0
+    rows_remirrored: int = 0
+    errors: list[str] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
+
+
+async def run_maintenance(deps: Deps, now: float | None = None) -> MaintenanceReport:
+    now = deps.clock() if now is None else now
+    started = time.perf_counter()
+    report = MaintenanceReport(started_at=now)
+    for key in await keys.list_keys(deps.db):
+        report.keys += 1
+        await _purge(deps, key, now, report)
+        if key.revoked_at is None:
+            await _tend_vaults(deps, key.id, now, report)
+    report.duration_ms = round((time.perf_counter() - started) * 1000, 2)
+    log.info("maintenance finished: %s", {k: v for k, v in report.to_dict().items() if k != "errors"})
+    return report
+
+
+async def _purge(deps: Deps, key: keys.MemoryKey, now: float, report: MaintenanceReport) -> None:
+    if key.keep_archive:
+        report.kept_archive_keys += 1
+        return
+    cutoff = now - float(deps.settings.long_term_window_days)
+    removed = await _guarded(report, f"purge {key.id}", lambda: memory_core.purge_old_memory(deps, key.id, cutoff))
+    if removed is not None:
+        report.purged_keys += 1
+        report.rows_purged += removed
+
+
+async def _tend_vaults(deps: Deps, key_id: str, now: float, report: MaintenanceReport) -> None:
+    stats = await _guarded(report, f"list vaults {key_id}", lambda: memory_retrieval.memory_stats(deps, key_id))
+    if stats is None:
+        return
+    idle_before = now - float(deps.settings.buffer_idle_hours)
+    for label, counts in sorted(stats.get("vaults", {}).items()):
+        session_id = _session_of(label)
+        report.vaults_seen += 1
+        if _buffer_is_stale(counts.get("vault", {}), idle_before):
+            flushed = await _guarded(
+                report, f"flush {key_id}/{label}", partial(memory_core.flush_pending, deps, key_id, session_id)
+            )
+            if flushed is not None:
+                report.buffers_flushed += 1
+                report.chunks_flushed += flushed.chunks_stored
+        done = await _guarded(
+            report,
+            f"reconcile {key_id}/{label}",
+            partial(memory_core.reconcile_vault, deps, key_id, session_id, embed_limit=deps.settings.reembed_batch),
+        )
+        if done is not None:
+            report.rows_embedded += int(done.get("embedded", 0))
+            report.rows_remirrored += int(done.get("remirrored", 0))
+
+
+def _session_of(label: str) -> str | None:
+    # memory_stats labels vaults "core" or "session:<id>".
+    return label.removeprefix("session:") if label.startswith("session:") else None
+
+
+def _buffer_is_stale(vault_stats: dict[str, Any], idle_before: float) -> bool:
+    """A buffer counts as stale when it holds messages and the vault stored no row since ``idle_before``.
+
+    An approximation: no core read exposes the buffer's own last-touched time yet, so the newest
+    stored row stands in for it. It can flush a buffer that is younger than the setting (one that
+    has been growing since the last chunk was cut); that costs a shorter chunk, never data.
+    """
+    if not vault_stats.get("buffered_messages"):
+        return False
+    newest = vault_stats.get("newest")
+    return newest is None or float(newest) < idle_before
+
+
+async def _guarded(report: MaintenanceReport, step: str, work: Callable[[], Awaitable[T]]) -> T | None:
+    try:
+        return await work()
+    except Exception as exc:  # one key or vault must not stop the nightly run for the others
+        report.errors.append(f"{step}: {type(exc).__name__}")
+        log.warning("maintenance step failed: %s (%s)", step, type(exc).__name__)
+        return None
