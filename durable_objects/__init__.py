@@ -1,0 +1,1 @@
+"""Durable Object classes of the memvault Worker; ``entry`` imports them so the runtime registers them."""

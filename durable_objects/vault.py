@@ -1,0 +1,63 @@
+"""The Vault Durable Object: one conversation vault on the object's own SQLite storage.
+
+Thin on purpose: each RPC method turns plain data into core models, calls the ``VaultStore``
+method of the same name and hands back plain data. All vault logic lives in core, where CPython
+tests cover it against sqlite3.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workers import DurableObject
+
+from memvault.adapters.cloudflare.convert import to_js, to_py
+from memvault.adapters.cloudflare.do_sql import DurableObjectSql
+from memvault.core.models import Message, SearchQuery
+from memvault.core.vault_store import VaultStore
+from memvault.runtime.workers import env_settings
+
+
+class Vault(DurableObject):  # type: ignore[misc]
+    def __init__(self, ctx: Any, env: Any) -> None:
+        super().__init__(ctx, env)
+        settings = env_settings(env)
+        # VaultStore migrates its schema here, synchronously and over local SQL only. A DO
+        # constructor delivers no request until it returns, so no blockConcurrencyWhile (and no
+        # network wait inside one) is needed to keep requests away from a half-migrated schema.
+        self._store = VaultStore(
+            DurableObjectSql(ctx.storage),
+            chunk_tokens=settings.chunk_tokens,
+            overlap_tokens=settings.chunk_overlap_tokens,
+        )
+
+    async def append(self, messages: Any) -> Any:
+        return to_js(self._store.append([Message.from_dict(m) for m in to_py(messages)]).to_dict())
+
+    async def attach_embeddings(self, model_id: Any, embeddings: Any) -> Any:
+        return self._store.attach_embeddings(str(to_py(model_id)), to_py(embeddings))
+
+    async def flush(self) -> Any:
+        return to_js(self._store.flush().to_dict())
+
+    async def search(self, query: Any) -> Any:
+        return to_js([c.to_dict() for c in self._store.search(SearchQuery.from_dict(to_py(query)))])
+
+    async def pending(self) -> Any:
+        return to_js([m.to_dict() for m in self._store.pending()])
+
+    async def unembedded(self, limit: Any) -> Any:
+        return to_js([job.to_dict() for job in self._store.unembedded(int(to_py(limit)))])
+
+    async def rows(self, after: Any, limit: Any) -> Any:
+        return to_js([row.to_dict() for row in self._store.rows(to_py(after), int(to_py(limit)))])
+
+    async def clear(self, reset: Any) -> Any:
+        self._store.clear(bool(to_py(reset)))
+        return None
+
+    async def delete_older_than(self, cutoff: Any) -> Any:
+        return to_js(self._store.delete_older_than(float(to_py(cutoff))))
+
+    async def stats(self) -> Any:
+        return to_js(self._store.stats().to_dict())

@@ -1,0 +1,44 @@
+"""The Worker's entry: HTTP through the FastAPI app, the nightly cron, and RPC for other Workers.
+
+Every handler builds this invocation's deps from ``(self.env, self.ctx)`` and hands off to the
+runtime; nothing here holds logic. Importing ``Vault`` is what registers the Durable Object class
+with the runtime (wrangler.toml binds ``VAULT`` to ``class_name = "Vault"`` of this module).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from durable_objects.vault import Vault
+from workers import WorkerEntrypoint
+
+from memvault.adapters.cloudflare.convert import to_js, to_py
+from memvault.runtime import cron
+from memvault.runtime import workers as runtime
+
+__all__ = ["Default", "Vault"]
+
+
+class Default(WorkerEntrypoint):  # type: ignore[misc]
+    async def fetch(self, request: Any) -> Any:
+        import asgi  # provided by the Python Workers runtime
+
+        app = runtime.build_app(self.env, self.ctx)
+        return await asgi.fetch(app, getattr(request, "js_object", request), self.env)
+
+    async def scheduled(self, controller: Any, *_legacy: Any) -> None:
+        # Accepts both handler shapes: (controller) and the older (event, env, ctx).
+        await cron.on_scheduled(self.env, self.ctx, getattr(controller, "cron", None))
+
+    async def get_memory(self, memory_key: Any, session_id: Any = None, limit: Any = 50, offset: Any = 0) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        args = to_py([memory_key, session_id, limit, offset])
+        return to_js(await runtime.rpc_get_memory(deps, args[0], args[1], int(args[2]), int(args[3])))
+
+    async def save_memory(self, memory_key: Any, session_id: Any, messages: Any, metadata: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await runtime.rpc_save_memory(deps, *to_py([memory_key, session_id, messages, metadata])))
+
+    async def search_memory(self, memory_key: Any, query: Any, limit: Any = None, session_id: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await runtime.rpc_search_memory(deps, *to_py([memory_key, query, limit, session_id])))
