@@ -1,11 +1,14 @@
-"""`GET /health`: liveness plus, on Workers, which bindings and secrets are present."""
+"""`GET /health`: liveness plus, on Workers, which bindings and secrets are present.
+
+Secrets are reported as booleans only; the verdict (200 or 503) comes from ``core.health`` so the
+safe-deploy script and this route agree on what "healthy" means.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-import memvault
 from memvault.api.dependencies import DepsParam
 from memvault.core.health import HealthReport
 
@@ -13,6 +16,8 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/health")
-async def health(deps: DepsParam) -> JSONResponse:
-    report = HealthReport(version=memvault.__version__, platform=deps.platform)
-    return JSONResponse(report.to_dict(), status_code=report.http_status)
+async def health(request: Request, deps: DepsParam) -> JSONResponse:
+    # The app factory stamps the package version on the app; reading it here keeps api from
+    # importing the top-level package.
+    report = HealthReport(version=request.app.version, platform=deps.platform)
+    return JSONResponse(report.to_dict(), status_code=report.http_status, headers={"Cache-Control": "no-store"})
