@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput
+from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.mirror import MirrorStore
 from memvault.core.models import ROLES, AppendResult, MemoryRow, Message, StoreResult
 from memvault.core.ports import VaultClient
@@ -36,6 +36,7 @@ async def store_conversation(
         cleaned.append(replace(message, content=redaction.text) if redaction.kinds else message)
     name = vault_name(key_id, session_id)
     vault = deps.vaults.vault(name)
+    await _check_dimension(deps, vault)
     result = await vault.append(cleaned)
     rows = await _embed_rows(deps, vault, result.rows)
     mirrored = await _mirror(deps, key_id, name, rows, result)
@@ -47,6 +48,16 @@ async def store_conversation(
         redactions=tuple(dict.fromkeys(kinds)),
         mirrored=mirrored,
     )
+
+
+async def _check_dimension(deps: Deps, vault: VaultClient) -> None:
+    """Refuse before writing anything when the vault holds vectors of another dimension."""
+    stored = (await vault.stats()).dimension
+    if stored is not None and stored != deps.embedder.dimension:
+        raise Conflict(
+            f"this memory holds {stored}-d embeddings and the embedder makes {deps.embedder.dimension}-d ones; "
+            "clear it with reset=true to switch"
+        )
 
 
 async def _embed_rows(deps: Deps, vault: VaultClient, rows: Sequence[MemoryRow]) -> list[MemoryRow]:

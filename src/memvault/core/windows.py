@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
-T = TypeVar("T")
+# A window's reserved share only admits items at least this relevant, relative to the best item:
+# recency earns a place for relevant memories, not for whatever happens to be recent.
+RELEVANCE_FLOOR = 0.5
 WINDOWS = ("hot", "working", "long_term")
 ARCHIVE = "archive"
 
@@ -44,13 +45,14 @@ def fill_budget(ranked: Sequence[Ranked], policy: WindowPolicy, budget_tokens: i
     chosen: dict[str, Ranked] = {}
     spent = 0
     by_score = sorted(ranked, key=lambda r: -r.score)
+    floor = RELEVANCE_FLOOR * by_score[0].score if by_score else 0.0
     for window, share in zip(WINDOWS, policy.shares, strict=True):
         allowance = int(budget_tokens * share)
         used = 0
         for item in by_score:
             if len(chosen) >= limit:
                 break
-            if item.window != window or item.key in chosen:
+            if item.window != window or item.key in chosen or item.score < floor:
                 continue
             if used + item.tokens > allowance or spent + item.tokens > budget_tokens:
                 continue

@@ -1,0 +1,60 @@
+"""Only ``memory_core`` and ``memory_retrieval`` touch conversation vaults or the mirror; every
+surface goes through them (ARCHITECTURE.md section 2)."""
+
+from __future__ import annotations
+
+import ast
+
+from test_import_rule import imported_modules, module_name, python_files
+
+STORAGE_MODULES = {"memvault.core.mirror", "memvault.core.vault_store"}
+STORAGE_NAMES = {"MirrorStore", "VaultStore", "vaults"}
+# Who may name the storage: the two operations modules, the storage modules themselves, and the
+# places that build or host a vault (adapters, composition roots, the Durable Object).
+ALLOWED_PREFIXES = (
+    "memvault.core.memory_core",
+    "memvault.core.memory_retrieval",
+    "memvault.core.mirror",
+    "memvault.core.vault_store",
+    "memvault.core.deps",
+    "memvault.adapters.",
+    "memvault.runtime.",
+    "durable_objects",
+)
+
+
+def storage_references(path: object) -> set[str]:
+    tree = ast.parse(path.read_text())  # type: ignore[attr-defined]
+    found = {m for m in imported_modules(path) if m in STORAGE_MODULES}  # type: ignore[arg-type]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in STORAGE_NAMES:
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and node.id in STORAGE_NAMES - {"vaults"}:
+            found.add(node.id)
+    return found
+
+
+def test_only_memory_core_and_retrieval_touch_vaults_and_mirror() -> None:
+    offenders = {}
+    for path in python_files():
+        module = module_name(path)
+        if module.startswith(ALLOWED_PREFIXES):
+            continue
+        refs = storage_references(path)
+        if refs:
+            offenders[module] = sorted(refs)
+    assert offenders == {}
+
+
+def test_mirror_is_written_only_by_memory_core() -> None:
+    writers = set()
+    for path in python_files():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in {"write", "attach_embeddings", "clear", "delete_older_than"}:
+                value = node.value
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "MirrorStore":
+                    writers.add(module_name(path))
+                if isinstance(value, ast.Name) and value.id == "mirror":
+                    writers.add(module_name(path))
+    assert writers == {"memvault.core.memory_core"}

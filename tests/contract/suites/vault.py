@@ -1,0 +1,126 @@
+"""Contract of ``VaultClient``: an in-process local vault, and the Vault Durable Object's logic."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from memvault.core.errors import InvalidInput
+from memvault.core.models import Message, SearchQuery
+from memvault.core.tokens import estimate_tokens
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
+
+
+def conversation(count: int, start: float = 1_000_000.0, prefix: str = "m") -> list[Message]:
+    return [
+        Message(
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"Turn {i} talks about {WORDS[i % len(WORDS)]} and {WORDS[(i * 7) % len(WORDS)]}. " * 3,
+            timestamp=start + i * 60,
+            id=f"{prefix}{i}",
+        )
+        for i in range(count)
+    ]
+
+
+async def short_message_stays_pending(vault: Any) -> None:
+    result = await vault.append([Message(role="user", content="hello there", timestamp=1.0, id="a")])
+    assert result.rows == ()
+    assert [m.id for m in result.buffer] == ["a"]
+    assert result.buffered_tokens == estimate_tokens("hello there")
+    assert [m.id for m in await vault.pending()] == ["a"]
+
+
+async def enough_text_becomes_chunks_and_messages(vault: Any) -> None:
+    messages = conversation(40)
+    result = await vault.append(messages)
+    chunks = [r for r in result.rows if r.kind == "chunk"]
+    stored = [r for r in result.rows if r.kind == "message"]
+    assert chunks and all(c.token_count <= 360 for c in chunks)
+    pending_ids = {m.id for m in result.buffer}
+    assert {s for r in stored for s in r.source_ids} | pending_ids == {m.id for m in messages}
+    assert sum(r.token_count for r in stored) + result.buffered_tokens == sum(estimate_tokens(m.content) for m in messages)
+    for chunk in chunks:
+        covered = [m for m in messages if m.id in chunk.source_ids]
+        assert chunk.ts_start == min(m.timestamp for m in covered) and chunk.ts_end == max(m.timestamp for m in covered)
+
+
+async def same_messages_twice_store_once(vault: Any) -> None:
+    messages = conversation(30)
+    await vault.append(messages)
+    again = await vault.append(messages)
+    assert again.rows == () and again.accepted == 0
+    stats = await vault.stats()
+    assert stats.messages + stats.buffered_messages == 30
+
+
+async def keyword_search_finds_exact_tokens(vault: Any) -> None:
+    special = Message(role="user", content="The invoice number is 20028 for Zanzibar shipping.", timestamp=5.0, id="inv")
+    await vault.append([*conversation(30), special, *conversation(20, start=2e6, prefix="n")])
+    found = await vault.search(SearchQuery(text="invoice 20028", vector=None, depth=10))
+    assert any(c.channel == "keyword" and "20028" in c.row.text for c in found)
+
+
+async def vectors_attach_and_rank(vault: Any) -> None:
+    result = await vault.append(conversation(40))
+    rows = list(result.rows)
+    target = rows[0].id
+    vectors = {r.id: ([1.0, 0.0, 0.0, 0.0] if r.id == target else [0.0, 1.0, 0.0, 0.0]) for r in rows}
+    assert await vault.attach_embeddings("test-4d", vectors) == len(rows)
+    found = await vault.search(SearchQuery(text="zzzz", vector=(0.9, 0.1, 0.0, 0.0), depth=3))
+    vector_hits = [c for c in found if c.channel == "vector"]
+    assert vector_hits[0].row.id == target and vector_hits[0].rank == 1
+    assert (await vault.unembedded(10)) == []
+
+
+async def other_dimension_is_refused_until_reset(vault: Any) -> None:
+    rows = (await vault.append(conversation(40))).rows
+    await vault.attach_embeddings("test-4d", {rows[0].id: [1.0, 0.0, 0.0, 0.0]})
+    try:
+        await vault.attach_embeddings("test-3d", {rows[1].id: [1.0, 0.0, 0.0]})
+    except InvalidInput:
+        pass
+    else:
+        raise AssertionError("a second dimension must be refused")
+    await vault.clear(True)
+    rows = (await vault.append(conversation(40))).rows
+    assert await vault.attach_embeddings("test-3d", {rows[0].id: [1.0, 0.0, 0.0]}) == 1
+
+
+async def clear_leaves_nothing(vault: Any) -> None:
+    await vault.append(conversation(45))
+    await vault.clear(False)
+    stats = await vault.stats()
+    assert (stats.messages, stats.chunks, stats.buffered_messages) == (0, 0, 0)
+    assert await vault.search(SearchQuery(text="alpha bravo", vector=None, depth=10)) == []
+
+
+async def delete_older_than_removes_old_rows_only(vault: Any) -> None:
+    await vault.append(conversation(30, start=1000.0, prefix="old"))
+    await vault.flush()
+    await vault.append(conversation(30, start=9_000_000.0, prefix="new"))
+    deleted = await vault.delete_older_than(5_000_000.0)
+    assert deleted
+    remaining = await vault.rows(None, 1000)
+    assert remaining and all(r.ts_end >= 5_000_000.0 for r in remaining)
+
+
+async def flush_turns_the_buffer_into_a_chunk(vault: Any) -> None:
+    await vault.append([Message(role="user", content="remember the blue door", timestamp=1.0, id="b")])
+    result = await vault.flush()
+    assert [r.kind for r in result.rows] == ["chunk", "message"] and result.buffer == ()
+    assert result.buffer_version > 0
+
+
+CHECKS: list[Callable[[Any], Awaitable[None]]] = [
+    short_message_stays_pending,
+    enough_text_becomes_chunks_and_messages,
+    same_messages_twice_store_once,
+    keyword_search_finds_exact_tokens,
+    vectors_attach_and_rank,
+    other_dimension_is_refused_until_reset,
+    clear_leaves_nothing,
+    delete_older_than_removes_old_rows_only,
+    flush_turns_the_buffer_into_a_chunk,
+]

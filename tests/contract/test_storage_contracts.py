@@ -1,0 +1,43 @@
+"""Runs the SQL, database and vault contract suites against the local adapters."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from suites import database, sync_sql, vault
+
+from memvault.adapters.local.database import SqliteDatabase
+from memvault.adapters.local.sqlite_sql import SqliteSql
+from memvault.adapters.local.vaults import LocalVaultDirectory
+
+Check = Callable[[Any], Awaitable[None]]
+
+
+@pytest.mark.parametrize("check", sync_sql.CHECKS, ids=lambda c: c.__name__)
+async def test_sync_sql_contract(check: Check, tmp_path: Path) -> None:
+    sql = SqliteSql(tmp_path / "vault.sqlite3")
+    try:
+        await check(sql)
+    finally:
+        sql.close()
+
+
+@pytest.mark.parametrize("check", database.CHECKS, ids=lambda c: c.__name__)
+async def test_database_contract(check: Check, tmp_path: Path) -> None:
+    db = SqliteDatabase(tmp_path / "db.sqlite3")
+    try:
+        await check(db)
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("check", vault.CHECKS, ids=lambda c: c.__name__)
+async def test_vault_contract(check: Check, tmp_path: Path) -> None:
+    directory = LocalVaultDirectory(tmp_path / "vaults")
+    try:
+        await check(directory.vault("key_test:core"))
+    finally:
+        directory.close()
