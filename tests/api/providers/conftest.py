@@ -4,24 +4,20 @@ front of it, both on 127.0.0.1. SDK clients talk to memvault with only their bas
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from fake_upstream import FakeUpstream, ServerThread
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fake_upstream import FakeUpstream, ServerThread  # noqa: E402
-
-from memvault.api.app import create_app  # noqa: E402
-from memvault.core.deps import Deps  # noqa: E402
-from memvault.core.keys import create_key  # noqa: E402
-from memvault.core.settings import load_settings  # noqa: E402
-from memvault.core.vault_names import vault_name  # noqa: E402
-from memvault.runtime.local import build_local_deps, close_local_deps  # noqa: E402
+from memvault.api.app import create_app
+from memvault.core.deps import Deps
+from memvault.core.keys import create_key
+from memvault.core.settings import load_settings
+from memvault.core.vault_names import vault_name
+from memvault.runtime.local import build_local_deps, close_local_deps
 
 T = TypeVar("T")
 

@@ -1,0 +1,258 @@
+"""Memory router behaviour over raw HTTP: byte-identical relay, memory options, failure paths."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import Router
+
+from memvault.core.errors import StorageUnavailable
+
+Body = dict[str, Any]
+PROVIDERS = ("openai", "anthropic", "gemini")
+
+
+def path_of(provider: str, stream: bool) -> str:
+    if provider == "openai":
+        return "/v1/chat/completions"
+    if provider == "anthropic":
+        return "/v1/messages"
+    return "/v1beta/models/gemini-test:" + ("streamGenerateContent?alt=sse" if stream else "generateContent")
+
+
+def body_of(provider: str, texts: list[str], stream: bool = False, private_last: bool = False) -> Body:
+    roles = ["user" if i % 2 == 0 else "assistant" for i in range(len(texts))]
+    if provider == "gemini":
+        contents: list[Body] = [
+            {"role": "model" if r == "assistant" else "user", "parts": [{"text": t}]}
+            for r, t in zip(roles, texts, strict=True)
+        ]
+        if private_last:
+            contents[-1]["memory"] = False
+        return {"contents": contents, "generationConfig": {"temperature": 0.1}}
+    messages: list[Body] = [{"role": r, "content": t} for r, t in zip(roles, texts, strict=True)]
+    if private_last:
+        messages[-1]["memory"] = False
+    body: Body = {"model": "test-model", "messages": messages, "stream": stream}
+    return {**body, "max_tokens": 32} if provider == "anthropic" else body
+
+
+def system_text(provider: str, sent: Body) -> str:
+    if provider == "openai":
+        first = sent["messages"][0]
+        return str(first["content"]) if first["role"] == "system" else ""
+    if provider == "anthropic":
+        return str(sent.get("system") or "")
+    return " ".join(p["text"] for p in (sent.get("systemInstruction") or {}).get("parts", []))
+
+
+def without_system(provider: str, sent: Body) -> Body:
+    if provider == "openai":
+        return {**sent, "messages": [m for m in sent["messages"] if m["role"] != "system"]}
+    return {k: v for k, v in sent.items() if k not in ("system", "systemInstruction")}
+
+
+@pytest.fixture
+def call(router: Router) -> Iterator[Callable[..., httpx.Response]]:
+    with httpx.Client(base_url=router.url, timeout=30, trust_env=False) as client:
+
+        def post(
+            provider: str, secret: str | None, body: Body | bytes, stream: bool = False, **headers: str
+        ) -> httpx.Response:
+            sent = {k.replace("_", "-"): v for k, v in headers.items()}
+            if secret is not None:
+                sent["X-Memory-Key"] = secret
+            content = body if isinstance(body, bytes) else json.dumps(body).encode()
+            sent.setdefault("content-type", "application/json")
+            response = client.post(path_of(provider, stream), content=content, headers=sent)
+            router.settle()
+            return response
+
+        yield post
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_client_gets_upstream_bytes_and_upstream_gets_the_request_unchanged(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response], provider: str, stream: bool
+) -> None:
+    _, secret = key
+    body = body_of(provider, ["Hello there, nice to meet you."], stream)
+    response = call(provider, secret, body, stream)
+    assert response.status_code == 200
+    assert response.content == router.upstream.sent[-1]
+    assert response.headers["content-type"].startswith("text/event-stream" if stream else "application/json")
+    assert response.headers["x-memory-status"] == "ok"
+    assert {"x-memory-items", "x-memory-tokens", "x-memory-retrieval-ms"} <= set(response.headers)
+    assert router.upstream.received[-1].json == body
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_memory_false_is_stripped_before_forwarding_and_never_stored(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response], provider: str, stream: bool
+) -> None:
+    key_id, secret = key
+    router.upstream.answer = "Your code is PINEAPPLE-SECRET-42."
+    try:
+        body = body_of(provider, ["Hi", "Hello!", "My door code is PINEAPPLE-SECRET-42."], stream, private_last=True)
+        assert call(provider, secret, body, stream).status_code == 200
+    finally:
+        router.upstream.answer = "Noted, thank you."
+    sent = router.upstream.received[-1]
+    assert b'"memory"' not in sent.body
+    assert sent.json == json.loads(json.dumps(body).replace(', "memory": false', ""))
+    assert not any("PINEAPPLE" in text for text in router.stored_texts(key_id))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_modes_off_read_and_write(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response], provider: str
+) -> None:
+    key_id, secret = key
+    call("openai", secret, body_of("openai", ["I ride a green Brompton bicycle to work."]))
+    stored = len(router.stored_texts(key_id))
+    question = body_of(provider, ["Which bicycle do I ride to work?"])
+
+    off = call(provider, secret, question, **{"X-Memory-Mode": "off"})
+    assert off.headers["x-memory-status"] == "off"
+    assert router.upstream.received[-1].json == question
+    assert len(router.stored_texts(key_id)) == stored
+
+    read = call(provider, secret, question, **{"X-Memory-Mode": "read"})
+    assert read.headers["x-memory-status"] == "ok" and int(read.headers["x-memory-items"]) >= 1
+    sent = router.upstream.received[-1].json
+    assert "Brompton" in system_text(provider, sent)
+    assert without_system(provider, sent) == question
+    assert len(router.stored_texts(key_id)) == stored
+
+    write = call(provider, secret, body_of(provider, ["I also own a tandem."]), **{"X-Memory-Mode": "write"})
+    assert write.headers["x-memory-items"] == "0"
+    assert system_text(provider, router.upstream.received[-1].json) == ""
+    assert "I also own a tandem." in router.stored_texts(key_id)
+
+
+def test_store_flags_context_limit_and_sessions(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response]
+) -> None:
+    key_id, secret = key
+    call("anthropic", secret, body_of("anthropic", ["Not to be kept: my tram stop is Graça."]), X_Memory_Store="false")
+    assert router.stored_texts(key_id) == []
+    call("anthropic", secret, body_of("anthropic", ["My tram is the 28."]), X_Memory_Store_Response="false")
+    assert router.stored_texts(key_id) == ["My tram is the 28."]
+    limited = call("anthropic", secret, body_of("anthropic", ["Which tram do I take?"]), X_Memory_Context_Limit="0")
+    assert "system" not in router.upstream.received[-1].json and limited.headers["x-memory-items"] == "0"
+    call("gemini", secret, body_of("gemini", ["Session-only: the venue is Coliseu."]), X_Session_ID="trip-1")
+    assert any("Coliseu" in text for text in router.stored_texts(key_id, "trip-1"))
+    assert not any("Coliseu" in text for text in router.stored_texts(key_id))
+
+
+class BrokenDatabase:
+    async def query(self, sql: str, params: Any = ()) -> Any:
+        raise StorageUnavailable("database down")
+
+    async def execute(self, sql: str, params: Any = ()) -> Any:
+        raise StorageUnavailable("database down")
+
+    async def batch(self, statements: Any) -> None:
+        raise StorageUnavailable("database down")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_memory_failure_degrades_but_the_call_goes_through(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response], provider: str
+) -> None:
+    _, secret = key
+    working, router.deps.db = router.deps.db, BrokenDatabase()  # type: ignore[assignment]
+    try:
+        body = body_of(provider, ["Hello while memory is down."])
+        response = call(provider, secret, body)
+    finally:
+        router.deps.db = working
+    assert response.status_code == 200 and response.content == router.upstream.sent[-1]
+    assert response.headers["x-memory-status"] == "degraded"
+    assert router.upstream.received[-1].json == body
+
+
+@pytest.mark.parametrize(
+    ("provider", "status"), [("openai", 400), ("anthropic", 500), ("gemini", 404), ("openai", 503)]
+)
+def test_upstream_errors_reach_the_client_as_sent(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response], provider: str, status: int
+) -> None:
+    key_id, secret = key
+    error = json.dumps({"error": {"message": f"upstream says {status}", "weird": [1, 2]}}, indent=3).encode()
+    router.upstream.reply_next_with(status, error)
+    response = call(provider, secret, body_of(provider, ["This turn fails upstream."]))
+    assert response.status_code == status and response.content == error
+    assert router.stored_texts(key_id) == []
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_bad_input_gets_the_providers_own_envelope_and_is_not_forwarded(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response], provider: str
+) -> None:
+    key_id, secret = key
+    before = len(router.upstream.received)
+    cases = [
+        (call(provider, secret, b"{not json"), 400),
+        (call(provider, secret, {"nothing": "here"}), 400),
+        (call(provider, None, body_of(provider, ["hi"])), 401),
+        (call(provider, "mk_unknown", body_of(provider, ["hi"])), 401),
+        (call(provider, secret, body_of(provider, ["hi"]), X_Memory_Mode="sometimes"), 400),
+    ]
+    for response, status in cases:
+        assert response.status_code == status
+        error = response.json()
+        if provider == "anthropic":
+            assert error["type"] == "error" and error["error"]["message"]
+        elif provider == "gemini":
+            assert error["error"]["code"] == status and error["error"]["status"]
+        else:
+            assert error["error"]["message"] and error["error"]["type"]
+    assert len(router.upstream.received) == before
+    assert router.stored_texts(key_id) == []
+
+
+def test_unreachable_upstream_is_a_502_in_the_providers_envelope(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response]
+) -> None:
+    _, secret = key
+    settings = router.deps.settings
+    router.deps.settings = settings.replace(anthropic_base_url="http://127.0.0.1:9")
+    try:
+        response = call("anthropic", secret, body_of("anthropic", ["hi"]))
+    finally:
+        router.deps.settings = settings
+    assert response.status_code == 502
+    assert response.json()["type"] == "error" and response.json()["error"]["type"] == "api_error"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_provider_key_is_forwarded_in_the_native_header_and_never_stored_or_logged(
+    router: Router,
+    key: tuple[str, str],
+    call: Callable[..., httpx.Response],
+    provider: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    key_id, secret = key
+    provider_key = f"pk-{provider}-DO-NOT-KEEP-9f8e7d"
+    caplog.set_level(logging.DEBUG)
+    response = call(provider, secret, body_of(provider, ["Keys must not leak."]), X_Provider_Key=provider_key)
+    assert response.status_code == 200
+    headers = router.upstream.received[-1].headers
+    native = {"openai": ("authorization", f"Bearer {provider_key}"), "anthropic": ("x-api-key", provider_key)}
+    name, value = native.get(provider, ("x-goog-api-key", provider_key))
+    assert headers[name] == value and "x-provider-key" not in headers
+    assert provider_key not in caplog.text
+    assert "Keys must not leak." in router.stored_texts(key_id)
+    for path in Path(router.data_dir).rglob("*"):
+        if path.is_file():
+            assert provider_key.encode() not in path.read_bytes(), path.name
