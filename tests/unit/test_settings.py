@@ -1,0 +1,39 @@
+"""Settings: defined once, parsed strictly, and every one documented in the README."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memvault.core.errors import InvalidInput
+from memvault.core.settings import SETTINGS, load_settings
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_every_setting_is_documented_in_the_readme() -> None:
+    text = README.read_text()
+    missing = [s.name for s in SETTINGS if f"`{s.name}`" not in text]
+    assert missing == []
+
+
+def test_names_are_unique() -> None:
+    names = [s.name for s in SETTINGS]
+    assert len(names) == len(set(names))
+
+
+def test_defaults_parse_and_units_convert() -> None:
+    settings = load_settings({})
+    assert settings.hot_window_hours == 4 * 3600
+    assert settings.long_term_window_days == 90 * 86400
+    assert settings.window_shares == (0.2, 0.3, 0.3)
+    assert load_settings({"MEMVAULT_CHUNK_TOKENS": "120"}).chunk_tokens == 120
+
+
+@pytest.mark.parametrize(
+    "name, value", [("MEMVAULT_CHUNK_TOKENS", "many"), ("MEMVAULT_WINDOW_SHARES", "0.9,0.9,0.9"), ("MEMVAULT_WINDOW_SHARES", "1")]
+)
+def test_bad_values_name_the_setting(name: str, value: str) -> None:
+    with pytest.raises(InvalidInput, match=name):
+        load_settings({name: value})
