@@ -1,0 +1,265 @@
+"""Checks of the Cloudflare adapters that no shared contract suite covers: the JS conversions,
+limits of the bindings (batch sizes, topK, KV's minimum TTL), D1 with the real migrations, the DO
+SQL executor's transaction and error paths, the DO vault client, waitUntil and fetch streaming.
+Run inside Pyodide by runner.py; each check takes the harness context."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import js
+from pyodide.ffi import JsException, jsnull
+
+from memvault.adapters.cloudflare.background import WaitUntilTasks
+from memvault.adapters.cloudflare.blobs import R2BlobStore
+from memvault.adapters.cloudflare.cache import KvCache
+from memvault.adapters.cloudflare.convert import to_js, to_py
+from memvault.adapters.cloudflare.database import D1Database
+from memvault.adapters.cloudflare.do_sql import DurableObjectSql
+from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
+from memvault.adapters.cloudflare.http_client import FetchHttpClient
+from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory, core_vault_name, session_vault_name
+from memvault.adapters.cloudflare.vector_index import VectorizeIndex
+from memvault.core.errors import InvalidInput, StorageUnavailable
+from memvault.core.models import Message, SearchQuery
+
+
+async def context() -> Any:
+    return js.memvaultTest
+
+
+async def check_conversion_round_trips_plain_data(h: Any) -> None:
+    data = {"a": None, "b": b"\x00\xffbin", "c": [1, 2.5, "ü", None], "d": {"nested": True}, "e": ""}
+    back = to_py(to_js(data))
+    assert back == data, back
+    assert js.Object.prototype.toString.call(to_js({"k": 1})) == "[object Object]"
+    assert to_py(jsnull) is None and to_py(js.undefined) is None
+
+
+async def check_d1_has_the_migrations_and_fts(h: Any) -> None:
+    db = D1Database(await h.freshD1())
+    applied = [r["name"] for r in await db.query("SELECT name FROM d1_migrations ORDER BY id")]
+    assert applied == list(h.migrations.to_py()), applied
+    tables = {r["name"] for r in await db.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"memory_keys", "mirror_rows", "mirror_rows_fts", "mirror_buffers"} <= tables
+    columns = [r["name"] for r in await db.query("SELECT name FROM pragma_table_info('mirror_rows')")]
+    row = {c: f"v-{c}" for c in columns}
+    row.update(text="Invoice INV-20931 from Acme was paid", ts_start=1.0, ts_end=2.0, token_count=7, embedding=b"\x01\x02")
+    row.update({c: 0 for c in columns if c.endswith("_at") or c in {"seq", "position"}})
+    placeholders = ", ".join("?" for _ in columns)
+    await db.execute(f"INSERT INTO mirror_rows ({', '.join(columns)}) VALUES ({placeholders})", [row[c] for c in columns])
+    hits = await db.query(
+        "SELECT m.id, m.embedding FROM mirror_rows_fts f JOIN mirror_rows m ON m.rowid = f.rowid "
+        "WHERE mirror_rows_fts MATCH ?",
+        ['"INV-20931"'],
+    )
+    assert [h["id"] for h in hits] == [row["id"]], hits
+    assert hits[0]["embedding"] == b"\x01\x02"
+
+
+async def check_d1_batch_is_atomic_and_execute_counts(h: Any) -> None:
+    db = D1Database(await h.freshD1())
+    await db.execute("CREATE TABLE t (k TEXT PRIMARY KEY, flag INTEGER)")
+    assert await db.execute("INSERT INTO t VALUES (?, ?)", ["a", True]) == 1
+    try:
+        await db.batch([("INSERT INTO t VALUES (?, ?)", ["b", 0]), ("INSERT INTO t VALUES (?, ?)", ["a", 0])])
+    except JsException:
+        pass
+    else:
+        raise AssertionError("a failing batch did not raise")
+    assert await db.query("SELECT k, flag FROM t ORDER BY k") == [{"k": "a", "flag": 1}]
+    assert await db.execute("UPDATE t SET flag = ? WHERE k LIKE ?", [None, "%"]) == 1
+    assert await db.query("SELECT flag FROM t") == [{"flag": None}]
+
+
+async def check_embedder_sends_at_most_100_texts_per_call(h: Any) -> None:
+    ai = h.newWorkersAi()
+    embedder = WorkersAiEmbedder(ai)
+    vectors = await embedder.embed([f"text number {i}" for i in range(250)])
+    assert len(vectors) == 250 and all(len(v) == 768 for v in vectors)
+    assert list(ai.calls.to_py()) == [100, 100, 50]
+    try:
+        WorkersAiEmbedder(ai, batch_size=101)
+    except InvalidInput:
+        pass
+    else:
+        raise AssertionError("a batch above the Workers AI limit was accepted")
+
+
+async def check_embedder_refuses_a_short_answer(h: Any) -> None:
+    class ShortAi:
+        async def run(self, model: str, inputs: Any) -> Any:
+            return to_js({"shape": [1, 768], "data": [[0.0] * 768]})
+
+    try:
+        await WorkersAiEmbedder(ShortAi()).embed(["one", "two"])
+    except StorageUnavailable:
+        return
+    raise AssertionError("two texts and one vector passed unnoticed")
+
+
+async def check_vectorize_beyond_20_results_still_gets_metadata(h: Any) -> None:
+    index = VectorizeIndex(h.newVectorize())
+    items = [(f"v{i}", [1.0, float(i) / 50, 0.5], {"scope": "a" if i % 2 else "b", "n": i}) for i in range(50)]
+    await index.upsert(items)
+    many = await index.query([1.0, 0.2, 0.5], top_k=40)
+    assert len(many) == 40 and all(m.metadata.get("n") is not None for m in many)
+    few = await index.query([1.0, 0.2, 0.5], top_k=5, metadata_filter={"scope": "a"})
+    assert len(few) == 5 and all(m.metadata["scope"] == "a" for m in few)
+    await index.delete([m.id for m in few])
+    again = await index.query([1.0, 0.2, 0.5], top_k=20, metadata_filter={"scope": "a"})
+    assert not {m.id for m in few} & {m.id for m in again}
+
+
+async def check_do_sql_reads_rows_blobs_and_nothing(h: Any) -> None:
+    sql = DurableObjectSql(h.newDurableObjectStorage())
+    sql.execute("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER, x REAL, b BLOB, z TEXT)")
+    sql.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ["one", 7, 0.25, b"\x00\x01\xfe", None])
+    assert sql.execute("SELECT * FROM t") == [{"id": "one", "n": 7, "x": 0.25, "b": b"\x00\x01\xfe", "z": None}]
+    assert sql.first("SELECT * FROM t WHERE id = ?", ["none"]) is None
+    assert sql.execute("SELECT * FROM t WHERE id = ?", ["none"]) == []
+    assert sql.execute("SELECT count(*) AS c FROM t WHERE n = ?", [True]) == [{"c": 0}]
+
+
+async def check_do_sql_transaction_rolls_back_and_reraises(h: Any) -> None:
+    sql = DurableObjectSql(h.newDurableObjectStorage())
+    sql.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
+
+    class Boom(Exception):
+        pass
+
+    def failing() -> None:
+        sql.execute("INSERT INTO t VALUES ('kept-out')")
+        raise Boom("inside the transaction")
+
+    try:
+        sql.transaction(failing)
+    except Boom:
+        pass
+    else:
+        raise AssertionError("the work's exception was lost")
+    assert sql.execute("SELECT * FROM t") == []
+
+    def nested() -> list[str]:
+        sql.execute("INSERT INTO t VALUES ('outer')")
+        with contextlib.suppress(Boom):
+            sql.transaction(failing)
+        return [r["k"] for r in sql.execute("SELECT k FROM t")]
+
+    assert sql.transaction(nested) == ["outer"]
+    assert sql.execute("SELECT k FROM t") == [{"k": "outer"}]
+    try:
+        sql.execute("BEGIN")
+    except JsException:
+        pass
+    else:
+        raise AssertionError("the stand-in allowed BEGIN, which ctx.storage.sql refuses")
+
+
+async def check_vault_client_speaks_plain_data_over_rpc(h: Any) -> None:
+    assert core_vault_name("k1") == "k1:core" and session_vault_name("k1", "s9") == "k1:session:s9"
+    vault = DurableObjectVaultDirectory(h.env.VAULT).vault(session_vault_name("k-rpc", "s1"))
+    messages = [
+        Message(role="user", content=f"My cat Miso likes tuna, message {i}. " * 12, timestamp=1000.0 + i, id=f"m{i}")
+        for i in range(6)
+    ]
+    appended = await vault.append(messages)
+    flushed = await vault.flush()
+    assert appended.rows or flushed.rows
+    stats = await vault.stats()
+    assert stats.messages + stats.chunks >= 1
+    found = await vault.search(SearchQuery(text="tuna", vector=None, depth=5))
+    assert found and "tuna" in found[0].row.text
+    jobs = await vault.unembedded(50)
+    assert jobs
+    attached = await vault.attach_embeddings("test-model", {j.id: [1.0, 0.0, 0.0] for j in jobs})
+    assert attached == len(jobs)
+    assert await vault.rows(None, 100)
+    await vault.clear(True)
+    assert (await vault.stats()).messages == 0
+
+
+async def check_wait_until_gets_a_promise_that_settles_after_the_work(h: Any) -> None:
+    ctx = h.newContext()
+    done: list[str] = []
+
+    async def work() -> None:
+        await asyncio.sleep(0.01)
+        done.append("ran")
+
+    async def broken() -> None:
+        raise RuntimeError("background failure")
+
+    tasks = WaitUntilTasks(ctx)
+    tasks.run(work)
+    tasks.run(broken)
+    assert ctx.promises.length == 2
+    assert str(js.Object.prototype.toString.call(ctx.promises[0])) == "[object Promise]"
+    await js.Promise.all(ctx.promises)
+    assert done == ["ran"]
+
+
+async def check_fetch_client_round_trips_and_streams(h: Any) -> None:
+    client = FetchHttpClient()
+    response = await client.send("POST", f"{h.upstream}/echo", [("authorization", "Bearer t"), ("x-a", "1")], b'{"q":1}')
+    assert response.status == 200
+    assert ("x-upstream", "yes") in response.headers
+    body = b"".join([chunk async for chunk in response.aiter_bytes()])
+    assert json.loads(body) == {"method": "POST", "echo": '{"q":1}', "auth": "Bearer t"}
+
+    missing = await client.send("GET", f"{h.upstream}/missing", [], b"")
+    assert missing.status == 404
+    await missing.aclose()
+
+    stream = await client.send("GET", f"{h.upstream}/stream", [], b"")
+    chunks = [chunk async for chunk in stream.aiter_bytes()]
+    assert b"".join(chunks) == b"".join(f"data: part {i}\n\n".encode() for i in range(3))
+    assert len(chunks) >= 2, "the body was read ahead instead of streamed"
+
+    early = await client.send("GET", f"{h.upstream}/stream", [], b"")
+    async for _ in early.aiter_bytes():
+        break
+    await early.aclose()
+
+
+async def check_r2_keeps_the_content_type(h: Any) -> None:
+    await h.resetR2()
+    store = R2BlobStore(h.env.BLOBS)
+    await store.put("bodies/one.md", b"# Title\n", content_type="text/markdown")
+    head = await h.env.BLOBS.head("bodies/one.md")
+    assert head.httpMetadata.contentType == "text/markdown"
+    assert await store.get("bodies/one.md") == b"# Title\n"
+
+
+async def check_kv_minimum_ttl_is_why_the_adapter_rounds_up(h: Any) -> None:
+    try:
+        await h.env.CACHE.put("raw-ttl", "x", to_js({"expirationTtl": 5}))
+    except JsException:
+        pass
+    else:
+        raise AssertionError("KV accepted a 5 s TTL: the adapter's rounding up may be unnecessary")
+    cache = KvCache(h.env.CACHE)
+    await cache.put("rounded-ttl", "x", ttl_seconds=5)
+    listed = to_py(await h.env.CACHE.list(to_js({"prefix": "rounded-ttl"})))
+    assert listed["keys"][0].get("expiration"), listed
+
+
+CHECKS: list[Callable[[Any], Awaitable[None]]] = [
+    check_conversion_round_trips_plain_data,
+    check_d1_has_the_migrations_and_fts,
+    check_d1_batch_is_atomic_and_execute_counts,
+    check_embedder_sends_at_most_100_texts_per_call,
+    check_embedder_refuses_a_short_answer,
+    check_vectorize_beyond_20_results_still_gets_metadata,
+    check_do_sql_reads_rows_blobs_and_nothing,
+    check_do_sql_transaction_rolls_back_and_reraises,
+    check_vault_client_speaks_plain_data_over_rpc,
+    check_wait_until_gets_a_promise_that_settles_after_the_work,
+    check_fetch_client_round_trips_and_streams,
+    check_r2_keeps_the_content_type,
+    check_kv_minimum_ttl_is_why_the_adapter_rounds_up,
+]

@@ -1,0 +1,228 @@
+// The Pyodide fidelity tier: real Pyodide (npm `pyodide`, Python 3.13) runs memvault's core and
+// its Cloudflare adapters against miniflare's real D1 (migrations applied), R2 and KV, plus
+// stand-ins for what has no local simulation (Durable Object SQL, Workers AI, Vectorize, the
+// Vault DO stub), and runs every contract suite's checks. Prints one JSON report on stdout.
+//
+//   node tests/pyodide/harness.mjs [--out FILE] [--only SUITE,SUITE]
+//
+// MEMVAULT_HOST_PYTHON names the CPython that backs the DO SQL stand-in (default: python3).
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { dirname, join, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { loadPyodide } from "pyodide";
+import { splitSql } from "./split_sql.mjs";
+import { durableObjectStorage, startSqliteHost } from "./sqlite_bridge.mjs";
+import { vectorize, workersAi } from "./standins.mjs";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, "..", "..");
+const started = performance.now();
+const seconds = (from) => Math.round((performance.now() - from) / 10) / 100;
+
+// Only what ships to Workers and loads without pydantic/fastapi/numpy.
+const SHIPPED = [
+  "src/memvault/__init__.py",
+  "src/memvault/core",
+  "src/memvault/adapters/__init__.py",
+  "src/memvault/adapters/cloudflare",
+  // The Vault Durable Object class and the settings it reads, run behind the namespace stand-in.
+  "src/memvault/runtime/__init__.py",
+  "src/memvault/runtime/workers.py",
+  "durable_objects",
+  "tests/pyodide/standin_modules",
+  "tests/contract/suites",
+  "tests/pyodide/runner.py",
+  "tests/pyodide/cloudflare_checks.py",
+];
+
+function pythonFiles(path) {
+  const full = join(ROOT, path);
+  if (statSync(full).isFile()) return [path];
+  return readdirSync(full)
+    .filter((name) => name !== "__pycache__")
+    .flatMap((name) => {
+      const child = join(path, name);
+      return statSync(join(ROOT, child)).isDirectory() ? pythonFiles(child) : child.endsWith(".py") ? [child] : [];
+    });
+}
+
+async function applyMigrations(db) {
+  // The same bookkeeping table wrangler keeps, so an applied list reads the same as in production.
+  await db.exec(
+    "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)",
+  );
+  const dir = join(ROOT, "migrations");
+  const names = readdirSync(dir).filter((n) => /^\d{4}_.*\.sql$/.test(n)).sort();
+  for (const name of names) {
+    const statements = splitSql(readFileSync(join(dir, name), "utf8"));
+    // One batch per migration: D1 runs it as a single transaction, as wrangler does.
+    await db.batch([
+      ...statements.map((sql) => db.prepare(sql)),
+      db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(name),
+    ]);
+  }
+  return names;
+}
+
+// Every database check gets a database of its own, freshly migrated, as the local runners get a
+// new file: a pool of D1 bindings, migrated on first use.
+const D1_POOL = 48;
+const D1_NAMES = Array.from({ length: D1_POOL }, (_, i) => `DB${i}`);
+
+function d1Pool(mf) {
+  let next = 1;
+  const prepare = async (name) => {
+    const db = await mf.getD1Database(name);
+    await applyMigrations(db);
+    return db;
+  };
+  // The next database is migrated while the current check runs.
+  let ready = prepare(D1_NAMES[next]);
+  return async () => {
+    if (next >= D1_POOL) throw new Error(`all ${D1_POOL} D1 databases are used: raise D1_POOL in harness.mjs`);
+    const db = await ready;
+    next += 1;
+    ready = next < D1_POOL ? prepare(D1_NAMES[next]) : null;
+    return db;
+  };
+}
+
+async function emptyBucket(bucket) {
+  for (let listed = await bucket.list(); ; listed = await bucket.list({ cursor: listed.cursor })) {
+    if (listed.objects.length) await bucket.delete(listed.objects.map((o) => o.key));
+    if (!listed.truncated) break;
+  }
+}
+
+async function emptyNamespace(kv) {
+  for (let listed = await kv.list(); ; listed = await kv.list({ cursor: listed.cursor })) {
+    await Promise.all(listed.keys.map((k) => kv.delete(k.name)));
+    if (listed.list_complete) break;
+  }
+}
+
+// A local upstream for the fetch-based HTTP client: streams its body in timed chunks.
+function startUpstream() {
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", async () => {
+      const body = Buffer.concat(chunks);
+      if (req.url === "/stream") {
+        res.writeHead(200, { "content-type": "text/event-stream", "x-upstream": "yes" });
+        for (let i = 0; i < 3; i++) {
+          res.write(`data: part ${i}\n\n`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        res.end();
+        return;
+      }
+      res.writeHead(req.url === "/missing" ? 404 : 200, { "content-type": "application/json", "x-upstream": "yes" });
+      res.end(JSON.stringify({ method: req.method, echo: body.toString("utf8"), auth: req.headers.authorization ?? null }));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+// The Vault DO namespace: stubs whose RPC methods reach a handler the Python runner installs,
+// with structuredClone on the way in and out, as the RPC boundary does.
+function vaultNamespace(registry) {
+  return {
+    idFromName: (name) => ({ name, toString: () => name }),
+    get(id) {
+      return new Proxy(
+        {},
+        {
+          get: (_, method) =>
+            typeof method === "string" && method !== "then"
+              ? async (...args) => {
+                  let result;
+                  try {
+                    result = await registry.handler(id.name, method, structuredClone(args));
+                  } catch (error) {
+                    // RPC hands the caller a plain Error with the thrower's message.
+                    throw new Error(String(error?.message ?? error));
+                  }
+                  return structuredClone(result);
+                }
+              : undefined,
+        },
+      );
+    },
+  };
+}
+
+async function main() {
+  const out = process.argv.includes("--out") ? process.argv[process.argv.indexOf("--out") + 1] : null;
+  const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1].split(",") : null;
+  const timing = {};
+  let mark = performance.now();
+  const mf = new Miniflare({
+    modules: true,
+    script: "export default { fetch() { return new Response('memvault pyodide tier'); } }",
+    d1Databases: D1_NAMES,
+    r2Buckets: ["BLOBS"],
+    kvNamespaces: ["CACHE"],
+    cf: false,
+  });
+  const host = startSqliteHost(process.env.MEMVAULT_HOST_PYTHON || "python3");
+  const upstream = await startUpstream();
+  // Pyodide compiles its wasm while miniflare starts workerd.
+  const pyodideLoading = loadPyodide().then((py) => {
+    timing.pyodide_load_seconds = seconds(mark);
+    return py;
+  });
+  try {
+    await mf.ready;
+    const db = await mf.getD1Database(D1_NAMES[0]);
+    const blobs = await mf.getR2Bucket("BLOBS");
+    const cache = await mf.getKVNamespace("CACHE");
+    const migrations = await applyMigrations(db);
+    timing.miniflare_seconds = seconds(mark);
+
+    const pyodide = await pyodideLoading;
+    for (const path of SHIPPED.flatMap(pythonFiles)) {
+      const target = `/repo/${path.split(sep).join("/")}`;
+      pyodide.FS.mkdirTree(dirname(target));
+      pyodide.FS.writeFile(target, readFileSync(join(ROOT, path)));
+    }
+    const registry = { handler: null };
+    globalThis.memvaultTest = {
+      env: { DB: db, BLOBS: blobs, CACHE: cache, VAULT: vaultNamespace(registry) },
+      migrations,
+      only,
+      vaultRegistry: registry,
+      upstream: `http://127.0.0.1:${upstream.address().port}`,
+      newWorkersAi: workersAi,
+      newVectorize: vectorize,
+      newDurableObjectStorage: () => durableObjectStorage(host),
+      freshD1: d1Pool(mf),
+      resetR2: () => emptyBucket(blobs),
+      resetKV: () => emptyNamespace(cache),
+      newContext() {
+        const promises = [];
+        return { promises, waitUntil: (p) => void promises.push(p) };
+      },
+    };
+
+    mark = performance.now();
+    pyodide.runPython("import sys; sys.path[:0] = ['/repo/src', '/repo', '/repo/tests/contract', '/repo/tests/pyodide', '/repo/tests/pyodide/standin_modules']");
+    const report = JSON.parse(await pyodide.runPythonAsync("import runner\nawait runner.run_all()"));
+    timing.checks_seconds = seconds(mark);
+    timing.total_seconds = seconds(started);
+    const text = JSON.stringify({ ...report, migrations, timing }, null, 1);
+    if (out) writeFileSync(out, text);
+    else process.stdout.write(`${text}\n`);
+  } finally {
+    upstream.close();
+    host.close();
+    await mf.dispose();
+  }
+}
+
+main().catch((error) => {
+  console.error(error?.stack ?? String(error));
+  process.exit(1);
+});

@@ -1,0 +1,109 @@
+"""The Pyodide fidelity tier under pytest: runs tests/pyodide/harness.mjs once per session (real
+Pyodide in Node, miniflare's D1/R2/KV, stand-ins for DO SQL, Workers AI and Vectorize) and turns
+each (suite, check) it ran into one test, so a failure names its check.
+
+The checks are listed here by reading each suite's ``CHECKS`` from source (the suites import
+nothing that needs Pyodide, but listing them must not depend on the run)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SUITES = ROOT / "tests" / "contract" / "suites"
+HARNESS = HERE / "harness.mjs"
+TIMEOUT_SECONDS = 600
+NODE_PACKAGES = ("pyodide", "miniflare")
+
+
+def check_names(path: Path) -> list[str]:
+    """The function names listed in a module's ``CHECKS = [...]``, in order."""
+    for node in ast.parse(path.read_text()).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == "CHECKS" and isinstance(node.value, ast.List):
+            return [item.id for item in node.value.elts if isinstance(item, ast.Name)]
+    return []
+
+
+def all_checks() -> list[tuple[str, str]]:
+    pairs = [
+        (path.stem, name)
+        for path in sorted(SUITES.glob("*.py"))
+        if not path.name.startswith("_")
+        for name in check_names(path)
+    ]
+    return pairs + [("cloudflare", name) for name in check_names(HERE / "cloudflare_checks.py")]
+
+
+def missing_tools() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not on PATH: the Pyodide tier needs Node 20+ (scripts/test expects it)"
+    absent = [p for p in NODE_PACKAGES if not (ROOT / "node_modules" / p / "package.json").is_file()]
+    if absent:
+        return f"node_modules lacks {', '.join(absent)}: run `npm ci` at the repo root (scripts/test does)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def tier_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    problem = missing_tools()
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    out = tmp_path_factory.mktemp("pyodide") / "report.json"
+    env = {**os.environ, "MEMVAULT_HOST_PYTHON": sys.executable}
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            ["node", str(HARNESS), "--out", str(out)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the Pyodide harness ran past {TIMEOUT_SECONDS} s", pytrace=False)
+    if done.returncode != 0 or not out.is_file():
+        pytest.fail(f"the Pyodide harness failed ({done.returncode}):\n{done.stderr[-4000:]}", pytrace=False)
+    report: dict[str, Any] = json.loads(out.read_text())
+    report["timing"]["wall_seconds"] = round(time.perf_counter() - started, 2)
+    TIER_TIMING.update(report["timing"])
+    return report
+
+
+# Filled by the fixture, printed at the end of the run by conftest.py.
+TIER_TIMING: dict[str, float] = {}
+
+
+@pytest.mark.parametrize(("suite", "check"), all_checks(), ids=[f"{s}::{c}" for s, c in all_checks()])
+def test_check_passes_in_pyodide(tier_report: dict[str, Any], suite: str, check: str) -> None:
+    if suite in tier_report["suites_without_adapter"]:
+        pytest.skip(f"suite {suite!r} has no Cloudflare adapter in tests/pyodide/runner.py")
+    found = [r for r in tier_report["results"] if r["suite"] == suite and r["check"] in {check, "<import>"}]
+    assert found, f"{suite}.{check} did not run in Pyodide"
+    result = found[0]
+    assert result["ok"], f"{suite}.{check} failed in Pyodide {tier_report['pyodide']}:\n{result['error']}"
+
+
+def test_runs_on_the_pinned_pyodide(tier_report: dict[str, Any]) -> None:
+    lock = json.loads((ROOT / "package-lock.json").read_text())
+    pinned = lock["packages"]["node_modules/pyodide"]["version"]
+    assert tier_report["pyodide"] == pinned
+    assert tier_report["python"].startswith("3.13")
+
+
+def test_every_suite_has_a_cloudflare_adapter(tier_report: dict[str, Any]) -> None:
+    # A new contract suite must be wired into runner.py, not silently left out of this tier.
+    assert tier_report["suites_without_adapter"] == []
