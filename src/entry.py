@@ -13,7 +13,7 @@ from durable_objects.vault import Vault
 from workers import WorkerEntrypoint
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
-from memvault.runtime import cron
+from memvault.runtime import cron, rpc
 from memvault.runtime import workers as runtime
 
 __all__ = ["Default", "Vault"]
@@ -32,13 +32,12 @@ class Default(WorkerEntrypoint):  # type: ignore[misc]
 
     async def get_memory(self, memory_key: Any, session_id: Any = None, limit: Any = 50, offset: Any = 0) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        args = to_py([memory_key, session_id, limit, offset])
-        return to_js(await runtime.rpc_get_memory(deps, args[0], args[1], int(args[2]), int(args[3])))
+        return to_js(await rpc.get_memory(deps, *to_py([memory_key, session_id, limit, offset])))
 
     async def save_memory(self, memory_key: Any, session_id: Any, messages: Any, metadata: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await runtime.rpc_save_memory(deps, *to_py([memory_key, session_id, messages, metadata])))
+        return to_js(await rpc.save_memory(deps, *to_py([memory_key, session_id, messages, metadata])))
 
     async def search_memory(self, memory_key: Any, query: Any, limit: Any = None, session_id: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await runtime.rpc_search_memory(deps, *to_py([memory_key, query, limit, session_id])))
+        return to_js(await rpc.search_memory(deps, *to_py([memory_key, query, limit, session_id])))

@@ -1,0 +1,72 @@
+"""RPC for other Workers calling over a service binding (a Telegram bot, say).
+
+Each call authenticates the memory key it is given, then runs the same core function as the
+matching HTTP route. Arguments and results are plain data; the entry converts at the JS boundary.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict
+from typing import Any
+
+from memvault.core import memory_core, memory_retrieval
+from memvault.core.deps import Deps
+from memvault.core.errors import InvalidInput
+from memvault.core.keys import authenticate
+from memvault.core.models import Message
+
+
+async def save_memory(
+    deps: Deps, memory_key: str, session_id: str | None, messages: list[dict[str, Any]], metadata: dict[str, Any] | None
+) -> dict[str, Any]:
+    key = await authenticate(deps.db, memory_key)
+    defaults = metadata or {}
+    now = deps.clock()
+    parsed = [_message(m, defaults, now) for m in messages]
+    return asdict(await memory_core.store_conversation(deps, key.id, parsed, session_id))
+
+
+def _message(data: dict[str, Any], defaults: dict[str, Any], now: float) -> Message:
+    if not isinstance(data, dict) or "role" not in data or "content" not in data:
+        raise InvalidInput("each message needs a role and a content")
+    timestamp = data.get("timestamp", defaults.get("timestamp"))
+    return Message(
+        role=str(data["role"]),
+        content=str(data["content"]),
+        timestamp=now if timestamp is None else float(timestamp),
+        id=str(data.get("id") or uuid.uuid4().hex),
+        model=data.get("model", defaults.get("model")),
+    )
+
+
+async def search_memory(
+    deps: Deps, memory_key: str, query: str, limit: int | None, session_id: str | None
+) -> dict[str, Any]:
+    key = await authenticate(deps.db, memory_key)
+    result = await memory_retrieval.search_memory(deps, key.id, query, limit=limit, session_id=session_id)
+    return asdict(result)
+
+
+async def get_memory(
+    deps: Deps, memory_key: str, session_id: str | None, limit: Any = 50, offset: Any = 0
+) -> dict[str, Any]:
+    """One page of what a vault holds (stored rows, then pending messages), without embeddings."""
+    # JS undefined arrives as None: the defaults apply then too.
+    limit = 50 if limit is None else int(limit)
+    offset = 0 if offset is None else int(offset)
+    if limit < 1 or offset < 0:
+        raise InvalidInput("limit must be positive and offset not negative")
+    key = await authenticate(deps.db, memory_key)
+    wanted = "core" if session_id is None else f"session:{session_id}"
+    items: list[dict[str, Any]] = []
+    seen = 0
+    async for item in memory_retrieval.export_memory(deps, key.id):
+        if item.get("vault") != wanted:
+            continue
+        if seen >= offset:
+            items.append({k: v for k, v in item.items() if k != "embedding"})
+            if len(items) == limit:
+                break
+        seen += 1
+    return {"session_id": session_id, "offset": offset, "limit": limit, "items": items}

@@ -1,0 +1,215 @@
+"""The Workers entry and the Vault Durable Object on CPython.
+
+``workers``, ``js`` and ``pyodide`` exist only inside the Workers runtime, so this test installs
+minimal stand-ins in ``sys.modules`` for its own duration: identity conversions, and a DO storage
+whose SQL runs on sqlite3. Everything behind them (runtime, core, local stores) is real. The same
+Vault class also runs inside real Pyodide in the tests/pyodide tier.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sqlite3
+import sys
+import types
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memvault.core import keys
+from memvault.core.deps import Deps
+from memvault.core.ports import VaultClient
+from memvault.core.settings import load_settings
+from memvault.runtime import rpc
+from memvault.runtime.local import build_local_deps, close_local_deps
+
+ROOT = Path(__file__).resolve().parents[2]
+JSNULL = type("JsNull", (), {"__repr__": lambda self: "null"})()
+EDGE_MODULES = ("entry", "durable_objects", "durable_objects.vault", "memvault.adapters.cloudflare.convert",
+                "memvault.adapters.cloudflare.do_sql")
+
+
+class _Uint8Array:
+    def __init__(self, size: int) -> None:
+        self.data = bytes(size)
+
+    @classmethod
+    def new(cls, size: int) -> _Uint8Array:
+        return cls(size)
+
+    def assign(self, data: bytes) -> None:
+        self.data = bytes(data)
+
+
+def _sql_value(value: Any) -> Any:
+    if value is JSNULL:
+        return None
+    return value.data if isinstance(value, _Uint8Array) else value
+
+
+class _Base:
+    def __init__(self, ctx: Any, env: Any) -> None:
+        self.ctx = ctx
+        self.env = env
+
+
+def _standins() -> dict[str, types.ModuleType]:
+    workers = types.ModuleType("workers")
+    workers.WorkerEntrypoint = type("WorkerEntrypoint", (_Base,), {})  # type: ignore[attr-defined]
+    workers.DurableObject = type("DurableObject", (_Base,), {})  # type: ignore[attr-defined]
+    js = types.ModuleType("js")
+    js.Object = types.SimpleNamespace(fromEntries=dict)  # type: ignore[attr-defined]
+    js.Uint8Array = _Uint8Array  # type: ignore[attr-defined]
+    ffi = types.ModuleType("pyodide.ffi")
+    ffi.JsProxy = type("JsProxy", (), {})  # type: ignore[attr-defined]
+    ffi.jsnull = JSNULL  # type: ignore[attr-defined]
+    ffi.to_js = lambda value, **_: value  # type: ignore[attr-defined]
+    ffi.create_once_callable = lambda f: f  # type: ignore[attr-defined]
+    pyodide = types.ModuleType("pyodide")
+    pyodide.ffi = ffi  # type: ignore[attr-defined]
+    return {"workers": workers, "js": js, "pyodide": pyodide, "pyodide.ffi": ffi}
+
+
+@pytest.fixture
+def edge(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    for name, module in _standins().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.syspath_prepend(str(ROOT / "src"))
+    for name in EDGE_MODULES:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import entry
+
+    yield entry
+    # Modules imported against the stand-ins must not outlive this test.
+    for name in EDGE_MODULES:
+        sys.modules.pop(name, None)
+
+
+class SqliteDurableObjectStorage:
+    """``ctx.storage`` of a SQLite-backed Durable Object, over sqlite3."""
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self.sql = self
+
+    def exec(self, query: str, *params: Any) -> Any:
+        rows = [dict(r) for r in self._conn.execute(query, [_sql_value(p) for p in params])]
+        return types.SimpleNamespace(toArray=lambda: rows)
+
+    def transactionSync(self, work: Callable[[], Any]) -> Any:
+        self._conn.execute("SAVEPOINT work")
+        try:
+            result = work()
+        except BaseException:
+            self._conn.execute("ROLLBACK TO work")
+            self._conn.execute("RELEASE work")
+            raise
+        self._conn.execute("RELEASE work")
+        return result
+
+
+def test_entry_registers_the_durable_object_and_exposes_every_handler(edge: types.ModuleType) -> None:
+    from durable_objects.vault import Vault
+
+    assert edge.Vault is Vault
+    assert issubclass(edge.Default, sys.modules["workers"].WorkerEntrypoint)
+    for handler in ("fetch", "scheduled", "get_memory", "save_memory", "search_memory"):
+        assert inspect.iscoroutinefunction(getattr(edge.Default, handler)), handler
+
+
+def test_vault_rpc_methods_are_exactly_the_vault_client_protocol(edge: types.ModuleType) -> None:
+    # The DO client in adapters/cloudflare calls the stub by these names.
+    protocol = {name for name in vars(VaultClient) if not name.startswith("_") and callable(getattr(VaultClient, name))}
+    methods = {name for name, fn in vars(edge.Vault).items() if not name.startswith("_") and callable(fn)}
+    assert methods == protocol
+    assert all(inspect.iscoroutinefunction(getattr(edge.Vault, name)) for name in methods)
+
+
+async def test_vault_delegates_to_the_core_store_over_do_sql(edge: types.ModuleType) -> None:
+    ctx = types.SimpleNamespace(storage=SqliteDurableObjectStorage())
+    vault = edge.Vault(ctx, types.SimpleNamespace(MEMVAULT_CHUNK_TOKENS="40"))
+    words = "the Lisbon office lease renews in March and costs 4200 euros a month"
+    messages = [{"role": "user", "content": f"{words} ({i})", "timestamp": 1000.0 + i, "id": f"m{i}", "model": None}
+                for i in range(6)]
+    appended = await vault.append(messages)
+    assert appended["rows"] and appended["accepted"] == 6
+    stats = await vault.stats()
+    assert stats["chunks"] >= 1
+    found = await vault.search({"text": "Lisbon lease", "vector": None, "depth": 10, "since": None})
+    assert found and all(hit["channel"] in {"keyword", "context"} for hit in found)
+    vectors = {row["id"]: [1.0, 0.0, float(i), 0.5] for i, row in enumerate(appended["rows"])}
+    assert await vault.attach_embeddings("test-model", vectors) == len(vectors)
+    near = await vault.search({"text": "", "vector": [1.0, 0.0, 0.0, 0.5], "depth": 3, "since": None})
+    assert any(hit["channel"] == "vector" for hit in near)
+    assert await vault.delete_older_than(10_000.0)
+    assert (await vault.stats())["chunks"] == 0
+    # A second instance over the same storage finds the schema already migrated.
+    again = edge.Vault(ctx, types.SimpleNamespace())
+    assert (await again.stats())["messages"] == 0
+
+
+async def test_scheduled_runs_maintenance_with_this_invocations_deps(
+    edge: types.ModuleType, deps: Deps, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built: list[tuple[Any, Any]] = []
+
+    def build(env: Any, ctx: Any) -> Deps:
+        built.append((env, ctx))
+        return deps
+
+    monkeypatch.setattr("memvault.runtime.workers.build_deps", build)
+    env, ctx = object(), object()
+    await edge.Default(ctx, env).scheduled(types.SimpleNamespace(cron="17 3 * * *"))
+    assert built == [(env, ctx)]
+    assert '"schedule": "17 3 * * *"' in capsys.readouterr().out
+
+
+async def test_fetch_hands_the_app_and_env_to_the_asgi_adapter(
+    edge: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[Any, ...]] = []
+    asgi = types.ModuleType("asgi")
+
+    async def fetch(app: Any, request: Any, env: Any) -> str:
+        calls.append((app, request, env))
+        return "response"
+
+    asgi.fetch = fetch  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "asgi", asgi)
+    monkeypatch.setattr("memvault.runtime.workers.build_app", lambda env, ctx: ("app", env, ctx))
+    env, ctx = object(), object()
+    request = types.SimpleNamespace(js_object="js-request")
+    assert await edge.Default(ctx, env).fetch(request) == "response"
+    assert calls == [(("app", env, ctx), "js-request", env)]
+
+
+@pytest.fixture
+async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
+    built = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}))
+    yield built
+    await close_local_deps(built)
+
+
+async def test_rpc_save_search_and_get_run_the_core_functions_for_the_key_given(deps: Deps) -> None:
+    _, secret = await keys.create_key(deps.db, "bot", deps.clock())
+    stored = await rpc.save_memory(
+        deps, secret, "chat-9", [{"role": "user", "content": "My passport number ends in 5521."}], {"model": "bot-1"}
+    )
+    assert stored["messages_accepted"] == 1
+    found = await rpc.search_memory(deps, secret, "passport", 5, "chat-9")
+    assert any("5521" in item["text"] for item in found["items"])
+    page = await rpc.get_memory(deps, secret, "chat-9", None, None)
+    assert [item["content"] for item in page["items"]] == ["My passport number ends in 5521."]
+    assert page["items"][0]["model"] == "bot-1"
+    assert (await rpc.get_memory(deps, secret, "chat-9", 10, 1))["items"] == []
+
+
+async def test_rpc_refuses_an_unknown_key(deps: Deps) -> None:
+    from memvault.core.errors import Unauthorized
+
+    with pytest.raises(Unauthorized):
+        await rpc.search_memory(deps, "mk_not-a-key", "anything", 5, None)
