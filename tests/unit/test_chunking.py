@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,7 +44,7 @@ def test_next_chunk_opens_with_the_tail_of_the_previous() -> None:
     buffer = [message(i, 60) for i in range(12)]
     plans, _, carry = plan_chunks(buffer, "", 300, 30)
     assert len(plans) >= 2
-    for before, after in zip(plans, plans[1:], strict=False):
+    for before, after in itertools.pairwise(plans):
         tail = after.text.split("\n")[0]
         assert tail and tail in before.text
         assert estimate_tokens(tail) <= 30

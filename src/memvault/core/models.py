@@ -185,7 +185,8 @@ class VaultStats:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VaultStats:
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+        values: dict[str, Any] = {k: data.get(k) for k in cls.__dataclass_fields__}
+        return cls(**values)
 
 
 @dataclass

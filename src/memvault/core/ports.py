@@ -11,8 +11,8 @@ from memvault.core.models import (
     AppendResult,
     Candidate,
     EmbedJob,
-    Message,
     MemoryRow,
+    Message,
     SearchQuery,
     VaultStats,
 )

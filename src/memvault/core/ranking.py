@@ -31,7 +31,7 @@ def fts_match_expression(text: str) -> str | None:
     terms = [t for t in (re.sub(r"[^\w]", " ", term).strip() for term in query_terms(text)) if t]
     if not terms:
         return None
-    quoted = []
+    quoted: list[str] = []
     for term in terms:
         quoted.extend(f'"{word}"' for word in term.split())
     return " OR ".join(dict.fromkeys(quoted))

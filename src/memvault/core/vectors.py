@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
+_np: Any
 try:
     import numpy as _np
 except ImportError:  # Pyodide without the numpy package
