@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Safe deploy: upload a version without traffic, check its /health, promote only if nothing regressed.
 
-1. `wrangler versions upload` - the new version gets a preview URL and no traffic.
-2. GET <preview>/health until it answers (or the timeout passes).
-3. Compare secret presence, bindings and the cron-trigger count with the last known-good manifest
-   (.deploy-manifest.json: names and counts only, never a value; git-ignored).
-4. Abort with the reason if anything regressed; otherwise `wrangler versions deploy <id>@100%`.
-5. `wrangler triggers deploy` (versions do not carry cron triggers).
-6. GET <production>/health and record the new known-good manifest.
+1. `wrangler deployments status --json`: the version serving production now.
+2. `wrangler versions upload`: the new version, serving no traffic.
+3. Reach the new version's /health without giving it traffic. Cloudflare generates no preview URL
+   for a Worker that implements a Durable Object (memvault does: the Vault), so the new version
+   joins the deployment at 0% (`versions deploy <current>@100% <new>@0%`) and /health is asked
+   with a `Cloudflare-Workers-Version-Overrides` header naming it. A preview URL, when one exists,
+   is used instead.
+4. Compare secret presence, bindings and the cron-trigger count with the last known-good manifest
+   (.deploy-manifest.json: names and counts only, never a value; git-ignored). If anything
+   regressed: withdraw the 0% version (`versions deploy <current>@100%`) and abort.
+5. Promote (`versions deploy <new>@100%`), then `wrangler triggers deploy` (versions do not carry
+   cron triggers), then check production /health and record the new known-good manifest.
 
-`--dry-run` prints this plan for the chosen environment and runs nothing.
+The first deploy of a Worker (and any Durable Object migration) goes through `wrangler deploy`:
+versions cannot carry Durable Object migrations. `--dry-run` prints the plan and runs nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -66,6 +73,29 @@ def env_args(env: str | None) -> list[str]:
     return ["--env", env] if env else []
 
 
+def current_version(wrangler: list[str], env: str | None) -> str:
+    done = subprocess.run(
+        [*wrangler, "deployments", "status", *env_args(env), "--json"], capture_output=True, text=True, cwd=ROOT
+    )
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise DeployAborted("cannot read the current deployment (first deploy? use `wrangler deploy`):\n  "
+                            + "\n  ".join(tail))
+    try:
+        versions = json.loads(done.stdout).get("versions") or []
+    except (json.JSONDecodeError, AttributeError):
+        raise DeployAborted("`wrangler deployments status --json` printed no JSON") from None
+    if not versions:
+        raise DeployAborted("the Worker has no deployment yet: make the first one with `wrangler deploy`")
+    return str(max(versions, key=lambda v: float(v.get("percentage", 0)))["version_id"])
+
+
+def versions_deploy(wrangler: list[str], env: str | None, specs: list[str], message: str) -> None:
+    command = [*wrangler, "versions", "deploy", *specs, *env_args(env), "--yes", "--message", message]
+    if subprocess.run(command, cwd=ROOT).returncode != 0:
+        raise DeployAborted(f"`versions deploy {' '.join(specs)}` failed")
+
+
 def upload_version(wrangler: list[str], env: str | None, message: str) -> Upload:
     with tempfile.TemporaryDirectory() as tmp:
         output_file = Path(tmp) / "wrangler-output.ndjson"
@@ -103,9 +133,10 @@ def _search(pattern: str, text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def fetch_health(base_url: str, timeout: float, interval: float = 1.0) -> Health:
+def fetch_health(base_url: str, timeout: float, headers: dict[str, str] | None = None, interval: float = 1.0) -> Health:
     """Poll <base_url>/health until it answers with JSON; a 503 with a body is an answer too."""
     url = base_url.rstrip("/") + "/health"
+    request = urllib.request.Request(url, headers={"Cache-Control": "no-store", **(headers or {})})
     deadline = time.monotonic() + timeout
     last_error = "no answer"
     while True:
@@ -113,7 +144,7 @@ def fetch_health(base_url: str, timeout: float, interval: float = 1.0) -> Health
         if remaining <= 0:
             raise DeployAborted(f"{url} did not answer within {timeout:g}s ({last_error})")
         try:
-            with urllib.request.urlopen(url, timeout=min(remaining, 10.0)) as response:
+            with urllib.request.urlopen(request, timeout=min(remaining, 10.0)) as response:
                 return Health(response.status, json.loads(response.read() or b"{}"))
         except urllib.error.HTTPError as exc:
             try:
@@ -156,13 +187,11 @@ def regressions(previous: dict[str, Any] | None, health: Health) -> list[str]:
     return problems
 
 
-def production_url(preview_url: str | None, explicit: str | None) -> str:
-    if explicit:
-        return explicit
-    # A preview URL is https://<first 8 of version id>-<worker>.<subdomain>; production drops the prefix.
-    if preview_url and (match := re.match(r"(https?://)[0-9a-f]{8}-(.+)$", preview_url)):
-        return match.group(1) + match.group(2)
-    raise DeployAborted("cannot tell the production URL; pass --production-url")
+def worker_name(env: str | None) -> str:
+    """The Worker's name for ``env``: wrangler.toml's [env.<env>] name, else the top-level one."""
+    config = tomllib.loads((ROOT / "wrangler.toml").read_text())
+    section = config.get("env", {}).get(env, {}) if env else {}
+    return str(section.get("name") or (f"{config['name']}-{env}" if env else config["name"]))
 
 
 def load_manifest(path: Path, env: str | None) -> dict[str, Any] | None:
@@ -179,19 +208,36 @@ def save_manifest(path: Path, env: str | None, entry: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def override_header(worker: str, version_id: str) -> dict[str, str]:
+    return {"Cloudflare-Workers-Version-Overrides": f'{worker}="{version_id}"'}
+
+
 def print_plan(args: argparse.Namespace, wrangler: list[str], previous: dict[str, Any] | None) -> None:
     env = env_args(args.env)
+    deploy = [*wrangler, "versions", "deploy"]
     print("safe deploy plan (dry run: nothing will run)")
-    print(f"  1. {shlex.join([*wrangler, 'versions', 'upload', *env, '--message', args.message])}")
-    print(f"  2. GET <preview URL>/health, waiting up to {args.health_timeout:g}s")
+    print(f"  1. {shlex.join([*wrangler, 'deployments', 'status', *env, '--json'])}  -> <current>")
+    print(f"  2. {shlex.join([*wrangler, 'versions', 'upload', *env, '--message', args.message])}  -> <new>")
+    print(f"  3. {shlex.join([*deploy, '<current>@100%', '<new>@0%', *env, '--yes'])}  (no traffic)")
+    print(f"     GET {args.url}/health with Cloudflare-Workers-Version-Overrides: {args.worker}=\"<new>\", "
+          f"waiting up to {args.health_timeout:g}s")
     if previous is None:
-        print(f"  3. no known-good manifest for '{args.env or 'default'}' in {args.manifest.name}: require HTTP 200 only")
+        print(f"  4. no known-good manifest for '{args.env or 'default'}' in {args.manifest.name}: require HTTP 200 only")
     else:
-        print(f"  3. compare with the last good deploy: secrets {previous.get('secrets', [])}, "
-              f"bindings {previous.get('bindings', [])}, cron triggers >= {previous.get('cron_triggers', 0)}")
-    print(f"  4. {shlex.join([*wrangler, 'versions', 'deploy', '<version-id>@100%', *env, '--yes'])}")
-    print(f"  5. {shlex.join([*wrangler, 'triggers', 'deploy', *env])}")
-    print(f"  6. GET {args.production_url or '<production URL>'}/health, then record {args.manifest.name}")
+        print(f"  4. compare with the last good deploy: secrets {previous.get('secrets', [])}, "
+              f"bindings {previous.get('bindings', [])}, cron triggers >= {previous.get('cron_triggers', 0)}; "
+              f"on a regression: {shlex.join([*deploy, '<current>@100%', *env, '--yes'])} and stop")
+    print(f"  5. {shlex.join([*deploy, '<new>@100%', *env, '--yes'])}")
+    print(f"  6. {shlex.join([*wrangler, 'triggers', 'deploy', *env])}")
+    print(f"  7. GET {args.url}/health, then record {args.manifest.name}")
+
+
+def check_candidate(args: argparse.Namespace, wrangler: list[str], current: str, upload: Upload) -> Health:
+    """/health of the new version while it serves no traffic."""
+    if upload.preview_url:
+        return fetch_health(upload.preview_url, args.health_timeout)
+    versions_deploy(wrangler, args.env, [f"{current}@100%", f"{upload.version_id}@0%"], args.message + " (staged, 0%)")
+    return fetch_health(args.url, args.health_timeout, override_header(args.worker, upload.version_id))
 
 
 def deploy(args: argparse.Namespace) -> int:
@@ -200,33 +246,42 @@ def deploy(args: argparse.Namespace) -> int:
     if args.dry_run:
         print_plan(args, wrangler, previous)
         return 0
+    current = current_version(wrangler, args.env)
     upload = upload_version(wrangler, args.env, args.message)
-    print(f"uploaded version {upload.version_id} (no traffic yet)")
-    if not upload.preview_url:
-        raise DeployAborted("the upload has no preview URL (enable workers.dev previews); not promoting")
-    health = fetch_health(upload.preview_url, args.health_timeout)
-    problems = regressions(previous, health)
+    print(f"uploaded version {upload.version_id} (no traffic); production stays on {current}")
+    try:
+        problems = regressions(previous, check_candidate(args, wrangler, current, upload))
+    except DeployAborted:
+        withdraw(wrangler, args, current, upload)
+        raise
     if problems:
+        withdraw(wrangler, args, current, upload)
         raise DeployAborted("not promoting version " + upload.version_id + ":\n  - " + "\n  - ".join(problems))
-    print("preview /health matches the last good deploy; promoting")
-    command = [*wrangler, "versions", "deploy", f"{upload.version_id}@100%", *env_args(args.env), "--yes",
-               "--message", args.message]
-    if subprocess.run(command, cwd=ROOT).returncode != 0:
-        print(f"promotion failed; version {upload.version_id} holds no traffic", file=sys.stderr)
-        return 1
+    print("the new version's /health matches the last good deploy; promoting")
+    versions_deploy(wrangler, args.env, [f"{upload.version_id}@100%"], args.message)
     # Versions carry code, bindings and vars; cron triggers are deployed separately.
     if subprocess.run([*wrangler, "triggers", "deploy", *env_args(args.env)], cwd=ROOT).returncode != 0:
         print("promoted, but `wrangler triggers deploy` failed: cron triggers may be stale", file=sys.stderr)
         return 1
-    live = fetch_health(production_url(upload.preview_url, args.production_url), args.health_timeout)
+    live = fetch_health(args.url, args.health_timeout)
     live_problems = regressions(previous, live)
     if live_problems:
-        print("PROMOTED, BUT production /health regressed - roll back with `wrangler rollback`:\n  - "
+        print(f"PROMOTED, BUT production /health regressed - roll back with `wrangler rollback {current}`:\n  - "
               + "\n  - ".join(live_problems), file=sys.stderr)
         return 1
     save_manifest(args.manifest, args.env, {**summarize(live), "version_id": upload.version_id})
     print(f"version {upload.version_id} is live and healthy; recorded in {args.manifest.name}")
     return 0
+
+
+def withdraw(wrangler: list[str], args: argparse.Namespace, current: str, upload: Upload) -> None:
+    """Take a staged 0% version out of the deployment again; production never left ``current``."""
+    if upload.preview_url:
+        return
+    try:
+        versions_deploy(wrangler, args.env, [f"{current}@100%"], args.message + " (withdrawn)")
+    except DeployAborted:
+        print(f"could not withdraw version {upload.version_id}; it still serves 0% of traffic", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,10 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST, help="known-good manifest file")
     parser.add_argument("--wrangler", help="wrangler command; default: wrangler on PATH, then node_modules/.bin")
     parser.add_argument("--health-timeout", type=float, default=90.0, help="seconds to wait for /health")
-    parser.add_argument("--production-url", help="production base URL; default: derived from the preview URL")
+    parser.add_argument("--url", required=True, help="production base URL, e.g. https://memvault.<subdomain>.workers.dev")
+    parser.add_argument("--worker", help="Worker name for the version-override header; default: from wrangler.toml")
     parser.add_argument("--message", default="safe deploy", help="message attached to the version")
     parser.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
     args = parser.parse_args(argv)
+    args.url = args.url.rstrip("/")
+    args.worker = args.worker or worker_name(args.env)
     try:
         return deploy(args)
     except DeployAborted as exc:

@@ -20,13 +20,19 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 
+OVERRIDE = "Cloudflare-Workers-Version-Overrides"
+
+
 @dataclass
 class HealthServer:
-    """Answers GET /<site>/health with whatever the test put in ``sites[site]``."""
+    """Answers GET /<site>/health with whatever the test put in ``sites[site]``. A request to
+    /live carrying a version-override header is answered from ``sites["candidate"]`` instead, the
+    way Cloudflare routes it to the 0% version it names."""
 
     base_url: str
     sites: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
     hang_seconds: dict[str, float] = field(default_factory=dict)
+    overrides_seen: list[str] = field(default_factory=list)
 
     def url(self, site: str) -> str:
         return f"{self.base_url}/{site}"
@@ -39,17 +45,24 @@ def health_server() -> Iterator[HealthServer]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             site, _, rest = self.path.strip("/").partition("/")
+            override = self.headers.get(OVERRIDE)
+            if site == "live" and override:
+                state.overrides_seen.append(override)
+                site = "candidate"
             if rest != "health" or site not in state.sites:
                 self.send_error(404)
                 return
             time.sleep(state.hang_seconds.get(site, 0.0))
             status, body = state.sites[site]
             payload = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up waiting (the timeout test): nothing left to answer
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -76,8 +89,14 @@ class FakeWrangler:
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
-    def promoted(self) -> bool:
-        return any(call[:2] == ["versions", "deploy"] for call in self.calls())
+    def deploys(self) -> list[list[str]]:
+        return [call[2:] for call in self.calls() if call[:2] == ["versions", "deploy"]]
+
+    def promoted(self, version_id: str) -> bool:
+        """Whether any deployment gave ``version_id`` a share of traffic."""
+        return any(
+            spec.startswith(f"{version_id}@") and not spec.endswith("@0%") for specs in self.deploys() for spec in specs
+        )
 
 
 @pytest.fixture

@@ -1,4 +1,8 @@
-"""scripts/safe_deploy.py end to end: a fake wrangler on PATH, /health served on 127.0.0.1."""
+"""scripts/safe_deploy.py end to end: a fake wrangler first on PATH, /health served on 127.0.0.1.
+
+memvault implements a Durable Object, so Cloudflare gives its versions no preview URL: the script
+stages the new version at 0% and asks /health with a version-override header. The preview-URL path
+(a Worker without Durable Objects) is covered once as well."""
 
 from __future__ import annotations
 
@@ -9,10 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import FakeWrangler, HealthServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "safe_deploy.py"
+NEW = "3f2a9c1e-0000-4000-8000-00000000abcd"
+CURRENT = "0b1d2e3f-0000-4000-8000-000000000001"
 SECRETS = {"MEMVAULT_BRAIN_CREDENTIALS": True}
 BINDINGS = {name: True for name in ("DB", "VAULT", "VECTORIZE", "BODIES", "AI", "CACHE")}
 
@@ -29,94 +36,110 @@ def health(secrets: dict[str, bool] | None = None, crons: int = 1, status: str =
     }
 
 
-def known_good(path: Path) -> Path:
+def known_good(tmp_path: Path) -> Path:
+    path = tmp_path / "manifest.json"
     path.write_text(json.dumps({"production": {
         "secrets": ["MEMVAULT_BRAIN_CREDENTIALS"], "bindings": sorted(BINDINGS), "cron_triggers": 1,
-        "version_id": "previous",
+        "version_id": CURRENT,
     }}))
     return path
 
 
-def run(tmp_path: Path, server: HealthServer, *extra: str, timeout: float = 5) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FAKE_WRANGLER_PREVIEW": server.url("preview")}
+def run(tmp_path: Path, server: HealthServer, *extra: str, preview: bool = False,
+        timeout: float = 5) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "FAKE_WRANGLER_PREVIEW": server.url("preview") if preview else ""}
     return subprocess.run(
         [sys.executable, str(SCRIPT), "--env", "production", "--manifest", str(tmp_path / "manifest.json"),
-         "--production-url", server.url("live"), "--health-timeout", str(timeout), *extra],
+         "--url", server.url("live"), "--health-timeout", str(timeout), *extra],
         capture_output=True, text=True, env=env, timeout=60,
     )
 
 
-def test_healthy_version_is_promoted_and_recorded(tmp_path: Path, fake_wrangler: FakeWrangler,
-                                                   health_server: HealthServer) -> None:
-    manifest = known_good(tmp_path / "manifest.json")
-    health_server.sites = {"preview": (200, health()), "live": (200, health())}
+def assert_aborted_without_promotion(done: subprocess.CompletedProcess[str], fake: FakeWrangler) -> None:
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "ABORTED" in done.stderr
+    assert not fake.promoted(NEW)
+    assert ["triggers", "deploy", "--env", "production"] not in fake.calls()
+
+
+def test_healthy_version_is_staged_checked_promoted_and_recorded(
+    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+) -> None:
+    manifest = known_good(tmp_path)
+    health_server.sites = {"candidate": (200, health()), "live": (200, health())}
     done = run(tmp_path, health_server)
     assert done.returncode == 0, done.stderr
     calls = fake_wrangler.calls()
-    assert calls[0][:4] == ["versions", "upload", "--env", "production"]
-    assert calls[1][:5] == ["versions", "deploy", "3f2a9c1e-0000-4000-8000-00000000abcd@100%", "--env", "production"]
-    assert "--yes" in calls[1]
-    assert calls[2] == ["triggers", "deploy", "--env", "production"]
+    assert calls[0] == ["deployments", "status", "--env", "production", "--json"]
+    assert calls[1][:4] == ["versions", "upload", "--env", "production"]
+    assert fake_wrangler.deploys()[0][:2] == [f"{CURRENT}@100%", f"{NEW}@0%"]
+    assert fake_wrangler.deploys()[1][0] == f"{NEW}@100%" and "--yes" in fake_wrangler.deploys()[1]
+    assert calls[-1] == ["triggers", "deploy", "--env", "production"]
+    assert health_server.overrides_seen and health_server.overrides_seen[0] == f'memvault-production="{NEW}"'
     recorded = json.loads(manifest.read_text())["production"]
-    assert recorded["version_id"] == "3f2a9c1e-0000-4000-8000-00000000abcd"
-    assert recorded["secrets"] == ["MEMVAULT_BRAIN_CREDENTIALS"] and recorded["cron_triggers"] == 1
-    assert "true" not in manifest.read_text().lower()  # names only, no presence values or secrets
+    assert recorded == {"secrets": ["MEMVAULT_BRAIN_CREDENTIALS"], "bindings": sorted(BINDINGS),
+                        "cron_triggers": 1, "version_id": NEW}
 
 
-def test_missing_secret_aborts_before_promotion(tmp_path: Path, fake_wrangler: FakeWrangler,
-                                                 health_server: HealthServer) -> None:
-    known_good(tmp_path / "manifest.json")
+def test_missing_secret_aborts_and_withdraws_the_staged_version(
+    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+) -> None:
+    known_good(tmp_path)
     unhealthy = health(secrets={"MEMVAULT_BRAIN_CREDENTIALS": False}, status="degraded")
-    health_server.sites = {"preview": (503, unhealthy), "live": (200, health())}
+    health_server.sites = {"candidate": (503, unhealthy), "live": (200, health())}
     done = run(tmp_path, health_server)
-    assert done.returncode == 2
-    assert "secret MEMVAULT_BRAIN_CREDENTIALS" in done.stderr and "ABORTED" in done.stderr
-    assert not fake_wrangler.promoted()
+    assert_aborted_without_promotion(done, fake_wrangler)
+    assert "secret MEMVAULT_BRAIN_CREDENTIALS was set in the last good deploy and is missing now" in done.stderr
+    assert fake_wrangler.deploys()[-1][0] == f"{CURRENT}@100%"  # the 0% version is taken out again
 
 
 def test_fewer_crons_aborts(tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer) -> None:
-    known_good(tmp_path / "manifest.json")
-    health_server.sites = {"preview": (200, health(crons=0)), "live": (200, health())}
+    known_good(tmp_path)
+    health_server.sites = {"candidate": (200, health(crons=0)), "live": (200, health())}
     done = run(tmp_path, health_server)
-    assert done.returncode == 2
-    assert "fewer cron triggers" in done.stderr
-    assert not fake_wrangler.promoted()
+    assert_aborted_without_promotion(done, fake_wrangler)
+    assert "fewer cron triggers than the last good deploy (0 < 1)" in done.stderr
 
 
-def test_upload_failure_aborts(tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer,
-                               monkeypatch: Any) -> None:
+def test_upload_failure_aborts_before_anything_is_deployed(
+    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_WRANGLER_FAIL", "upload")
-    health_server.sites = {"preview": (200, health()), "live": (200, health())}
+    health_server.sites = {"candidate": (200, health()), "live": (200, health())}
     done = run(tmp_path, health_server)
-    assert done.returncode == 2
+    assert_aborted_without_promotion(done, fake_wrangler)
     assert "version upload failed" in done.stderr and "Authentication error" in done.stderr
-    assert [call[:2] for call in fake_wrangler.calls()] == [["versions", "upload"]]
+    assert fake_wrangler.deploys() == []
 
 
 def test_health_timeout_aborts(tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer) -> None:
-    known_good(tmp_path / "manifest.json")
-    health_server.sites = {"preview": (200, health()), "live": (200, health())}
-    health_server.hang_seconds = {"preview": 5.0}
+    known_good(tmp_path)
+    health_server.sites = {"candidate": (200, health()), "live": (200, health())}
+    health_server.hang_seconds = {"candidate": 5.0}
     done = run(tmp_path, health_server, timeout=1.0)
-    assert done.returncode == 2
+    assert_aborted_without_promotion(done, fake_wrangler)
     assert "did not answer within 1s" in done.stderr
-    assert not fake_wrangler.promoted()
+    assert fake_wrangler.deploys()[-1][0] == f"{CURRENT}@100%"
 
 
-def test_first_deploy_without_manifest_needs_a_healthy_preview(tmp_path: Path, fake_wrangler: FakeWrangler,
-                                                               health_server: HealthServer) -> None:
+def test_preview_url_is_used_when_the_version_has_one(
+    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+) -> None:
     health_server.sites = {"preview": (200, health()), "live": (200, health())}
-    done = run(tmp_path, health_server)
+    done = run(tmp_path, health_server, preview=True)
     assert done.returncode == 0, done.stderr
-    assert fake_wrangler.promoted()
-    assert (tmp_path / "manifest.json").exists()
+    assert fake_wrangler.deploys()[0][0] == f"{NEW}@100%"  # no 0% staging step needed
+    assert health_server.overrides_seen == []
+    assert (tmp_path / "manifest.json").exists()  # first deploy without a manifest records one
 
 
-def test_dry_run_prints_the_plan_and_calls_nothing(tmp_path: Path, fake_wrangler: FakeWrangler,
-                                                   health_server: HealthServer) -> None:
-    known_good(tmp_path / "manifest.json")
+def test_dry_run_prints_the_plan_and_calls_nothing(
+    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+) -> None:
+    known_good(tmp_path)
     done = run(tmp_path, health_server, "--dry-run")
     assert done.returncode == 0, done.stderr
     assert "versions upload --env production" in done.stdout
-    assert "cron triggers >= 1" in done.stdout and "versions deploy" in done.stdout
+    assert "'<current>@100%' '<new>@0%'" in done.stdout and "Cloudflare-Workers-Version-Overrides" in done.stdout
+    assert "cron triggers >= 1" in done.stdout
     assert fake_wrangler.calls() == []
