@@ -44,6 +44,8 @@ class WriteRequest:
     items: tuple[FactInput, ...]
     reconcile: bool
     source_prefix: str | None
+    # Without a prefix, reconcile covers exactly these sources: the batch's own and its default.
+    sources: tuple[str, ...] = ()
 
 
 def fact_id(source: str, content: str) -> str:
@@ -132,7 +134,8 @@ def parse_write(payload: Any, credential: Credential, max_batch: int) -> WriteRe
     if not isinstance(payload, Mapping):
         raise InvalidInput("the body must be a JSON object")
     if "facts" not in payload:
-        return WriteRequest(items=(parse_item(payload, {}, credential),), reconcile=False, source_prefix=None)
+        item = parse_item(payload, {}, credential)
+        return WriteRequest(items=(item,), reconcile=False, source_prefix=None, sources=(item.source,))
     unknown = set(payload) - BATCH_FIELDS
     if unknown:
         raise InvalidInput(f"unknown batch fields: {', '.join(sorted(unknown))}")
@@ -154,6 +157,9 @@ def parse_write(payload: Any, credential: Credential, max_batch: int) -> WriteRe
         items.setdefault(item.id, item)
     if prefix is not None and any(not item.source.startswith(prefix) for item in items.values()):
         raise InvalidInput("every fact's source must start with source_prefix")
-    if reconcile and prefix is None and not items:
-        raise InvalidInput("reconcile of an empty batch needs source_prefix, so it knows what to retire")
-    return WriteRequest(items=tuple(items.values()), reconcile=reconcile, source_prefix=prefix)
+    sources = {item.source for item in items.values()}
+    if isinstance(payload.get("source"), str) and payload["source"].strip():
+        sources.add(payload["source"].strip())
+    if reconcile and prefix is None and not sources:
+        raise InvalidInput("reconcile of an empty batch needs source or source_prefix, so it knows what to retire")
+    return WriteRequest(items=tuple(items.values()), reconcile=reconcile, source_prefix=prefix, sources=tuple(sorted(sources)))

@@ -57,9 +57,8 @@ async def _retire_candidates(deps: Deps, credential: Credential, request: WriteR
         prefix = request.source_prefix
         rows = await deps.db.query(f"{base} AND substr(source, 1, ?) = ?", [*params, len(prefix), prefix])
     else:
-        sources = sorted({item.source for item in request.items})
         rows = []
-        for group in in_batches(sources):
+        for group in in_batches(list(request.sources)):
             rows += await deps.db.query(f"{base} AND source IN ({placeholders(len(group))})", [*params, *group])
     keep = {item.id for item in request.items}
     return [row for row in rows if row["id"] not in keep]
