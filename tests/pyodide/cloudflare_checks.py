@@ -22,9 +22,14 @@ from memvault.adapters.cloudflare.database import D1Database
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
 from memvault.adapters.cloudflare.http_client import FetchHttpClient
-from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory, core_vault_name, session_vault_name
+from memvault.adapters.cloudflare.vaults import (
+    DurableObjectVaultDirectory,
+    core_vault_name,
+    error_from_rpc,
+    session_vault_name,
+)
 from memvault.adapters.cloudflare.vector_index import VectorizeIndex
-from memvault.core.errors import InvalidInput, StorageUnavailable
+from memvault.core.errors import Conflict, InvalidInput, StorageUnavailable
 from memvault.core.models import Message, SearchQuery
 
 
@@ -183,6 +188,30 @@ async def check_vault_client_speaks_plain_data_over_rpc(h: Any) -> None:
     assert (await vault.stats()).messages == 0
 
 
+async def check_vault_errors_come_back_as_domain_errors(h: Any) -> None:
+    # The InvalidInput path through the real Vault class is in the vault suite; here the rest.
+    class BrokenStub:
+        def stats(self) -> Any:
+            return js.Promise.reject(js.Error.new("Network connection lost. secret memory text"))
+
+    class Namespace:
+        def idFromName(self, name: str) -> str:
+            return name
+
+        def get(self, _id: str) -> BrokenStub:
+            return BrokenStub()
+
+    try:
+        await DurableObjectVaultDirectory(Namespace()).vault("k:core").stats()
+    except StorageUnavailable as exc:
+        assert "secret" not in str(exc) and "stats" in str(exc)
+    else:
+        raise AssertionError("a failed RPC did not raise StorageUnavailable")
+    traceback_text = "Traceback (most recent call last):\n  File ...\nmemvault.core.errors.Conflict: already there"
+    rebuilt = error_from_rpc("append", traceback_text)
+    assert type(rebuilt) is Conflict and rebuilt.message == "already there"
+
+
 async def check_wait_until_gets_a_promise_that_settles_after_the_work(h: Any) -> None:
     ctx = h.newContext()
     done: list[str] = []
@@ -258,6 +287,7 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_do_sql_reads_rows_blobs_and_nothing,
     check_do_sql_transaction_rolls_back_and_reraises,
     check_vault_client_speaks_plain_data_over_rpc,
+    check_vault_errors_come_back_as_domain_errors,
     check_wait_until_gets_a_promise_that_settles_after_the_work,
     check_fetch_client_round_trips_and_streams,
     check_r2_keeps_the_content_type,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,7 +10,13 @@ from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.core.errors import InvalidInput, StorageUnavailable
 
 BGE_BASE_MODEL = "@cf/baai/bge-base-en-v1.5"
-BGE_BASE_DIMENSION = 768
+# Output sizes of the Workers AI text-embedding models, so a model setting alone is enough.
+DIMENSIONS = {
+    "@cf/baai/bge-small-en-v1.5": 384,
+    BGE_BASE_MODEL: 768,
+    "@cf/baai/bge-large-en-v1.5": 1024,
+    "@cf/baai/bge-m3": 1024,
+}
 # Workers AI takes at most 100 texts per call to the bge models.
 MAX_BATCH = 100
 
@@ -20,14 +27,16 @@ class WorkersAiEmbedder:
         binding: Any,
         *,
         model: str = BGE_BASE_MODEL,
-        dimension: int = BGE_BASE_DIMENSION,
+        dimension: int | None = None,
         batch_size: int = MAX_BATCH,
     ) -> None:
         if not 1 <= batch_size <= MAX_BATCH:
             raise InvalidInput(f"batch_size must be between 1 and {MAX_BATCH}")
+        if dimension is None and model not in DIMENSIONS:
+            raise InvalidInput(f"unknown dimension of Workers AI model {model!r}: pass dimension")
         self._ai = binding
         self._model = model
-        self._dimension = dimension
+        self._dimension = dimension if dimension is not None else DIMENSIONS[model]
         self._batch_size = batch_size
 
     @property
@@ -54,4 +63,10 @@ class WorkersAiEmbedder:
         vectors = [[float(x) for x in vector] for vector in data]
         if any(len(vector) != self._dimension for vector in vectors):
             raise StorageUnavailable(f"Workers AI returned vectors not of dimension {self._dimension}")
-        return vectors
+        return [_unit(vector) for vector in vectors]
+
+
+def _unit(vector: list[float]) -> list[float]:
+    # The model's output is not promised to be unit length; every stored vector is.
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm > 0 else vector
