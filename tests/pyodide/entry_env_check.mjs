@@ -1,0 +1,50 @@
+// Real Pyodide (npm `pyodide`, Python 3.13) reads a real JS object the way the Workers runtime
+// hands `env` to Python: runtime/workers.py turns it into settings and a presence-only report.
+// Prints one JSON object per case on stdout. Run by entry_env_test.py.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadPyodide } from "pyodide";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+// What runtime/workers.py needs at import: the package root, core and the runtime package.
+const SHIPPED = ["src/memvault/__init__.py", "src/memvault/core", "src/memvault/runtime/__init__.py", "src/memvault/runtime/workers.py"];
+
+function copyInto(pyodide, path) {
+  const full = join(ROOT, path);
+  if (statSync(full).isDirectory()) {
+    for (const name of readdirSync(full)) if (name !== "__pycache__") copyInto(pyodide, join(path, name));
+    return;
+  }
+  if (!path.endsWith(".py")) return;
+  const target = `/repo/${path}`;
+  pyodide.FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
+  pyodide.FS.writeFile(target, readFileSync(full));
+}
+
+const pyodide = await loadPyodide();
+for (const path of SHIPPED) copyInto(pyodide, path);
+const bound = { DB: {}, VAULT: {}, VECTORIZE: {}, BODIES: {}, AI: {}, CACHE: {} };
+globalThis.cases = {
+  complete: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: "value-that-must-not-leak", MEMVAULT_CRON_SCHEDULES: "17 3 * * *", MEMVAULT_SEARCH_LIMIT: "7" },
+  nullBinding: { ...bound, CACHE: null, MEMVAULT_BRAIN_CREDENTIALS: "x", MEMVAULT_CRON_SCHEDULES: "17 3 * * *" },
+  undefinedValues: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: undefined, MEMVAULT_SEARCH_LIMIT: undefined, MEMVAULT_CRON_SCHEDULES: "17 3 * * *" },
+  emptySecretNoCron: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: "" },
+};
+const report = await pyodide.runPythonAsync(`
+import json, sys
+sys.path.insert(0, "/repo/src")
+import js
+from memvault.core.health import HealthReport
+from memvault.runtime.workers import env_settings, env_value, platform_report
+
+results = {}
+for name in ["complete", "nullBinding", "undefinedValues", "emptySecretNoCron"]:
+    env = getattr(js.cases, name)
+    settings = env_settings(env)
+    health = HealthReport(version="test", platform=platform_report(env, settings))
+    results[name] = {"status": health.http_status, "body": health.to_dict(), "search_limit": settings.search_limit,
+                     "unbound": env_value(env, "NOT_BOUND")}
+json.dumps({"python": sys.version.split()[0], "results": results})
+`);
+console.log(report);
