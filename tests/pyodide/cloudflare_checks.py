@@ -43,6 +43,10 @@ async def check_conversion_round_trips_plain_data(h: Any) -> None:
     assert back == data, back
     assert js.Object.prototype.toString.call(to_js({"k": 1})) == "[object Object]"
     assert to_py(jsnull) is None and to_py(js.undefined) is None
+    assert to_py(js.Map.new(to_js([["k", 1]]))) == {"k": 1}
+    assert to_py(js.Uint8Array.new(to_js([1, 2])).buffer) == b"\x01\x02"
+    dated = to_py(js.Object.fromEntries(to_js([["when", js.Date.new(0)], ["n", None]])))
+    assert dated["n"] is None and str(js.Object.prototype.toString.call(dated["when"])) == "[object Date]"
 
 
 async def check_d1_has_the_migrations_and_fts(h: Any) -> None:

@@ -78,13 +78,19 @@ function d1Pool(mf) {
     await applyMigrations(db);
     return db;
   };
-  // The next database is migrated while the current check runs.
-  let ready = prepare(D1_NAMES[next]);
+  // The next database is migrated while the current check runs. A failure shows when it is
+  // awaited; the no-op catch only keeps an unused last one from ending Node at shutdown.
+  const prefetch = (name) => {
+    const promise = prepare(name);
+    promise.catch(() => {});
+    return promise;
+  };
+  let ready = prefetch(D1_NAMES[next]);
   return async () => {
     if (next >= D1_POOL) throw new Error(`all ${D1_POOL} D1 databases are used: raise D1_POOL in harness.mjs`);
     const db = await ready;
     next += 1;
-    ready = next < D1_POOL ? prepare(D1_NAMES[next]) : null;
+    ready = next < D1_POOL ? prefetch(D1_NAMES[next]) : null;
     return db;
   };
 }
@@ -222,7 +228,11 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.error(error?.stack ?? String(error));
-  process.exit(1);
-});
+// Exit explicitly: an idle keep-alive socket or a stray timer must not hold the run open.
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error?.stack ?? String(error));
+    process.exit(1);
+  },
+);

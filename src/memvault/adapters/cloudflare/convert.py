@@ -97,8 +97,7 @@ def _clean(value: Any) -> Any:
         return [_clean(v) for v in value]
     if isinstance(value, memoryview):
         return value.tobytes()
-    if isinstance(value, JsProxy):
-        return to_py(value)
+    # Anything else still a JsProxy (a Date, a class instance) has no plain form: left as is.
     return value
 
 
