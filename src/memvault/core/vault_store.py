@@ -160,8 +160,18 @@ class VaultStore:
             return changed
 
         changed = self._sql.transaction(work)
-        self._vectors = None
+        self._extend_vectors(embeddings)
         return changed
+
+    def _extend_vectors(self, embeddings: dict[str, list[float]]) -> None:
+        """Keep the in-memory vector set current without re-reading every row after each store."""
+        if self._vectors is None:
+            return
+        known = set(self._vectors.ids)
+        if any(row_id in known for row_id in embeddings):
+            self._vectors = None
+            return
+        self._vectors = self._vectors.extended(list(embeddings), [pack(v) for v in embeddings.values()])
 
     def _vector_set(self) -> VectorSet | None:
         if self._vectors is None:

@@ -66,6 +66,17 @@ class VectorSet:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def extended(self, ids: Sequence[str], blobs: Sequence[bytes]) -> VectorSet:
+        """A new set with these vectors added; the ids must be new to the set."""
+        added = VectorSet(ids, blobs, self.dimension)
+        merged = VectorSet([], [], self.dimension)
+        merged.ids = self.ids + added.ids
+        if _np is not None:
+            merged._matrix = _np.vstack([self._matrix, added._matrix])
+        else:
+            merged._matrix = self._matrix + added._matrix
+        return merged
+
     def top_k(self, query: Sequence[float], k: int) -> list[tuple[str, float]]:
         if not self.ids or k <= 0:
             return []
