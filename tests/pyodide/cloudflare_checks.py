@@ -17,20 +17,16 @@ from pyodide.ffi import JsException, jsnull
 from memvault.adapters.cloudflare.background import WaitUntilTasks
 from memvault.adapters.cloudflare.blobs import R2BlobStore
 from memvault.adapters.cloudflare.cache import KvCache
-from memvault.adapters.cloudflare.convert import to_js, to_py
+from memvault.adapters.cloudflare.convert import js_array, to_js, to_py
 from memvault.adapters.cloudflare.database import D1Database
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
 from memvault.adapters.cloudflare.http_client import FetchHttpClient
-from memvault.adapters.cloudflare.vaults import (
-    DurableObjectVaultDirectory,
-    core_vault_name,
-    error_from_rpc,
-    session_vault_name,
-)
+from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory, error_from_rpc
 from memvault.adapters.cloudflare.vector_index import VectorizeIndex
 from memvault.core.errors import Conflict, InvalidInput, StorageUnavailable
 from memvault.core.models import Message, SearchQuery
+from memvault.core.vault_names import vault_name
 
 
 async def context() -> Any:
@@ -170,8 +166,7 @@ async def check_do_sql_transaction_rolls_back_and_reraises(h: Any) -> None:
 
 
 async def check_vault_client_speaks_plain_data_over_rpc(h: Any) -> None:
-    assert core_vault_name("k1") == "k1:core" and session_vault_name("k1", "s9") == "k1:session:s9"
-    vault = DurableObjectVaultDirectory(h.env.VAULT).vault(session_vault_name("k-rpc", "s1"))
+    vault = DurableObjectVaultDirectory(h.env.VAULT).vault(vault_name("k-rpc", "s1"))
     messages = [
         Message(role="user", content=f"My cat Miso likes tuna, message {i}. " * 12, timestamp=1000.0 + i, id=f"m{i}")
         for i in range(6)
@@ -281,6 +276,42 @@ async def check_kv_minimum_ttl_is_why_the_adapter_rounds_up(h: Any) -> None:
     assert listed["keys"][0].get("expiration"), listed
 
 
+async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
+    """The Workers composition root over these adapters, through the core operations: a stored
+    conversation is found again, and clearing removes it from vault and mirror alike."""
+    from memvault.core import memory_core, memory_retrieval
+    from memvault.core.keys import authenticate, create_key
+    from memvault.runtime.workers import build_deps
+
+    bindings = {
+        "DB": await h.freshD1(),
+        "VAULT": h.env.VAULT,
+        "VECTORIZE": h.newVectorize(),
+        "BODIES": h.env.BLOBS,
+        "AI": h.newWorkersAi(),
+        "CACHE": h.env.CACHE,
+    }
+    env = js.Object.fromEntries(js_array([js_array([name, value]) for name, value in bindings.items()]))
+    ctx = h.newContext()
+    deps = build_deps(env, ctx)
+    assert deps.platform is not None and all(deps.platform.bindings.values()), deps.platform
+    key, secret = await create_key(deps.db, "pyodide", now=1_700_000_000.0)
+    assert (await authenticate(deps.db, secret)).id == key.id
+    messages = [
+        Message(role="user", content=f"Note {i}: the boat Nautilus is moored at pier {40 + i}. " * 10,
+                timestamp=1_700_000_000.0 + i, id=f"e2e-{i}")
+        for i in range(8)
+    ]
+    stored = await memory_core.store_conversation(deps, key.id, messages)
+    assert stored.messages_accepted == len(messages)
+    await js.Promise.all(ctx.promises)
+    found = await memory_retrieval.search_memory(deps, key.id, "where is the Nautilus moored", now=1_700_000_100.0)
+    assert found.items and any("Nautilus" in item.text for item in found.items), found
+    cleared = await memory_core.clear_memory(deps, key.id)
+    assert cleared == [vault_name(key.id, None)]
+    assert await deps.db.query("SELECT id FROM mirror_rows WHERE key_id = ?", [key.id]) == []
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_conversion_round_trips_plain_data,
     check_d1_has_the_migrations_and_fts,
@@ -296,4 +327,5 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_fetch_client_round_trips_and_streams,
     check_r2_keeps_the_content_type,
     check_kv_minimum_ttl_is_why_the_adapter_rounds_up,
+    check_workers_deps_store_and_search_end_to_end,
 ]

@@ -25,8 +25,9 @@ from memvault.adapters.cloudflare.convert import to_py
 from memvault.adapters.cloudflare.database import D1Database
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
-from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory, core_vault_name
+from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory
 from memvault.adapters.cloudflare.vector_index import VectorizeIndex
+from memvault.core.vault_names import vault_name
 
 SUITES_DIR = "/repo/tests/contract/suites"
 Factory = Callable[[], Awaitable[Any]]
@@ -94,7 +95,7 @@ def install_vault_objects() -> None:
 
 async def new_vault() -> Any:
     directory = DurableObjectVaultDirectory(harness().env.VAULT)
-    return directory.vault(core_vault_name(f"key-{uuid.uuid4().hex[:12]}"))
+    return directory.vault(vault_name(f"key-{uuid.uuid4().hex[:12]}", None))
 
 
 FACTORIES: dict[str, Factory] = {

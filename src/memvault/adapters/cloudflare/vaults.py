@@ -1,6 +1,7 @@
 """``VaultDirectory`` over the Vault Durable Object namespace (``env.VAULT``).
 
-Each vault is one Durable Object, named ``{key}:core`` or ``{key}:session:{id}``. The client calls
+Each vault is one Durable Object, named by ``core.vault_names`` (``{key}:core`` or
+``{key}:session:{id}``). The client calls
 the stub's RPC methods, whose names are the ``VaultClient`` method names; every argument and
 result is plain data (``to_dict``/``from_dict`` of the core models) so nothing but JSON-shaped
 values crosses the RPC boundary."""
@@ -16,14 +17,6 @@ from pyodide.ffi import JsException
 from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.core import errors
 from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
-
-
-def core_vault_name(key_id: str) -> str:
-    return f"{key_id}:core"
-
-
-def session_vault_name(key_id: str, session_id: str) -> str:
-    return f"{key_id}:session:{session_id}"
 
 
 class DurableObjectVaultDirectory:
