@@ -149,11 +149,17 @@ class RecallTable:
                 **{self.categories[c]: self.mean((system, budget), c) for c in sorted(self.categories)},
                 "overall": self.mean((system, budget), None),
             }
-            for system, budget in self.rows
+            for system, budget in self.columns()
         }
 
+    def columns(self) -> list[tuple[str, int]]:
+        """The project first, then each baseline; budgets ascending within a system."""
+        systems = list(dict.fromkeys(system for system, _ in self.rows))
+        systems.sort(key=lambda system: system != "memvault")
+        return sorted(self.rows, key=lambda column: (systems.index(column[0]), column[1]))
+
     def render(self) -> str:
-        columns = list(self.rows)
+        columns = self.columns()
         header = ["category", "n", *(f"{system}@{budget}" for system, budget in columns)]
         lines = [header]
         for category in [*sorted(self.categories), None]:

@@ -140,6 +140,7 @@ class MemvaultClient:
         self._http = httpx.Client(base_url=url, timeout=120.0)
         self.latencies_ms: dict[int, list[float]] = {}
         self.server_metrics: dict[str, list[float]] = {}
+        self.server_counts: dict[str, int] = {}
 
     def ingest(self, key: str, conversation: Conversation) -> None:
         for session in conversation.sessions:
@@ -153,10 +154,20 @@ class MemvaultClient:
         self.latencies_ms.setdefault(budget, []).append((time.perf_counter() - started) * 1000.0)
         _raise_for_status(response)
         result = response.json()
-        for name, value in (result.get("metrics") or {}).items():
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                self.server_metrics.setdefault(name, []).append(float(value))
+        self._collect_metrics(result.get("metrics") or {})
         return [str(item["text"]) for item in result["items"]]
+
+
+    def _collect_metrics(self, metrics: dict[str, Any]) -> None:
+        """Numbers by their own name, nested ones too (per-vault timings); strings counted as name=value."""
+        for name, value in metrics.items():
+            if isinstance(value, dict):
+                self._collect_metrics(value)
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                self.server_metrics.setdefault(name, []).append(float(value))
+            elif isinstance(value, str):
+                label = f"{name}={value}"
+                self.server_counts[label] = self.server_counts.get(label, 0) + 1
 
 
 def _auth(key: str) -> dict[str, str]:
@@ -269,8 +280,10 @@ def report(
         print(f"ingest: {ingest_seconds:.1f} s for {result['turns']} turns")
         for budget, stats in result["search_latency_ms"].items():
             print(f"search @{budget} (client, ms): p50 {stats['p50']:.1f}  p95 {stats['p95']:.1f}")
+        result["server_counts"] = client.server_counts
         for name, stats in result["server_metrics"].items():
-            print(f"server metric {name}: p50 {stats['p50']:.2f}  p95 {stats['p95']:.2f}")
+            print(f"server metric {name}: p50 {stats['p50']:.2f}  p95 {stats['p95']:.2f}  (n={stats['n']})")
+        print(f"server answers: {client.server_counts}")
     return result
 
 
