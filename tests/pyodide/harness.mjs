@@ -109,20 +109,25 @@ async function emptyNamespace(kv) {
   }
 }
 
-// A local upstream for the fetch-based HTTP client: streams its body in timed chunks.
+// A local upstream for the fetch-based HTTP client. /stream sends its first event, then holds the
+// rest until /release is called: a client that got the first event before asking for the release
+// read the body as it streamed, not after it ended.
 function startUpstream() {
+  const held = [];
   const server = createServer((req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
-    req.on("end", async () => {
+    req.on("end", () => {
       const body = Buffer.concat(chunks);
       if (req.url === "/stream") {
         res.writeHead(200, { "content-type": "text/event-stream", "x-upstream": "yes" });
-        for (let i = 0; i < 3; i++) {
-          res.write(`data: part ${i}\n\n`);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        res.end();
+        res.write("data: part 0\n\n");
+        held.push(res);
+        return;
+      }
+      if (req.url === "/release") {
+        for (const stream of held.splice(0)) stream.end("data: part 1\n\ndata: part 2\n\n");
+        res.end("released");
         return;
       }
       res.writeHead(req.url === "/missing" ? 404 : 200, { "content-type": "application/json", "x-upstream": "yes" });
