@@ -41,7 +41,7 @@ SEED = [
     "My favourite book is The Left Hand of Darkness.",
 ]
 QUESTION = "Remind me: what does my daughter like to draw, and when does she start school?"
-PAUSE = 0.03  # between rounds, so the previous turn's background store is not measured
+PAUSE = 0.1  # between rounds, so the previous turn's background store (embedding included) is not measured
 
 
 def free_port() -> int:

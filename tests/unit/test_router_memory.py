@@ -1,0 +1,90 @@
+"""The router pipeline's pure parts: option headers, the context block, the turn to store."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.core.errors import InvalidInput
+from memvault.core.models import SearchItem
+from memvault.core.router_memory import (
+    Conversation,
+    MemoryOptions,
+    Reply,
+    Turn,
+    parse_options,
+    render_context,
+    turn_messages,
+)
+
+
+def options(**headers: str) -> MemoryOptions:
+    return parse_options({k.lower(): v for k, v in headers.items()}, 800)
+
+
+def test_defaults_read_and_write() -> None:
+    parsed = options()
+    assert parsed == MemoryOptions("auto", True, True, 800, None)
+    assert parsed.reads and parsed.writes
+
+
+@pytest.mark.parametrize(
+    ("mode", "reads", "writes"),
+    [("auto", True, True), ("read", True, False), ("write", False, True), ("off", False, False)],
+)
+def test_modes(mode: str, reads: bool, writes: bool) -> None:
+    parsed = options(**{"X-Memory-Mode": mode.upper()})
+    assert (parsed.reads, parsed.writes) == (reads, writes)
+
+
+def test_store_flags_limit_and_session() -> None:
+    parsed = options(
+        **{
+            "X-Memory-Store": "no",
+            "X-Memory-Store-Response": "false",
+            "X-Memory-Context-Limit": "0",
+            "X-Session-ID": "s1",
+        }
+    )
+    assert not parsed.writes and not parsed.store_response and not parsed.reads
+    assert parsed.session_id == "s1"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Memory-Mode": "sometimes"},
+        {"X-Memory-Store": "maybe"},
+        {"X-Memory-Context-Limit": "-5"},
+        {"X-Memory-Context-Limit": "lots"},
+        {"X-Session-ID": "x" * 200},
+    ],
+)
+def test_bad_values_are_refused(headers: dict[str, str]) -> None:
+    with pytest.raises(InvalidInput):
+        options(**headers)
+
+
+def test_context_block_lists_items_with_their_day() -> None:
+    item = SearchItem("My cat is  called\nBiscuit.", 1.0, "hot", 0.0, 86400.0, ["m1"], "user", 6, "vault")
+    block = render_context([item])
+    assert block.splitlines()[1] == "- [1970-01-02, user] My cat is called Biscuit."
+    assert render_context([]) == ""
+
+
+def conversation(last_remember: bool = True) -> Conversation:
+    return Conversation((Turn("user", "earlier"), Turn("assistant", "ok"), Turn("user", "now", last_remember)), "m")
+
+
+def test_the_stored_turn_is_the_last_user_message_and_the_answer() -> None:
+    stored = turn_messages(conversation(), Reply("answer"), options(), 100.0)
+    assert [(m.role, m.content, m.model) for m in stored] == [("user", "now", "m"), ("assistant", "answer", "m")]
+    assert stored[0].timestamp < stored[1].timestamp and stored[0].id != stored[1].id
+
+
+def test_what_is_not_stored() -> None:
+    assert turn_messages(conversation(last_remember=False), Reply("answer"), options(), 1.0) == []
+    assert turn_messages(conversation(), Reply("answer"), options(**{"X-Memory-Mode": "read"}), 1.0) == []
+    only_user = turn_messages(conversation(), Reply("answer"), options(**{"X-Memory-Store-Response": "0"}), 1.0)
+    assert [m.role for m in only_user] == ["user"]
+    cut = turn_messages(conversation(), Reply("partial", complete=False), options(), 1.0)
+    assert [m.role for m in cut] == ["user"]
