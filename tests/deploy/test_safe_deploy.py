@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FakeWrangler, HealthServer
+from deploy_fakes import FakeWrangler, HealthServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "safe_deploy.py"
