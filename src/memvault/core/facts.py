@@ -65,30 +65,85 @@ async def _retire_candidates(deps: Deps, credential: Credential, request: WriteR
 
 
 async def _superseded_targets(deps: Deps, credential: Credential, items: Sequence[FactInput]) -> dict[str, Any]:
-    wanted = sorted({i.supersedes for i in items if i.supersedes and i.supersedes != i.id})
+    """The facts named by ``supersedes`` that still need retiring. One already superseded by the
+    same new fact is fine (the batch is being re-sent); one superseded by another is a conflict."""
+    wanted = {i.supersedes: i.id for i in items if i.supersedes and i.supersedes != i.id}
     if not wanted:
         return {}
     wall, params = scope_filter(credential)
-    rows = await deps.db.query(
-        f"SELECT id, scope, source, valid_from FROM memory WHERE {wall} AND superseded_at IS NULL "
-        f"AND id IN ({placeholders(len(wanted))})",
-        [*params, *wanted],
-    )
-    found = {row["id"]: row for row in rows}
-    missing = [fid for fid in wanted if fid not in found]
+    found: dict[str, Any] = {}
+    for group in in_batches(sorted(wanted)):
+        for row in await deps.db.query(
+            f"SELECT id, scope, source, valid_from, superseded_at, superseded_by FROM memory WHERE {wall} "
+            f"AND id IN ({placeholders(len(group))})",
+            [*params, *group],
+        ):
+            found[row["id"]] = row
+    missing = sorted(fid for fid in wanted if fid not in found)
     if missing:
-        raise InvalidInput(f"supersedes names no current fact this credential may write: {', '.join(missing)}")
-    return found
+        raise InvalidInput(f"supersedes names no fact this credential may write: {', '.join(missing)}")
+    pending = {}
+    for fid, row in found.items():
+        if row["superseded_at"] is None:
+            pending[fid] = row
+        elif row["superseded_by"] != wanted[fid]:
+            raise Conflict(f"{fid} is already superseded by {row['superseded_by'] or 'a reconcile'}")
+    return pending
 
 
-def _insert(item: FactInput, content: str, body_uri: str | None, now: float) -> Statement:
-    return (
-        "INSERT INTO memory (id, entry_type, scope, source, source_tier, content, confidence, valid_from, body_uri, "
-        "content_hash, updated_at, created_at, pinned, redacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (item.id, item.entry_type, item.scope, item.source, item.source_tier, content, item.confidence,
-         item.valid_from if item.valid_from is not None else now, body_uri, item.content_hash, now, now,
-         int(item.pinned), ",".join(item.redacted)),
-    )
+class _Plan:
+    """The statements of one write, gathered so they run as one atomic batch, with the counts."""
+
+    def __init__(self, now: float, actor: str) -> None:
+        self.now, self.actor = now, actor
+        self.statements: list[Statement] = []
+        self.counts = dict.fromkeys(("written", "unchanged", "updated", "revived", "superseded", "retired"), 0)
+        self.touched: list[FactInput] = []
+
+    def _add(self, action: str, sql: str, params: Sequence[Any], row_id: str, scope: str, source: str,
+             **detail: Any) -> None:
+        self.statements.append((sql, params))
+        self.statements.append(event(self.now, self.actor, action, row_id, scope, source, **detail))
+        self.counts[action] += 1
+
+    def insert(self, item: FactInput, content: str, body_uri: str | None) -> None:
+        self._add("written",
+                  "INSERT INTO memory (id, entry_type, scope, source, source_tier, content, confidence, valid_from, "
+                  "body_uri, content_hash, updated_at, created_at, pinned, redacted) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  (item.id, item.entry_type, item.scope, item.source, item.source_tier, content, item.confidence,
+                   self._valid_from(item), body_uri, item.content_hash, self.now, self.now, int(item.pinned),
+                   ",".join(item.redacted)),
+                  item.id, item.scope, item.source, content_hash=item.content_hash, redacted=list(item.redacted))
+        self.touched.append(item)
+
+    def revive(self, item: FactInput) -> None:
+        # A retired fact sent again starts a new validity period under the same id.
+        self._add("revived",
+                  "UPDATE memory SET superseded_at = NULL, superseded_by = NULL, valid_from = ?, updated_at = ?, "
+                  "entry_type = ?, source_tier = ?, confidence = ?, pinned = ? WHERE id = ?",
+                  (self._valid_from(item), self.now, item.entry_type, item.source_tier, item.confidence,
+                   int(item.pinned), item.id),
+                  item.id, item.scope, item.source)
+        self.touched.append(item)
+
+    def update(self, item: FactInput) -> None:
+        self._add("updated",
+                  "UPDATE memory SET entry_type = ?, source_tier = ?, confidence = ?, pinned = ?, updated_at = ? "
+                  "WHERE id = ?",
+                  (item.entry_type, item.source_tier, item.confidence, int(item.pinned), self.now, item.id),
+                  item.id, item.scope, item.source)
+        self.touched.append(item)
+
+    def retire(self, action: str, row: dict[str, Any], until: float, heir: str | None) -> None:
+        self._add(action,
+                  "UPDATE memory SET superseded_at = ?, superseded_by = ?, updated_at = ? "
+                  "WHERE id = ? AND superseded_at IS NULL",
+                  (until, heir, self.now, row["id"]),
+                  row["id"], row["scope"], row["source"], superseded_by=heir)
+
+    def _valid_from(self, item: FactInput) -> float:
+        return item.valid_from if item.valid_from is not None else self.now
 
 
 def _meta_changed(item: FactInput, row: dict[str, Any]) -> bool:
@@ -96,9 +151,18 @@ def _meta_changed(item: FactInput, row: dict[str, Any]) -> bool:
         row["entry_type"], row["source_tier"], float(row["confidence"]), int(row["pinned"]))
 
 
+async def _store_body(deps: Deps, item: FactInput) -> tuple[str, str | None]:
+    """The row's content (the hook) and body URI; a long body goes to the blob store first."""
+    content = hook_of(item.content, deps.settings.brain_hook_chars)
+    if content == item.content:
+        return content, None
+    key = body_key(item.content_hash)
+    await deps.blobs.put(key, item.content.encode("utf-8"), "text/markdown; charset=utf-8")
+    return content, BODY_PREFIX + key
+
+
 async def ingest_facts(deps: Deps, credential: Credential, payload: Any) -> dict[str, Any]:
     request = parse_write(payload, credential, deps.settings.brain_max_batch)
-    now, actor, hook_chars = deps.clock(), credential.name, deps.settings.brain_hook_chars
     existing = await _existing(deps, [item.id for item in request.items])
     for item in request.items:
         row = existing.get(item.id)
@@ -107,65 +171,33 @@ async def ingest_facts(deps: Deps, credential: Credential, payload: Any) -> dict
     targets = await _superseded_targets(deps, credential, request.items)
     retiring = await _retire_candidates(deps, credential, request) if request.reconcile else []
 
-    counts = dict.fromkeys(("written", "unchanged", "updated", "revived", "superseded", "retired"), 0)
-    statements: list[Statement] = []
-    touched: list[FactInput] = []
+    plan = _Plan(deps.clock(), credential.name)
     for item in request.items:
         row = existing.get(item.id)
         if row is None:
-            body_uri = None
-            content = hook_of(item.content, hook_chars)
-            if content != item.content:
-                key = body_key(item.content_hash)
-                await deps.blobs.put(key, item.content.encode("utf-8"), "text/markdown; charset=utf-8")
-                body_uri = BODY_PREFIX + key
-            statements.append(_insert(item, content, body_uri, now))
-            statements.append(event(now, actor, "written", item.id, item.scope, item.source,
-                                    content_hash=item.content_hash, redacted=list(item.redacted)))
-            counts["written"] += 1
-            touched.append(item)
+            plan.insert(item, *await _store_body(deps, item))
         elif row["superseded_at"] is not None:
-            # A retired fact sent again starts a new validity period under the same id.
-            statements.append((
-                "UPDATE memory SET superseded_at = NULL, superseded_by = NULL, valid_from = ?, updated_at = ?, "
-                "entry_type = ?, source_tier = ?, confidence = ?, pinned = ? WHERE id = ?",
-                (item.valid_from if item.valid_from is not None else now, now, item.entry_type, item.source_tier,
-                 item.confidence, int(item.pinned), item.id)))
-            statements.append(event(now, actor, "revived", item.id, item.scope, item.source))
-            counts["revived"] += 1
-            touched.append(item)
+            plan.revive(item)
         elif _meta_changed(item, row):
-            statements.append((
-                "UPDATE memory SET entry_type = ?, source_tier = ?, confidence = ?, pinned = ?, updated_at = ? "
-                "WHERE id = ?", (item.entry_type, item.source_tier, item.confidence, int(item.pinned), now, item.id)))
-            statements.append(event(now, actor, "updated", item.id, item.scope, item.source))
-            counts["updated"] += 1
-            touched.append(item)
+            plan.update(item)
         else:
-            counts["unchanged"] += 1
+            plan.counts["unchanged"] += 1
         target = targets.get(item.supersedes or "")
         if target is not None:
             # Valid time: the old fact stops being true when the new one starts, if that is known.
-            until = item.valid_from if item.valid_from is not None and item.valid_from > target["valid_from"] else now
-            statements.append(("UPDATE memory SET superseded_at = ?, superseded_by = ?, updated_at = ? "
-                               "WHERE id = ? AND superseded_at IS NULL", (until, item.id, now, target["id"])))
-            statements.append(event(now, actor, "superseded", target["id"], target["scope"], target["source"],
-                                    superseded_by=item.id))
-            counts["superseded"] += 1
+            later = item.valid_from is not None and item.valid_from > target["valid_from"]
+            plan.retire("superseded", target, item.valid_from if later and item.valid_from else plan.now, item.id)
     successor = _sole_successors(request.items)
     for row in retiring:
-        if row["id"] in targets:
-            continue
-        heir = successor.get(row["source"])
-        statements.append(("UPDATE memory SET superseded_at = ?, superseded_by = ?, updated_at = ? "
-                           "WHERE id = ? AND superseded_at IS NULL", (now, heir, now, row["id"])))
-        statements.append(event(now, actor, "retired", row["id"], row["scope"], row["source"], superseded_by=heir))
-        counts["retired"] += 1
-    if statements:
-        await deps.db.batch(statements)
-    embedding = await embed_facts(deps, [(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in touched])
+        if row["id"] not in targets:
+            plan.retire("retired", row, plan.now, successor.get(row["source"]))
+    if plan.statements:
+        await deps.db.batch(plan.statements)
+    hook_chars = deps.settings.brain_hook_chars
+    embedding = await embed_facts(deps, [(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type)
+                                         for i in plan.touched])
     redacted = [{"id": i.id, "kinds": list(i.redacted)} for i in request.items if i.redacted]
-    return {**counts, "ids": [i.id for i in request.items], "redacted": redacted, "embedding": embedding}
+    return {**plan.counts, "ids": [i.id for i in request.items], "redacted": redacted, "embedding": embedding}
 
 
 def _sole_successors(items: Sequence[FactInput]) -> dict[str, str]:

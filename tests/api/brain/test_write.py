@@ -187,3 +187,16 @@ async def test_skills_are_idempotent_by_slug_and_versioned(brain: Brain) -> None
     assert (await brain.get("/memory/skill", "family", slug="weekly-review")).status_code == 404
     found = (await brain.get("/memory/search", "business", q="Inbox Ship", type="skill")).json()["results"]
     assert len(found) == 1 and "Ship" in found[0]["content"]
+
+
+async def test_resending_a_superseding_fact_is_a_no_op(brain: Brain) -> None:
+    old = (await brain.write({"content": "rate is 4.1%", "source": "bank", "scope": "business"}))["ids"][0]
+    update = {"content": "rate is 4.4%", "source": "bank", "scope": "business", "supersedes": old}
+    first = await brain.write(update)
+    rows, events = await brain.count(), await brain.events()
+    again = await brain.write(update)
+    assert first["superseded"] == 1 and again["superseded"] == 0 and again["unchanged"] == 1
+    assert await brain.count() == rows and await brain.events() == events
+    rival = await brain.client.post("/memory/write", headers=brain.headers("writer"), json={
+        "content": "rate is 3.9%", "source": "bank", "scope": "business", "supersedes": old})
+    assert rival.status_code == 409 and await brain.count() == rows
