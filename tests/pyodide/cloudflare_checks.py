@@ -1,32 +1,23 @@
-"""Checks of the Cloudflare adapters that no shared contract suite covers: the JS conversions,
-limits of the bindings (batch sizes, topK, KV's minimum TTL), D1 with the real migrations, the DO
-SQL executor's transaction and error paths, the DO vault client, waitUntil and fetch streaming.
-Run inside Pyodide by runner.py; each check takes the harness context."""
+"""Checks of the Cloudflare binding adapters that no shared contract suite covers: the JS
+conversions, D1 with the real migrations, and the limits of the bindings (Workers AI batch size,
+Vectorize topK, KV's minimum TTL, R2 metadata). Run inside Pyodide by runner.py; each check takes
+the harness context."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import js
 from pyodide.ffi import JsException, jsnull
 
-from memvault.adapters.cloudflare.background import WaitUntilTasks
 from memvault.adapters.cloudflare.blobs import R2BlobStore
 from memvault.adapters.cloudflare.cache import KvCache
-from memvault.adapters.cloudflare.convert import js_array, to_js, to_py
+from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.adapters.cloudflare.database import D1Database
-from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
-from memvault.adapters.cloudflare.http_client import FetchHttpClient
-from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory, error_from_rpc
 from memvault.adapters.cloudflare.vector_index import VectorizeIndex
-from memvault.core.errors import Conflict, InvalidInput, StorageUnavailable
-from memvault.core.models import Message, SearchQuery
-from memvault.core.vault_names import vault_name
+from memvault.core.errors import InvalidInput, StorageUnavailable
 
 
 async def context() -> Any:
@@ -120,143 +111,6 @@ async def check_vectorize_beyond_20_results_still_gets_metadata(h: Any) -> None:
     assert not {m.id for m in few} & {m.id for m in again}
 
 
-async def check_do_sql_reads_rows_blobs_and_nothing(h: Any) -> None:
-    sql = DurableObjectSql(h.newDurableObjectStorage())
-    sql.execute("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER, x REAL, b BLOB, z TEXT)")
-    sql.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ["one", 7, 0.25, b"\x00\x01\xfe", None])
-    assert sql.execute("SELECT * FROM t") == [{"id": "one", "n": 7, "x": 0.25, "b": b"\x00\x01\xfe", "z": None}]
-    assert sql.first("SELECT * FROM t WHERE id = ?", ["none"]) is None
-    assert sql.execute("SELECT * FROM t WHERE id = ?", ["none"]) == []
-    assert sql.execute("SELECT count(*) AS c FROM t WHERE n = ?", [True]) == [{"c": 0}]
-
-
-async def check_do_sql_transaction_rolls_back_and_reraises(h: Any) -> None:
-    sql = DurableObjectSql(h.newDurableObjectStorage())
-    sql.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
-
-    class Boom(Exception):
-        pass
-
-    def failing() -> None:
-        sql.execute("INSERT INTO t VALUES ('kept-out')")
-        raise Boom("inside the transaction")
-
-    try:
-        sql.transaction(failing)
-    except Boom:
-        pass
-    else:
-        raise AssertionError("the work's exception was lost")
-    assert sql.execute("SELECT * FROM t") == []
-
-    def nested() -> list[str]:
-        sql.execute("INSERT INTO t VALUES ('outer')")
-        with contextlib.suppress(Boom):
-            sql.transaction(failing)
-        return [r["k"] for r in sql.execute("SELECT k FROM t")]
-
-    assert sql.transaction(nested) == ["outer"]
-    assert sql.execute("SELECT k FROM t") == [{"k": "outer"}]
-    try:
-        sql.execute("BEGIN")
-    except JsException:
-        pass
-    else:
-        raise AssertionError("the stand-in allowed BEGIN, which ctx.storage.sql refuses")
-
-
-async def check_vault_client_speaks_plain_data_over_rpc(h: Any) -> None:
-    vault = DurableObjectVaultDirectory(h.env.VAULT).vault(vault_name("k-rpc", "s1"))
-    messages = [
-        Message(role="user", content=f"My cat Miso likes tuna, message {i}. " * 12, timestamp=1000.0 + i, id=f"m{i}")
-        for i in range(6)
-    ]
-    appended = await vault.append(messages)
-    flushed = await vault.flush()
-    assert appended.rows or flushed.rows
-    stats = await vault.stats()
-    assert stats.messages + stats.chunks >= 1
-    found = await vault.search(SearchQuery(text="tuna", vector=None, depth=5))
-    assert found and "tuna" in found[0].row.text
-    jobs = await vault.unembedded(50)
-    assert jobs
-    attached = await vault.attach_embeddings("test-model", {j.id: [1.0, 0.0, 0.0] for j in jobs})
-    assert attached == len(jobs)
-    assert await vault.rows(None, 100)
-    await vault.clear(True)
-    assert (await vault.stats()).messages == 0
-
-
-async def check_vault_errors_come_back_as_domain_errors(h: Any) -> None:
-    # The InvalidInput path through the real Vault class is in the vault suite; here the rest.
-    class BrokenStub:
-        def stats(self) -> Any:
-            return js.Promise.reject(js.Error.new("Network connection lost. secret memory text"))
-
-    class Namespace:
-        def idFromName(self, name: str) -> str:
-            return name
-
-        def get(self, _id: str) -> BrokenStub:
-            return BrokenStub()
-
-    try:
-        await DurableObjectVaultDirectory(Namespace()).vault("k:core").stats()
-    except StorageUnavailable as exc:
-        assert "secret" not in str(exc) and "stats" in str(exc)
-    else:
-        raise AssertionError("a failed RPC did not raise StorageUnavailable")
-    traceback_text = "Traceback (most recent call last):\n  File ...\nmemvault.core.errors.Conflict: already there"
-    rebuilt = error_from_rpc("append", traceback_text)
-    assert type(rebuilt) is Conflict and rebuilt.message == "already there"
-
-
-async def check_wait_until_gets_a_promise_that_settles_after_the_work(h: Any) -> None:
-    ctx = h.newContext()
-    done: list[str] = []
-
-    async def work() -> None:
-        await asyncio.sleep(0.01)
-        done.append("ran")
-
-    async def broken() -> None:
-        raise RuntimeError("background failure")
-
-    tasks = WaitUntilTasks(ctx)
-    tasks.run(work)
-    tasks.run(broken)
-    assert ctx.promises.length == 2
-    assert str(js.Object.prototype.toString.call(ctx.promises[0])) == "[object Promise]"
-    await js.Promise.all(ctx.promises)
-    assert done == ["ran"]
-
-
-async def check_fetch_client_round_trips_and_streams(h: Any) -> None:
-    client = FetchHttpClient()
-    response = await client.send("POST", f"{h.upstream}/echo", [("authorization", "Bearer t"), ("x-a", "1")], b'{"q":1}')
-    assert response.status == 200
-    assert ("x-upstream", "yes") in response.headers
-    body = b"".join([chunk async for chunk in response.aiter_bytes()])
-    assert json.loads(body) == {"method": "POST", "echo": '{"q":1}', "auth": "Bearer t"}
-
-    missing = await client.send("GET", f"{h.upstream}/missing", [], b"")
-    assert missing.status == 404
-    await missing.aclose()
-
-    stream = await client.send("GET", f"{h.upstream}/stream", [], b"")
-    chunks = stream.aiter_bytes()
-    assert await anext(chunks) == b"data: part 0\n\n"
-    await (await client.send("POST", f"{h.upstream}/release", [], b"")).aclose()
-    rest = b"".join([chunk async for chunk in chunks])
-    assert rest == b"data: part 1\n\ndata: part 2\n\n"
-
-    early = await client.send("GET", f"{h.upstream}/stream", [], b"")
-    async for _ in early.aiter_bytes():
-        break
-    await early.aclose()
-    await (await client.send("POST", f"{h.upstream}/release", [], b"")).aclose()
-
-
 async def check_r2_keeps_the_content_type(h: Any) -> None:
     await h.resetR2()
     store = R2BlobStore(h.env.BLOBS)
@@ -279,42 +133,6 @@ async def check_kv_minimum_ttl_is_why_the_adapter_rounds_up(h: Any) -> None:
     assert listed["keys"][0].get("expiration"), listed
 
 
-async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
-    """The Workers composition root over these adapters, through the core operations: a stored
-    conversation is found again, and clearing removes it from vault and mirror alike."""
-    from memvault.core import memory_core, memory_retrieval
-    from memvault.core.keys import authenticate, create_key
-    from memvault.runtime.workers import build_deps
-
-    bindings = {
-        "DB": await h.freshD1(),
-        "VAULT": h.env.VAULT,
-        "VECTORIZE": h.newVectorize(),
-        "BODIES": h.env.BLOBS,
-        "AI": h.newWorkersAi(),
-        "CACHE": h.env.CACHE,
-    }
-    env = js.Object.fromEntries(js_array([js_array([name, value]) for name, value in bindings.items()]))
-    ctx = h.newContext()
-    deps = build_deps(env, ctx)
-    assert deps.platform is not None and all(deps.platform.bindings.values()), deps.platform
-    key, secret = await create_key(deps.db, "pyodide", now=1_700_000_000.0)
-    assert (await authenticate(deps.db, secret)).id == key.id
-    messages = [
-        Message(role="user", content=f"Note {i}: the boat Nautilus is moored at pier {40 + i}. " * 10,
-                timestamp=1_700_000_000.0 + i, id=f"e2e-{i}")
-        for i in range(8)
-    ]
-    stored = await memory_core.store_conversation(deps, key.id, messages)
-    assert stored.messages_accepted == len(messages)
-    await js.Promise.all(ctx.promises)
-    found = await memory_retrieval.search_memory(deps, key.id, "where is the Nautilus moored", now=1_700_000_100.0)
-    assert found.items and any("Nautilus" in item.text for item in found.items), found
-    cleared = await memory_core.clear_memory(deps, key.id)
-    assert cleared == [vault_name(key.id, None)]
-    assert await deps.db.query("SELECT id FROM mirror_rows WHERE key_id = ?", [key.id]) == []
-
-
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_conversion_round_trips_plain_data,
     check_d1_has_the_migrations_and_fts,
@@ -322,13 +140,6 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_embedder_sends_at_most_100_texts_per_call,
     check_embedder_refuses_a_short_answer,
     check_vectorize_beyond_20_results_still_gets_metadata,
-    check_do_sql_reads_rows_blobs_and_nothing,
-    check_do_sql_transaction_rolls_back_and_reraises,
-    check_vault_client_speaks_plain_data_over_rpc,
-    check_vault_errors_come_back_as_domain_errors,
-    check_wait_until_gets_a_promise_that_settles_after_the_work,
-    check_fetch_client_round_trips_and_streams,
     check_r2_keeps_the_content_type,
     check_kv_minimum_ttl_is_why_the_adapter_rounds_up,
-    check_workers_deps_store_and_search_end_to_end,
 ]

@@ -35,6 +35,7 @@ const SHIPPED = [
   "tests/contract/suites",
   "tests/pyodide/runner.py",
   "tests/pyodide/cloudflare_checks.py",
+  "tests/pyodide/cloudflare_runtime_checks.py",
 ];
 
 function pythonFiles(path) {

@@ -30,6 +30,8 @@ from memvault.adapters.cloudflare.vector_index import VectorizeIndex
 from memvault.core.vault_names import vault_name
 
 SUITES_DIR = "/repo/tests/contract/suites"
+# Checks of the Cloudflare adapters beyond the shared suites (in tests/pyodide), run after them.
+EXTRA_CHECKS = ("cloudflare_checks", "cloudflare_runtime_checks")
 Factory = Callable[[], Awaitable[Any]]
 
 
@@ -130,7 +132,7 @@ async def run_checks(suite: str, checks: list[Any], factory: Factory) -> list[di
 
 
 async def run_all() -> str:
-    # The harness's --only: suite names to run ("cloudflare" for the Cloudflare-only checks).
+    # The harness's --only: suite names (or EXTRA_CHECKS module names) to run.
     only = to_py(harness().only)
     wanted = None if only is None else {str(name) for name in only}
     install_vault_objects()
@@ -150,12 +152,10 @@ async def run_all() -> str:
             continue
         results.extend(await run_checks(name, list(module.CHECKS), FACTORIES[name]))
 
-    import cloudflare_checks
-
-    if wanted is None or "cloudflare" in wanted:
-        results.extend(
-            await run_checks("cloudflare", list(cloudflare_checks.CHECKS), cloudflare_checks.context)
-        )
+    for module_name in EXTRA_CHECKS:
+        if wanted is None or module_name in wanted:
+            module = importlib.import_module(module_name)
+            results.extend(await run_checks(module_name, list(module.CHECKS), module.context))
     return json.dumps(
         {
             "python": sys.version.split()[0],

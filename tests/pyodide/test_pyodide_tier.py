@@ -25,6 +25,8 @@ SUITES = ROOT / "tests" / "contract" / "suites"
 HARNESS = HERE / "harness.mjs"
 TIMEOUT_SECONDS = 600
 NODE_PACKAGES = ("pyodide", "miniflare")
+# The Cloudflare-only check modules runner.py runs after the shared suites.
+EXTRA_CHECKS = ("cloudflare_checks", "cloudflare_runtime_checks")
 
 
 def check_names(path: Path) -> list[str]:
@@ -43,7 +45,8 @@ def all_checks() -> list[tuple[str, str]]:
         if not path.name.startswith("_")
         for name in check_names(path)
     ]
-    return pairs + [("cloudflare", name) for name in check_names(HERE / "cloudflare_checks.py")]
+    extra = [(module, name) for module in EXTRA_CHECKS for name in check_names(HERE / f"{module}.py")]
+    return pairs + extra
 
 
 def missing_tools() -> str | None:
