@@ -15,7 +15,7 @@ from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.core.models import Message, SearchQuery
 from memvault.core.vault_store import VaultStore
-from memvault.runtime.workers import env_settings
+from memvault.runtime.workers import env_settings, raw_js
 
 
 class Vault(DurableObject):  # type: ignore[misc]
@@ -26,7 +26,7 @@ class Vault(DurableObject):  # type: ignore[misc]
         # constructor delivers no request until it returns, so no blockConcurrencyWhile (and no
         # network wait inside one) is needed to keep requests away from a half-migrated schema.
         self._store = VaultStore(
-            DurableObjectSql(ctx.storage),
+            DurableObjectSql(raw_js(ctx).storage),
             chunk_tokens=settings.chunk_tokens,
             overlap_tokens=settings.chunk_overlap_tokens,
         )

@@ -152,6 +152,32 @@ async def test_vault_delegates_to_the_core_store_over_do_sql(edge: types.ModuleT
     assert (await again.stats())["messages"] == 0
 
 
+def _sdk_wrapper(class_name: str, field: str, inner: Any) -> Any:
+    """A stand-in for one of the SDK's wrappers: same class name, same field, and (like the real
+    ones) it forwards unknown attributes; here it refuses them, so only the unwrapped object works."""
+
+    def refuse(self: Any, name: str) -> Any:
+        raise AssertionError(f"{class_name}.{name} used instead of the JS object inside")
+
+    wrapper = type(class_name, (), {"__getattr__": refuse})()
+    vars(wrapper)[field] = inner
+    return wrapper
+
+
+async def test_vault_and_env_helpers_see_through_the_sdk_wrappers(edge: types.ModuleType) -> None:
+    from memvault.runtime.workers import env_value
+
+    storage = SqliteDurableObjectStorage()
+    ctx = _sdk_wrapper("DurableObjectContext", "_ctx", types.SimpleNamespace(storage=storage))
+    vault = edge.Vault(ctx, _sdk_wrapper("_EnvWrapper", "_env", types.SimpleNamespace()))
+    assert (await vault.stats())["messages"] == 0
+    namespace = object()
+    env = _sdk_wrapper("_EnvWrapper", "_env", types.SimpleNamespace(
+        VAULT=_sdk_wrapper("_DurableObjectNamespaceWrapper", "_binding", namespace)))
+    assert env_value(env, "VAULT") is namespace
+    assert env_value(env, "DB") is None
+
+
 async def test_scheduled_runs_maintenance_with_this_invocations_deps(
     edge: types.ModuleType, deps: Deps, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

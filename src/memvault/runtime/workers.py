@@ -18,10 +18,31 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
 
+# The Python Workers SDK hands ``env``, a Durable Object's ``ctx`` and some bindings over inside
+# Python wrappers that convert values on every call, and what they wrap has changed between SDK
+# releases. The Cloudflare adapters speak the documented JS binding APIs and convert at their own
+# boundary (as the Pyodide tier tests them), so they are given the JS object underneath.
+_SDK_WRAPPERS = {
+    "_EnvWrapper": "_env",
+    "DurableObjectContext": "_ctx",
+    "_BindingWrapper": "_binding",
+    "_DurableObjectNamespaceWrapper": "_binding",
+    "_FetcherWrapper": "_binding",
+}
+
+
+def raw_js(value: Any) -> Any:
+    """The JS object inside an SDK wrapper; anything else unchanged."""
+    field = _SDK_WRAPPERS.get(type(value).__name__)
+    # Read the instance dict: the wrappers forward unknown attributes to JS.
+    inner = vars(value).get(field) if field is not None and hasattr(value, "__dict__") else None
+    return value if inner is None else raw_js(inner)
+
+
 def env_value(env: Any, name: str) -> Any:
     """One entry of the Worker's ``env`` (a var, a secret or a binding), or None when absent."""
     try:
-        value = getattr(env, name)
+        value = raw_js(getattr(raw_js(env), name))
     except AttributeError:
         return None
     # JS undefined/null arrive as None or as Pyodide's jsnull, whose repr is "null".
@@ -65,7 +86,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         vaults=DurableObjectVaultDirectory(env_value(env, "VAULT")),
         db=D1Database(env_value(env, "DB")),
         embedder=WorkersAiEmbedder(env_value(env, "AI"), model=settings.embedding_model),
-        background=WaitUntilTasks(ctx),
+        background=WaitUntilTasks(raw_js(ctx)),
         http=FetchHttpClient(),
         blobs=R2BlobStore(env_value(env, "BODIES")),
         vectors=VectorizeIndex(env_value(env, "VECTORIZE")),
