@@ -4,7 +4,9 @@ A fake upstream (the one the provider tests use) and a local memvault server run
 processes on 127.0.0.1; the memory key already holds some conversation. Each round sends the same
 OpenAI chat request once straight to the fake and once through memvault, and records the time to
 the whole response (non-streaming) and to the first body byte (streaming). The difference is
-key check + retrieval + injection + forwarding; the turn is stored after the answer is relayed.
+key check + retrieval + injection + forwarding; storing a turn happens after the answer is
+relayed, and by default measured rounds store nothing so every round recalls from the same state
+(`--store` keeps storing, memory then grows by one turn per round).
 
     .venv/bin/python scripts/bench_router.py                      # hash embedder, 200 rounds
     .venv/bin/python scripts/bench_router.py --embedder minilm    # the real local embedder
@@ -41,7 +43,7 @@ SEED = [
     "My favourite book is The Left Hand of Darkness.",
 ]
 QUESTION = "Remind me: what does my daughter like to draw, and when does she start school?"
-PAUSE = 0.1  # between rounds, so the previous turn's background store (embedding included) is not measured
+PAUSE = 0.1  # between rounds, so a background store (embedding included) is not measured
 
 
 def free_port() -> int:
@@ -114,7 +116,7 @@ def create_memory_key(data_dir: str) -> str:
     return secret
 
 
-def measure(rounds: int, embedder: str) -> None:
+def measure(rounds: int, embedder: str, store: bool) -> None:
     with tempfile.TemporaryDirectory() as data, serve("fake", free_port(), {}) as fake:
         secret = create_memory_key(data)
         env = {"MEMVAULT_DATA_DIR": data, "MEMVAULT_EMBEDDER": embedder, "MEMVAULT_OPENAI_BASE_URL": fake}
@@ -124,41 +126,44 @@ def measure(rounds: int, embedder: str) -> None:
             for text in SEED:
                 timed(client, f"{router}/v1/chat/completions", request_body(text, False), memory, False)
             time.sleep(2.0)  # let the seeded turns land
+            if not store:
+                # The memory stays the seeded one, so every round recalls from the same state.
+                memory["X-Memory-Store"] = "false"
             results: dict[str, dict[str, list[float]]] = {}
-            retrieval: list[float] = []
             items = set()
             for stream in (False, True):
-                runs: dict[str, list[float]] = {"direct": [], "memvault": []}
+                runs: dict[str, list[float]] = {"direct": [], "memvault": [], "retrieval": []}
                 body = request_body(QUESTION, stream)
                 for _ in range(rounds):
                     runs["direct"].append(timed(client, f"{fake}/v1/chat/completions", body, headers, stream)[0])
                     elapsed, answer = timed(client, f"{router}/v1/chat/completions", body, memory, stream)
                     runs["memvault"].append(elapsed)
-                    retrieval.append(float(answer["x-memory-retrieval-ms"]))
+                    runs["retrieval"].append(float(answer["x-memory-retrieval-ms"]))
                     items.add(answer["x-memory-items"] + "/" + answer["x-memory-status"])
                     time.sleep(PAUSE)
                 results["ttfb streaming" if stream else "non-streaming"] = runs
-    print(f"memory router latency: {rounds} rounds each, embedder={embedder}, items/status seen: {sorted(items)}")
-    print(f"{'(ms)':16} {'direct p50':>11} {'p95':>8} {'memvault p50':>13} {'p95':>8} {'added p50':>10} {'p95':>8}")
+    print(f"memory router: {rounds} rounds each, embedder={embedder}, store={store}, items/status: {sorted(items)}")
+    head = ("direct p50", "p95", "memvault p50", "p95", "added p50", "p95", "recall p50", "p95")
+    print(f"{'(ms)':16}" + "".join(f"{h:>13}" for h in head))
     for label, runs in results.items():
         d50, d95 = p50_p95(runs["direct"])
         m50, m95 = p50_p95(runs["memvault"])
-        print(f"{label:16} {d50:11.2f} {d95:8.2f} {m50:13.2f} {m95:8.2f} {m50 - d50:10.2f} {m95 - d95:8.2f}")
-    r50, r95 = p50_p95(retrieval)
-    print(f"retrieval alone (X-Memory-Retrieval-Ms): p50 {r50:.2f}, p95 {r95:.2f}")
+        r50, r95 = p50_p95(runs["retrieval"])
+        print(f"{label:16}" + "".join(f"{v:13.2f}" for v in (d50, d95, m50, m95, m50 - d50, m95 - d95, r50, r95)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--embedder", default="hash", help="hash (fast, deterministic) or minilm (the real model)")
+    parser.add_argument("--store", action="store_true", help="store every measured turn too (memory grows)")
     parser.add_argument("--serve", choices=("fake", "memvault"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         run_server(args.serve, args.port)
     else:
-        measure(args.rounds, args.embedder)
+        measure(args.rounds, args.embedder, args.store)
 
 
 if __name__ == "__main__":

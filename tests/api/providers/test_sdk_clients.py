@@ -174,3 +174,20 @@ def test_sdk_sees_upstream_errors_as_sent(router: Router, key: tuple[str, str]) 
         assert exc.status_code == 529 and exc.response.content == body
     else:
         raise AssertionError("expected an overloaded error")
+
+
+def test_sdk_messages_marked_memory_false_are_forwarded_without_the_flag_and_never_stored(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    private = {"role": "user", "content": "My PIN is 8642, keep it out of memory.", "memory": False}
+    openai_client(router, secret).chat.completions.create(model="gpt-test", messages=[private])  # type: ignore[list-item]
+    assert router.upstream.received[-1].json["messages"] == [{k: v for k, v in private.items() if k != "memory"}]
+    with anthropic_client(router, secret).messages.stream(
+        model="claude-test",
+        max_tokens=16,
+        messages=[private],  # type: ignore[list-item]
+    ) as stream:
+        stream.until_done()
+    assert b'"memory"' not in router.upstream.received[-1].body
+    assert not any("8642" in text for text in router.stored_texts(key_id))
