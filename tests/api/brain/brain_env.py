@@ -33,7 +33,6 @@ CREDENTIALS: dict[str, tuple[list[str], bool]] = {
     "family+mildred": (["family", "mildred"], False),
     "reader-all": (ALL_SCOPES, False),
 }
-READERS = [name for name, (_, writer) in CREDENTIALS.items() if not writer]
 
 
 def token(name: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from brain_env import ALL_SCOPES, CREDENTIALS, READERS, Brain, brain_fixture, close_brain, open_brain  # noqa: F401
+from brain_env import ALL_SCOPES, CREDENTIALS, Brain, brain_fixture, close_brain, open_brain  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,7 +83,7 @@ async def _every_read(brain: Brain, reader: str, query: str, as_of: float) -> li
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(facts=st.lists(fact_strategy, min_size=1, max_size=7), reader=st.sampled_from(READERS),
+@given(facts=st.lists(fact_strategy, min_size=1, max_size=7), reader=st.sampled_from(sorted(CREDENTIALS)),
        query=st.sampled_from(WORDS))
 def test_no_read_path_returns_a_row_outside_the_credentials_scopes(
     facts: list[tuple[str, str, str, bool, bool, bool]], reader: str, query: str
@@ -163,3 +163,42 @@ async def test_the_dedicated_token_header_works_for_rpc_style_callers(brain: Bra
     response = await brain.client.get("/memory/search", params={"q": "ledger"},
                                       headers={"X-Memvault-Brain-Token": "tok-business"})
     assert response.status_code == 200 and len(response.json()["results"]) == 1
+
+
+class RecordingDatabase:
+    """Delegates to the real database and remembers every statement it was given."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.seen: list[str] = []
+
+    async def query(self, sql: str, params: Any = ()) -> Any:
+        self.seen.append(sql)
+        return await self.inner.query(sql, params)
+
+    async def execute(self, sql: str, params: Any = ()) -> Any:
+        self.seen.append(sql)
+        return await self.inner.execute(sql, params)
+
+    async def batch(self, statements: Any) -> Any:
+        self.seen.extend(sql for sql, _ in statements)
+        return await self.inner.batch(statements)
+
+
+async def test_every_read_statement_carries_the_scope_clause(brain: Brain) -> None:
+    first = (await brain.write({"content": "invoice 20028 roof", "scope": "business", "source": "files:a.md",
+                                "pinned": True}))["ids"][0]
+    await brain.write({"content": "invoice 20028 roof, revised", "scope": "business", "source": "files:a.md",
+                       "supersedes": first})
+    await brain.client.post("/memory/skill", headers=brain.headers("writer"),
+                            json={"slug": "s", "content": "invoice steps", "scope": "business"})
+    recorder = RecordingDatabase(brain.deps.db)
+    brain.deps.db = recorder  # type: ignore[assignment]
+    await _every_read(brain, "shared+business", "invoice", brain.clock.now)
+    for path in ("/memory/body", "/memory/history"):
+        assert (await brain.get(path, "shared+business", id=first)).status_code == 200
+    await brain.get("/memory/skill", "shared+business", slug="s")
+    reads = [sql for sql in recorder.seen if sql.lstrip().upper().startswith("SELECT")]
+    assert len(reads) >= 15
+    for sql in reads:
+        assert "scope IN (" in sql, sql

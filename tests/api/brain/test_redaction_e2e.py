@@ -1,0 +1,55 @@
+"""The secret gate end to end: the whole secret corpus written through the API leaves no secret
+anywhere memvault stores things (every table, FTS index, blobs, vector metadata, event log), and
+the benign look-alikes come back verbatim."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from brain_env import Brain, brain_fixture  # noqa: F401
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit"))
+
+from test_redaction import BENIGN, SECRETS
+
+
+async def _everything_stored(brain: Brain) -> str:
+    dump = []
+    tables = await brain.deps.db.query("SELECT name FROM sqlite_master WHERE type = 'table'")
+    for table in tables:
+        rows = await brain.deps.db.query(f'SELECT * FROM "{table["name"]}"')
+        dump.append(repr(rows))
+    blobs = Path(brain.deps.settings.data_dir) / "blobs"
+    dump += [p.read_text(errors="replace") for p in blobs.rglob("*") if p.is_file()]
+    vectors = Path(brain.deps.settings.data_dir) / "vectors.sqlite3"
+    dump.append(vectors.read_bytes().decode("latin-1"))
+    return "\n".join(dump)
+
+
+async def test_no_secret_is_stored_anywhere(brain: Brain) -> None:
+    padding = " context" * 120  # long enough that some facts keep their body in the blob store
+    facts = [{"content": text + (padding if n % 2 else ""), "source": f"s{n}"} for n, (text, _, _) in enumerate(SECRETS)]
+    result = await brain.write({"scope": "family", "facts": facts})
+    assert result["written"] == len(SECRETS)
+    assert {k for r in result["redacted"] for k in r["kinds"]} == {kind for _, kind, _ in SECRETS}
+    assert len(result["redacted"]) == len(SECRETS)
+    stored = await _everything_stored(brain)
+    for _, _, secret in SECRETS:
+        assert secret not in stored
+        assert secret not in str(result)
+    skill = await brain.client.post("/memory/skill", headers=brain.headers("writer"), json={
+        "slug": "deploy", "scope": "family", "content": "export KEY=AKIAIOSFODNN7EXAMPLE then run"})
+    assert skill.json()["redacted"] == ["api_key"]
+    assert "AKIAIOSFODNN7EXAMPLE" not in await _everything_stored(brain)
+
+
+async def test_benign_look_alikes_are_stored_verbatim(brain: Brain) -> None:
+    facts = [{"content": text, "source": f"b{n}"} for n, text in enumerate(BENIGN)]
+    result = await brain.write({"scope": "business", "facts": facts})
+    assert result["redacted"] == []
+    rows = await brain.deps.db.query("SELECT content FROM memory")
+    assert sorted(r["content"] for r in rows) == sorted(text.strip() for text in BENIGN)
+    found = (await brain.get("/memory/search", "business", q="invoice 20028")).json()["results"]
+    assert found and "#20028" in found[0]["content"]
+    assert (await brain.get("/memory/search", "business", q="4242")).json()["results"]
