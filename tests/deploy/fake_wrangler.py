@@ -4,7 +4,8 @@
 FAKE_WRANGLER_LOG      file that receives one JSON line (the argv) per call
 FAKE_WRANGLER_PREVIEW  preview URL reported by `versions upload`; unset or empty: none, as for
                        a Worker that implements a Durable Object
-FAKE_WRANGLER_FAIL     "upload" makes `versions upload` fail
+FAKE_WRANGLER_FAIL     "upload" makes `versions upload` fail; "status" makes `deployments status`
+                       fail as it does for a Worker that was never deployed
 """
 
 import json
@@ -33,6 +34,9 @@ def main() -> int:
                 out.write(json.dumps(record) + "\n")
         return 0
     if args[:2] == ["deployments", "status"]:
+        if os.environ.get("FAKE_WRANGLER_FAIL") == "status":
+            print("X [ERROR] The Worker memvault-production has no deployments.", file=sys.stderr)
+            return 1
         print(json.dumps({"id": "dep-1", "versions": [{"version_id": CURRENT_ID, "percentage": 100}]}))
         return 0
     if args[:2] in (["versions", "deploy"], ["triggers", "deploy"]):

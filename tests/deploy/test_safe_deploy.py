@@ -112,6 +112,16 @@ def test_upload_failure_aborts_before_anything_is_deployed(
     assert fake_wrangler.deploys() == []
 
 
+def test_first_deploy_is_left_to_wrangler_deploy(
+    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_WRANGLER_FAIL", "status")
+    done = run(tmp_path, health_server)
+    assert_aborted_without_promotion(done, fake_wrangler)
+    assert "use `wrangler deploy`" in done.stderr and "has no deployments" in done.stderr
+    assert [call[:2] for call in fake_wrangler.calls()] == [["deployments", "status"]]
+
+
 def test_health_timeout_aborts(tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer) -> None:
     known_good(tmp_path)
     health_server.sites = {"candidate": (200, health()), "live": (200, health())}

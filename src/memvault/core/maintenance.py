@@ -59,6 +59,7 @@ async def run_maintenance(deps: Deps, now: float | None = None) -> MaintenanceRe
     for key in await keys.list_keys(deps.db):
         report.keys += 1
         await _purge(deps, key, now, report)
+        # A revoked key's memory still ages out, but is no longer flushed or re-embedded.
         if key.revoked_at is None:
             await _tend_vaults(deps, key.id, now, report)
     report.duration_ms = round((time.perf_counter() - started) * 1000, 2)
