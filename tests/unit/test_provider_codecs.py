@@ -225,3 +225,11 @@ def test_errors_use_each_providers_envelope(status: int) -> None:
     assert anthropic_error["error"]["type"].endswith("error") or anthropic_error["error"]["type"] == "request_too_large"
     gemini_error = CODECS["gemini"].error_body(status, "bad")
     assert gemini_error["error"]["code"] == status and gemini_error["error"]["status"].isupper()
+
+
+@pytest.mark.parametrize(("provider", "body"), [("openai", OPENAI), ("anthropic", ANTHROPIC), ("gemini", GEMINI)])
+def test_inject_leaves_the_callers_body_untouched(provider: str, body: dict[str, Any]) -> None:
+    original = copy.deepcopy(body)
+    CODECS[provider].inject(body, CONTEXT)
+    CODECS[provider].inject({**body, "system": "S", "systemInstruction": {"parts": [{"text": "S"}]}}, CONTEXT)
+    assert body == original

@@ -15,6 +15,7 @@ from memvault.core.router_memory import (
     render_context,
     turn_messages,
 )
+from memvault.core.tokens import estimate_tokens
 
 
 def options(**headers: str) -> MemoryOptions:
@@ -66,9 +67,17 @@ def test_bad_values_are_refused(headers: dict[str, str]) -> None:
 
 def test_context_block_lists_items_with_their_day() -> None:
     item = SearchItem("My cat is  called\nBiscuit.", 1.0, "hot", 0.0, 86400.0, ["m1"], "user", 6, "vault")
-    block = render_context([item])
-    assert block.splitlines()[1] == "- [1970-01-02, user] My cat is called Biscuit."
-    assert render_context([]) == ""
+    block, count = render_context([item])
+    assert count == 1 and block.splitlines()[1] == "- [1970-01-02, user] My cat is called Biscuit."
+    assert render_context([]) == ("", 0)
+
+
+def test_context_block_keeps_within_the_token_limit() -> None:
+    long = SearchItem("word " * 200, 1.0, "hot", 0.0, 0.0, ["a"], "user", 200, "vault")
+    short = SearchItem("short fact", 0.5, "hot", 0.0, 0.0, ["b"], "assistant", 2, "vault")
+    block, count = render_context([long, short], 60)
+    assert count == 1 and "short fact" in block and estimate_tokens(block) <= 60
+    assert render_context([long], 10) == ("", 0)
 
 
 def conversation(last_remember: bool = True) -> Conversation:

@@ -20,6 +20,7 @@ from memvault.core.errors import InvalidInput
 from memvault.core.memory_core import store_conversation
 from memvault.core.memory_retrieval import search_memory
 from memvault.core.models import Message, SearchItem
+from memvault.core.tokens import estimate_tokens
 
 log = logging.getLogger("memvault.router")
 
@@ -147,15 +148,22 @@ def parse_options(headers: Mapping[str, str], default_context_limit: int) -> Mem
     )
 
 
-def render_context(items: Sequence[SearchItem]) -> str:
-    if not items:
-        return ""
+def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None) -> tuple[str, int]:
+    """The context block and how many items it holds; items that would break the limit are left
+    out (search budgets the texts, this also counts the heading and each line's date and role)."""
     lines = [CONTEXT_HEADING]
+    used = estimate_tokens(CONTEXT_HEADING)
     for item in items:
         day = datetime.fromtimestamp(item.ts_end, tz=UTC).strftime("%Y-%m-%d")
-        text = " ".join(item.text.split())
-        lines.append(f"- [{day}, {item.role}] {text}")
-    return "\n".join(lines)
+        line = f"- [{day}, {item.role}] {' '.join(item.text.split())}"
+        cost = estimate_tokens(line)
+        if limit_tokens is not None and used + cost > limit_tokens:
+            continue
+        lines.append(line)
+        used += cost
+    if len(lines) == 1:
+        return "", 0
+    return "\n".join(lines), len(lines) - 1
 
 
 async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions) -> PreparedMemory:
@@ -177,8 +185,8 @@ async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: 
         log.warning("memory retrieval failed, answering without memory: %s", type(exc).__name__)
         return degraded((time.perf_counter() - started) * 1000.0)
     elapsed = (time.perf_counter() - started) * 1000.0
-    context = render_context(result.items)
-    return PreparedMemory(context, len(result.items), result.tokens, STATUS_OK, elapsed)
+    context, count = render_context(result.items, options.context_limit)
+    return PreparedMemory(context, count, estimate_tokens(context), STATUS_OK, elapsed)
 
 
 def turn_messages(conversation: Conversation, reply: Reply, options: MemoryOptions, now: float) -> list[Message]:

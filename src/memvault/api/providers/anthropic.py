@@ -5,7 +5,7 @@ from __future__ import annotations
 from memvault.api.providers.base import (
     Json,
     SseEvent,
-    deep_copy,
+    append_text,
     int_or_none,
     parse_json_events,
     remember_flag,
@@ -57,16 +57,11 @@ class AnthropicCodec:
         return strip_flags(body, "messages")
 
     def inject(self, body: Json, context: str) -> Json:
-        injected = deep_copy(body)
-        system = injected.get("system")
+        system = body.get("system")
         if isinstance(system, list):
             # Appended after the caller's blocks, so a cached system prefix stays cached.
-            system.append({"type": "text", "text": context})
-        elif isinstance(system, str) and system:
-            injected["system"] = f"{system}\n\n{context}"
-        else:
-            injected["system"] = context
-        return injected
+            return {**body, "system": [*system, {"type": "text", "text": context}]}
+        return {**body, "system": append_text(system if isinstance(system, str) else "", context)}
 
     def reply(self, body: Json) -> Reply:
         usage = body.get("usage")

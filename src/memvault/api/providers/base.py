@@ -7,7 +7,6 @@ renders errors in the provider's envelope. It never stores, searches or sends an
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,7 +51,9 @@ class ProviderCodec(Protocol):
         ...
 
     def inject(self, body: Json, context: str) -> Json:
-        """A copy of ``body`` with ``context`` added to the native system field only."""
+        """A copy of ``body`` with ``context`` added to the native system field only. ``body`` is
+        not modified; only the containers on the way to the system field are copied, so large
+        inline images are not duplicated."""
         ...
 
     def reply(self, body: Json) -> Reply:
@@ -115,8 +116,8 @@ def text_of_parts(parts: object, *, kind_field: str = "type", text_kind: str = "
     return "\n".join(texts)
 
 
-def deep_copy(body: Json) -> Json:
-    return copy.deepcopy(body)
+def append_text(text: str, context: str) -> str:
+    return f"{text}\n\n{context}" if text else context
 
 
 def parse_json_events(events: list[SseEvent]) -> list[Json]:

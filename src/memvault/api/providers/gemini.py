@@ -7,7 +7,6 @@ from typing import Any
 from memvault.api.providers.base import (
     Json,
     SseEvent,
-    deep_copy,
     int_or_none,
     parse_json_events,
     remember_flag,
@@ -78,14 +77,11 @@ class GeminiCodec:
         return strip_flags(body, "contents")
 
     def inject(self, body: Json, context: str) -> Json:
-        injected = deep_copy(body)
-        field = next((f for f in _SYSTEM_FIELDS if f in injected), _SYSTEM_FIELDS[0])
-        system = injected.get(field)
+        field = next((f for f in _SYSTEM_FIELDS if f in body), _SYSTEM_FIELDS[0])
+        system = body.get(field)
         if isinstance(system, dict) and isinstance(system.get("parts"), list):
-            system["parts"].append({"text": context})
-        else:
-            injected[field] = {"parts": [{"text": context}]}
-        return injected
+            return {**body, field: {**system, "parts": [*system["parts"], {"text": context}]}}
+        return {**body, field: {"parts": [{"text": context}]}}
 
     def reply(self, body: Json) -> Reply:
         text, _ = _first_candidate_text(body)

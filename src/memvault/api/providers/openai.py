@@ -5,7 +5,7 @@ from __future__ import annotations
 from memvault.api.providers.base import (
     Json,
     SseEvent,
-    deep_copy,
+    append_text,
     int_or_none,
     parse_json_events,
     remember_flag,
@@ -49,18 +49,16 @@ class OpenAICodec:
         return strip_flags(body, "messages")
 
     def inject(self, body: Json, context: str) -> Json:
-        injected = deep_copy(body)
-        messages = injected["messages"]
+        messages = list(body["messages"])
         first = messages[0]
         if first.get("role") not in _SYSTEM_ROLES:
             messages.insert(0, {"role": "system", "content": context})
         elif isinstance(first.get("content"), list):
-            first["content"].append({"type": "text", "text": context})
-        elif isinstance(first.get("content"), str) and first["content"]:
-            first["content"] = f"{first['content']}\n\n{context}"
+            messages[0] = {**first, "content": [*first["content"], {"type": "text", "text": context}]}
         else:
-            first["content"] = context
-        return injected
+            content = first.get("content")
+            messages[0] = {**first, "content": append_text(content if isinstance(content, str) else "", context)}
+        return {**body, "messages": messages}
 
     def reply(self, body: Json) -> Reply:
         text = ""
