@@ -34,7 +34,7 @@ sync = _load_script()
 @pytest.fixture
 async def env(tmp_path: Path) -> AsyncIterator[tuple[Brain, httpx.AsyncClient]]:
     brain = await open_brain(tmp_path / "data")
-    client = httpx.AsyncClient(transport=brain.client._transport, base_url="http://brain.test",
+    client = httpx.AsyncClient(transport=brain.transport, base_url="http://brain.test",
                                headers=brain.headers("writer"))
     try:
         yield brain, client
@@ -120,7 +120,7 @@ async def test_pull_refuses_sources_that_would_escape_the_folder(
 
 async def test_a_read_credential_cannot_push(env: tuple[Brain, httpx.AsyncClient], tmp_path: Path) -> None:
     brain, _ = env
-    reader = httpx.AsyncClient(transport=brain.client._transport, base_url="http://brain.test",
+    reader = httpx.AsyncClient(transport=brain.transport, base_url="http://brain.test",
                                headers=brain.headers("reader-all"))
     _notes(tmp_path / "n", {"a.md": "x"})
     with pytest.raises(SystemExit):

@@ -63,6 +63,7 @@ class Brain:
     deps: Deps
     client: httpx.AsyncClient
     clock: Clock
+    transport: httpx.ASGITransport
 
     def headers(self, name: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {token(name)}"}
@@ -98,8 +99,9 @@ async def open_brain(data_dir: Path, **overrides: str) -> Brain:
     }
     clock = Clock()
     deps = dataclasses.replace(build_local_deps(load_settings(env)), clock=clock)
-    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(deps)), base_url="http://brain.test")
-    return Brain(deps=deps, client=client, clock=clock)
+    transport = httpx.ASGITransport(app=create_app(deps))
+    client = httpx.AsyncClient(transport=transport, base_url="http://brain.test")
+    return Brain(deps=deps, client=client, clock=clock, transport=transport)
 
 
 async def close_brain(brain: Brain) -> None:
