@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from memvault.api.providers import CODECS
 from memvault.api.providers.base import SseEvent
-from memvault.api.providers.sse import SseParser, relay, tap_for
+from memvault.api.providers.sse import SseParser, Tap, read_reply, relay, tap_for
 from memvault.core.router_memory import Reply
 
 STREAM = (
@@ -84,11 +84,11 @@ def openai_chunks(words: list[str]) -> list[bytes]:
 async def test_relay_yields_bytes_unchanged_then_reports_the_assembled_reply() -> None:
     chunks = openai_chunks(["Hel", "lo", " there"])
     upstream = FakeUpstream(chunks)
-    replies: list[Reply] = []
-    received = [c async for c in relay(upstream, tap_for(CODECS["openai"], "text/event-stream"), replies.append)]
+    taps: list[Tap] = []
+    received = [c async for c in relay(upstream, tap_for(CODECS["openai"], "text/event-stream"), taps.append)]
     assert received == chunks
     assert upstream.closed
-    assert replies == [Reply("Hello there", None, None, complete=True)]
+    assert [read_reply(tap) for tap in taps] == [Reply("Hello there", None, None, complete=True)]
 
 
 async def test_the_first_chunk_is_yielded_before_the_rest_is_read() -> None:
@@ -102,17 +102,17 @@ async def test_the_first_chunk_is_yielded_before_the_rest_is_read() -> None:
 
 async def test_an_interrupted_body_is_not_reported() -> None:
     upstream = FakeUpstream(openai_chunks(["a", "b"]), fail_after=1)
-    replies: list[Reply] = []
+    taps: list[Tap] = []
     with pytest.raises(ConnectionError):
-        async for _ in relay(upstream, tap_for(CODECS["openai"], "text/event-stream"), replies.append):
+        async for _ in relay(upstream, tap_for(CODECS["openai"], "text/event-stream"), taps.append):
             pass
-    assert replies == []
+    assert taps == []
     assert upstream.closed
 
 
 async def test_a_body_the_tap_cannot_read_is_still_relayed() -> None:
     upstream = FakeUpstream([b"not json"])
-    replies: list[Reply] = []
-    received = [c async for c in relay(upstream, tap_for(CODECS["openai"], "application/json"), replies.append)]
+    taps: list[Tap] = []
+    received = [c async for c in relay(upstream, tap_for(CODECS["openai"], "application/json"), taps.append)]
     assert received == [b"not json"]
-    assert replies == []
+    assert [read_reply(tap) for tap in taps] == [None]

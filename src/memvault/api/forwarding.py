@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
-from memvault.api.providers.sse import relay, tap_for
+from memvault.api.providers.sse import Tap, read_reply, relay, tap_for
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
 from memvault.core.keys import authenticate
@@ -26,7 +26,6 @@ from memvault.core.router_memory import (
     Conversation,
     MemoryOptions,
     PreparedMemory,
-    Reply,
     degraded,
     off,
     parse_options,
@@ -156,15 +155,25 @@ async def forward_with_memory(
     except MemvaultError as exc:
         return error_response(codec, exc.status, exc.message, memory)
 
-    def on_complete(reply: Reply) -> None:
-        if key_id is not None and options.writes and reply.complete:
-            deps.background.run(functools.partial(record, deps, key_id, conversation, reply, options))
+    tap: Tap | None = None
+    writer = key_id if 200 <= upstream.status < 300 and options.writes else None
+    if writer is not None:
+        content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
+        tap = tap_for(codec, content_type)
 
-    ok = 200 <= upstream.status < 300
-    content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
-    tap = tap_for(codec, content_type) if ok and options.writes and key_id is not None else None
+    def on_complete(finished: Tap) -> None:
+        if writer is not None:
+            deps.background.run(functools.partial(_remember, deps, writer, conversation, finished, options))
+
     relayed = relay(upstream, tap, on_complete)
     return _relay_response(relayed, upstream.status, relayed_headers(upstream.headers, memory))
+
+
+async def _remember(deps: Deps, key_id: str, conversation: Conversation, tap: Tap, options: MemoryOptions) -> None:
+    """Background: assemble the relayed reply, then store the turn if the answer is complete."""
+    reply = read_reply(tap)
+    if reply is not None and reply.complete:
+        await record(deps, key_id, conversation, reply, options)
 
 
 async def pass_through(request: Request, provider: str) -> Response:

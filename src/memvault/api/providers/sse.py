@@ -2,7 +2,7 @@
 
 ``relay`` hands each upstream chunk to the client the moment it arrives and only then lets a tap
 look at it on the side: an SSE tap parses events, a JSON tap keeps the body. When the body is
-complete the tap's assembled ``Reply`` goes to ``on_complete`` (which schedules ``record``).
+complete the tap goes to ``on_complete``, which schedules the reply's assembly and ``record``.
 """
 
 from __future__ import annotations
@@ -122,9 +122,10 @@ def tap_for(codec: ProviderCodec, content_type: str) -> Tap:
 
 
 async def relay(
-    upstream: UpstreamResponse, tap: Tap | None, on_complete: Callable[[Reply], None]
+    upstream: UpstreamResponse, tap: Tap | None, on_complete: Callable[[Tap], None]
 ) -> AsyncIterator[bytes]:
-    """Yield upstream's bytes unchanged; call ``on_complete`` only if the body arrived in full."""
+    """Yield upstream's bytes unchanged; hand the tap to ``on_complete`` only if the body arrived
+    in full. Assembling the reply is left to the callee, so it can happen after the response."""
     try:
         async for chunk in upstream.aiter_bytes():
             yield chunk
@@ -136,11 +137,14 @@ async def relay(
                     tap = None
     finally:
         await upstream.aclose()
-    if tap is None:
-        return
+    if tap is not None:
+        on_complete(tap)
+
+
+def read_reply(tap: Tap) -> Reply | None:
+    """The reply a finished tap assembled; ``None`` if the body could not be read."""
     try:
-        reply = tap.reply()
+        return tap.reply()
     except Exception as exc:  # an unreadable body is relayed, just not remembered
         log.warning("could not read the upstream reply: %s", type(exc).__name__)
-        return
-    on_complete(reply)
+        return None
