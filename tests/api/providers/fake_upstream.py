@@ -6,6 +6,7 @@ received, and keeps the exact bytes it sent so tests can prove the relay changed
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -49,6 +50,7 @@ class FakeUpstream:
     received: list[Received] = field(default_factory=list)
     sent: list[bytes] = field(default_factory=list)
     canned: list[Canned] = field(default_factory=list)
+    chunk_delay: float = 0.0  # seconds between body chunks, to show chunks are relayed as they come
 
     def reply_next_with(self, status: int, body: bytes, content_type: str = "application/json") -> None:
         self.canned.append(Canned(status, body, content_type))
@@ -73,7 +75,9 @@ class FakeUpstream:
         await send(
             {"type": "http.response.start", "status": status, "headers": [(b"content-type", content_type.encode())]}
         )
-        for chunk in chunks:
+        for index, chunk in enumerate(chunks):
+            if index and self.chunk_delay:
+                await asyncio.sleep(self.chunk_delay)
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -256,3 +258,62 @@ def test_provider_key_is_forwarded_in_the_native_header_and_never_stored_or_logg
     for path in Path(router.data_dir).rglob("*"):
         if path.is_file():
             assert provider_key.encode() not in path.read_bytes(), path.name
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_stream_chunks_are_relayed_as_they_arrive(router: Router, key: tuple[str, str], provider: str) -> None:
+    _, secret = key
+    router.upstream.chunk_delay = 0.2
+    try:
+        with httpx.Client(base_url=router.url, timeout=30, trust_env=False) as client:
+            body = json.dumps(body_of(provider, ["Stream to me slowly please."], stream=True)).encode()
+            headers = {"X-Memory-Key": secret, "content-type": "application/json"}
+            with client.stream("POST", path_of(provider, True), content=body, headers=headers) as response:
+                started = time.perf_counter()
+                arrivals = [time.perf_counter() - started for _ in response.iter_raw()]
+    finally:
+        router.upstream.chunk_delay = 0.0
+    # Several chunks, each 0.2 s apart upstream: the first must not wait for the last.
+    assert len(arrivals) >= 3 and arrivals[0] < 0.15 and arrivals[-1] > 0.3
+
+
+class SlowVaults:
+    """The real vault directory, with appends that take a while (a slow store)."""
+
+    def __init__(self, inner: Any, delay: float) -> None:
+        self.inner, self.delay = inner, delay
+
+    def vault(self, name: str) -> Any:
+        vault, delay = self.inner.vault(name), self.delay
+
+        class Slow:
+            def __getattr__(self, attr: str) -> Any:
+                return getattr(vault, attr)
+
+            async def append(self, messages: Any) -> Any:
+                await asyncio.sleep(delay)
+                return await vault.append(messages)
+
+        return Slow()
+
+
+def test_storing_never_delays_the_answer(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response]
+) -> None:
+    key_id, secret = key
+    working = router.deps.vaults
+    router.deps.vaults = SlowVaults(working, 1.5)  # type: ignore[assignment]
+    try:
+        with httpx.Client(base_url=router.url, timeout=30, trust_env=False) as client:
+            started = time.perf_counter()
+            response = client.post(
+                path_of("openai", False),
+                content=json.dumps(body_of("openai", ["Slow stores are fine."])).encode(),
+                headers={"X-Memory-Key": secret, "content-type": "application/json"},
+            )
+            elapsed = time.perf_counter() - started
+        assert response.status_code == 200 and elapsed < 1.0
+        router.settle()
+    finally:
+        router.deps.vaults = working
+    assert "Slow stores are fine." in router.stored_texts(key_id)
