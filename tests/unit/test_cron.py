@@ -75,7 +75,13 @@ async def test_purge_removes_old_rows_from_vault_and_mirror_unless_the_key_keeps
 async def test_stale_buffer_is_flushed_into_a_searchable_chunk(deps: Deps) -> None:
     key, _ = await keys.create_key(deps.db, "idle", NOW)
     note = Message(role="user", content="My locker code at the Porto gym is 4471.", timestamp=NOW - 3 * DAY, id="m1")
+    deps.clock = lambda: NOW - 3 * DAY
     await memory_core.store_conversation(deps, key.id, [note])
+    fresh = Message(role="user", content="Another key keeps writing.", timestamp=NOW, id="m2")
+    other, _ = await keys.create_key(deps.db, "busy", NOW)
+    deps.clock = lambda: NOW - 60
+    await memory_core.store_conversation(deps, other.id, [fresh])
+    deps.clock = lambda: NOW
     assert (await vault_counts(deps, key.id))["buffered"] == 1
 
     report = await run_cron(deps, now=NOW)
@@ -84,6 +90,7 @@ async def test_stale_buffer_is_flushed_into_a_searchable_chunk(deps: Deps) -> No
     assert report.buffers_flushed == 1 and report.chunks_flushed >= 1
     counts = await vault_counts(deps, key.id)
     assert counts["buffered"] == 0 and counts["mirror_rows"] == counts["vault_rows"] > 0
+    assert (await vault_counts(deps, other.id))["buffered"] == 1
 
 
 async def test_reconcile_embeds_rows_stored_while_the_embedder_was_down(deps: Deps) -> None:

@@ -4,7 +4,7 @@ For every memory key:
 1. archival purge: rows older than the long-term window leave the vaults and the mirror together
    (``memory_core.purge_old_memory``), unless the key opted into keeping its archive;
 2. stale buffer flush: a pending buffer left idle for longer than ``buffer_idle_hours`` becomes a
-   chunk now (``memory_core.flush_pending``), so it is embedded and searchable;
+   chunk now (``memory_core.flush_idle_buffers``), so it is embedded and searchable;
 3. reconcile: rows stored without a vector are embedded and vault rows missing from the mirror are
    re-mirrored (``memory_core.reconcile_vault``).
 
@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from memvault.core import keys, memory_core, memory_retrieval
 from memvault.core.deps import Deps
+from memvault.core.vault_names import session_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -79,46 +80,22 @@ async def _purge(deps: Deps, key: keys.MemoryKey, now: float, report: Maintenanc
 
 
 async def _tend_vaults(deps: Deps, key_id: str, now: float, report: MaintenanceReport) -> None:
-    stats = await _guarded(report, f"list vaults {key_id}", lambda: memory_retrieval.memory_stats(deps, key_id))
-    if stats is None:
-        return
     idle_before = now - float(deps.settings.buffer_idle_hours)
-    for label, counts in sorted(stats.get("vaults", {}).items()):
-        session_id = _session_of(label)
+    flushed = await _guarded(report, f"flush {key_id}", partial(memory_core.flush_idle_buffers, deps, key_id, idle_before))
+    for result in flushed or []:
+        report.buffers_flushed += 1
+        report.chunks_flushed += result.chunks_stored
+    names = await _guarded(report, f"list vaults {key_id}", partial(memory_retrieval.vaults_of, deps, key_id))
+    for name in names or []:
         report.vaults_seen += 1
-        if _buffer_is_stale(counts.get("vault", {}), idle_before):
-            flushed = await _guarded(
-                report, f"flush {key_id}/{label}", partial(memory_core.flush_pending, deps, key_id, session_id)
-            )
-            if flushed is not None:
-                report.buffers_flushed += 1
-                report.chunks_flushed += flushed.chunks_stored
         done = await _guarded(
             report,
-            f"reconcile {key_id}/{label}",
-            partial(memory_core.reconcile_vault, deps, key_id, session_id, embed_limit=deps.settings.reembed_batch),
+            f"reconcile {name}",
+            partial(memory_core.reconcile_vault, deps, key_id, session_of(name), embed_limit=deps.settings.reembed_batch),
         )
         if done is not None:
             report.rows_embedded += int(done.get("embedded", 0))
             report.rows_remirrored += int(done.get("remirrored", 0))
-
-
-def _session_of(label: str) -> str | None:
-    # memory_stats labels vaults "core" or "session:<id>".
-    return label.removeprefix("session:") if label.startswith("session:") else None
-
-
-def _buffer_is_stale(vault_stats: dict[str, Any], idle_before: float) -> bool:
-    """A buffer counts as stale when it holds messages and the vault stored no row since ``idle_before``.
-
-    An approximation: no core read exposes the buffer's own last-touched time yet, so the newest
-    stored row stands in for it. It can flush a buffer that is younger than the setting (one that
-    has been growing since the last chunk was cut); that costs a shorter chunk, never data.
-    """
-    if not vault_stats.get("buffered_messages"):
-        return False
-    newest = vault_stats.get("newest")
-    return newest is None or float(newest) < idle_before
 
 
 async def _guarded(report: MaintenanceReport, step: str, work: Callable[[], Awaitable[T]]) -> T | None:

@@ -13,7 +13,7 @@ from memvault.core.mirror import MirrorStore
 from memvault.core.models import ROLES, AppendResult, MemoryRow, Message, StoreResult
 from memvault.core.ports import VaultClient
 from memvault.core.redaction import redact
-from memvault.core.vault_names import vault_name
+from memvault.core.vault_names import session_of, vault_name
 
 log = logging.getLogger(__name__)
 REMIRROR_PAGE = 200
@@ -131,6 +131,14 @@ async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) 
         messages_accepted=0,
         mirrored=mirrored,
     )
+
+
+async def flush_idle_buffers(deps: Deps, key_id: str, idle_before: float) -> list[StoreResult]:
+    """Flush every vault of the key whose pending buffer has not been written to since ``idle_before``."""
+    results = []
+    for name in await MirrorStore(deps.db).idle_buffers(key_id, idle_before):
+        results.append(await flush_pending(deps, key_id, session_of(name)))
+    return results
 
 
 async def reconcile_vault(

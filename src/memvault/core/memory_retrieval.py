@@ -192,11 +192,34 @@ def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
 
 
+async def vaults_of(deps: Deps, key_id: str) -> list[str]:
+    """Names of every vault the key has (its core vault always among them)."""
+    return sorted({vault_name(key_id, None), *await MirrorStore(deps.db).vaults_of(key_id)})
+
+
+async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+    """One page of a vault's messages, newest first: pending messages, then stored ones (read from the
+    mirror, which pages by time cheaply)."""
+    if limit < 1 or offset < 0:
+        raise InvalidInput("limit must be positive and offset not negative")
+    name = vault_name(key_id, session_id)
+    pending = sorted(await deps.vaults.vault(name).pending(), key=lambda m: -m.timestamp)
+    page: list[dict[str, Any]] = [{"state": "pending", **m.to_dict()} for m in pending[offset : offset + limit]]
+    if len(page) < limit:
+        stored_offset = max(0, offset - len(pending))
+        rows = await MirrorStore(deps.db).recent_messages(key_id, name, limit - len(page), stored_offset)
+        page += [
+            {"state": "stored", "role": r.role, "content": r.text, "timestamp": r.ts_end, "id": r.source_ids[0], "model": r.model}
+            for r in rows
+        ]
+    return page
+
+
 async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:
     """Counts per vault of the key, from the vault and from the mirror."""
     mirror = MirrorStore(deps.db)
     vaults: dict[str, Any] = {}
-    for name in sorted({vault_name(key_id, None), *await mirror.vaults_of(key_id)}):
+    for name in await vaults_of(deps, key_id):
         vaults[name.partition(":")[2]] = {
             "vault": (await deps.vaults.vault(name).stats()).to_dict(),
             "mirror": await mirror.counts(key_id, name),
@@ -206,8 +229,7 @@ async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:
 
 async def export_memory(deps: Deps, key_id: str, page_size: int = 500) -> AsyncIterator[dict[str, Any]]:
     """Everything the key holds, vault by vault: stored rows, then pending messages."""
-    mirror = MirrorStore(deps.db)
-    for name in sorted({vault_name(key_id, None), *await mirror.vaults_of(key_id)}):
+    for name in await vaults_of(deps, key_id):
         vault = deps.vaults.vault(name)
         label = name.partition(":")[2]
         after: str | None = None

@@ -45,7 +45,8 @@ class MirrorStore:
         return (
             "INSERT INTO mirror_buffers (key_id, vault, messages, tokens, version, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (key_id, vault) DO UPDATE SET messages = excluded.messages, tokens = excluded.tokens, "
-            "version = excluded.version, updated_at = excluded.updated_at WHERE excluded.version > mirror_buffers.version",
+            "version = excluded.version, updated_at = CASE WHEN excluded.messages = mirror_buffers.messages "
+            "THEN mirror_buffers.updated_at ELSE excluded.updated_at END WHERE excluded.version > mirror_buffers.version",
             (
                 key_id,
                 vault,
@@ -141,6 +142,23 @@ class MirrorStore:
             "SELECT messages FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault)
         )
         return [Message.from_dict(m) for m in json.loads(found[0]["messages"])] if found else []
+
+    async def idle_buffers(self, key_id: str, idle_before: float) -> list[str]:
+        """Vaults of the key whose non-empty buffer was last written before ``idle_before``."""
+        found = await self._db.query(
+            "SELECT vault FROM mirror_buffers WHERE key_id = ? AND tokens > 0 AND updated_at < ? ORDER BY vault",
+            (key_id, idle_before),
+        )
+        return [r["vault"] for r in found]
+
+    async def recent_messages(self, key_id: str, vault: str, limit: int, offset: int) -> list[MemoryRow]:
+        """Stored messages of one vault, newest first."""
+        found = await self._db.query(
+            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? AND kind = 'message' "
+            "ORDER BY ts_end DESC, id DESC LIMIT ? OFFSET ?",
+            (key_id, vault, limit, offset),
+        )
+        return [row_from_sql(d) for d in found]
 
     async def vaults_of(self, key_id: str) -> list[str]:
         found = await self._db.query("SELECT vault FROM vaults WHERE key_id = ? ORDER BY vault", (key_id,))

@@ -51,22 +51,10 @@ async def search_memory(
 async def get_memory(
     deps: Deps, memory_key: str, session_id: str | None, limit: Any = 50, offset: Any = 0
 ) -> dict[str, Any]:
-    """One page of what a vault holds (stored rows, then pending messages), without embeddings."""
+    """One page of a vault's messages, newest first (pending ones, then stored ones)."""
     # JS undefined arrives as None: the defaults apply then too.
     limit = 50 if limit is None else int(limit)
     offset = 0 if offset is None else int(offset)
-    if limit < 1 or offset < 0:
-        raise InvalidInput("limit must be positive and offset not negative")
     key = await authenticate(deps.db, memory_key)
-    wanted = "core" if session_id is None else f"session:{session_id}"
-    items: list[dict[str, Any]] = []
-    seen = 0
-    async for item in memory_retrieval.export_memory(deps, key.id):
-        if item.get("vault") != wanted:
-            continue
-        if seen >= offset:
-            items.append({k: v for k, v in item.items() if k != "embedding"})
-            if len(items) == limit:
-                break
-        seen += 1
+    items = await memory_retrieval.read_memory(deps, key.id, session_id, limit, offset)
     return {"session_id": session_id, "offset": offset, "limit": limit, "items": items}

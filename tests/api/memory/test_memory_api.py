@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from conftest import Memvault
+from memory_support import Memvault
 
 from memvault.core.tokens import estimate_tokens
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from conftest import Memvault
+from memory_support import Memvault
 from test_memory_api import DAY, NOW, search, store, turn
 
 from memvault.core.mirror import MirrorStore
