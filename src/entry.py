@@ -41,3 +41,15 @@ class Default(WorkerEntrypoint):  # type: ignore[misc]
     async def search_memory(self, memory_key: Any, query: Any, limit: Any = None, session_id: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.search_memory(deps, *to_py([memory_key, query, limit, session_id])))
+
+    async def brain_search(self, brain_token: Any, q: Any, mode: Any = None, limit: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_search(deps, *to_py([brain_token, q, mode, limit])))
+
+    async def brain_recall(self, brain_token: Any, q: Any = None, as_of: Any = None, budget: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_recall(deps, *to_py([brain_token, q, as_of, budget])))
+
+    async def brain_write(self, brain_token: Any, payload: Any) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_write(deps, *to_py([brain_token, payload])))

@@ -6,7 +6,9 @@ For every memory key:
 2. stale buffer flush: a pending buffer left idle for longer than ``buffer_idle_hours`` becomes a
    chunk now (``memory_core.flush_idle_buffers``), so it is embedded and searchable;
 3. reconcile: rows stored without a vector are embedded and vault rows missing from the mirror are
-   re-mirrored (``memory_core.reconcile_vault``).
+   re-mirrored (``memory_core.reconcile_vault``);
+4. brain facts written while the embedder was down, or changed since, are embedded
+   (``brain.embed_pending``).
 
 This module only orchestrates: every read and write of a vault or the mirror goes through
 ``memory_core`` / ``memory_retrieval``. One failing key or vault is recorded and skipped, never
@@ -22,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from memvault.core import keys, memory_core, memory_retrieval
+from memvault.core import brain, keys, memory_core, memory_retrieval
 from memvault.core.deps import Deps
 from memvault.core.vault_names import session_of
 
@@ -42,6 +44,7 @@ class MaintenanceReport:
     chunks_flushed: int = 0
     rows_embedded: int = 0
     rows_remirrored: int = 0
+    facts_embedded: int = 0
     errors: list[str] = field(default_factory=list)
     duration_ms: float = 0.0
 
@@ -63,6 +66,10 @@ async def run_maintenance(deps: Deps, now: float | None = None) -> MaintenanceRe
         # A revoked key's memory still ages out, but is no longer flushed or re-embedded.
         if key.revoked_at is None:
             await _tend_vaults(deps, key.id, now, report)
+    facts = await _guarded(
+        report, "embed brain facts", partial(brain.embed_pending, deps, brain.maintenance_credential(), deps.settings.reembed_batch)
+    )
+    report.facts_embedded = facts or 0
     report.duration_ms = round((time.perf_counter() - started) * 1000, 2)
     log.info("maintenance finished: %s", {k: v for k, v in report.to_dict().items() if k != "errors"})
     return report

@@ -10,7 +10,7 @@ import uuid
 from dataclasses import asdict
 from typing import Any
 
-from memvault.core import memory_core, memory_retrieval
+from memvault.core import brain, memory_core, memory_retrieval
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.keys import authenticate
@@ -58,3 +58,22 @@ async def get_memory(
     key = await authenticate(deps.db, memory_key)
     items = await memory_retrieval.read_memory(deps, key.id, session_id, limit, offset)
     return {"session_id": session_id, "offset": offset, "limit": limit, "items": items}
+
+
+async def brain_search(
+    deps: Deps, brain_token: str, q: str, mode: str | None = None, limit: int | None = None
+) -> dict[str, Any]:
+    credential = brain.auth_of(brain_token, deps.settings)
+    return await brain.search_brain(deps, credential, q, mode or "keyword", None, None, limit)
+
+
+async def brain_recall(
+    deps: Deps, brain_token: str, q: str | None = None, as_of: Any = None, budget: Any = None
+) -> dict[str, Any]:
+    credential = brain.auth_of(brain_token, deps.settings)
+    return await brain.recall(deps, credential, q, as_of, budget)
+
+
+async def brain_write(deps: Deps, brain_token: str, payload: Any) -> dict[str, Any]:
+    credential = brain.auth_of(brain_token, deps.settings)
+    return await brain.ingest_facts(deps, credential, payload)
