@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 
 import memvault
 from memvault.api.limits import BodySizeLimit
@@ -16,7 +17,13 @@ from memvault.core.errors import MemvaultError
 def create_app(deps: Deps) -> FastAPI:
     app = FastAPI(title="memvault", version=memvault.__version__)
     app.state.deps = deps
-    app.add_middleware(BodySizeLimit, max_bytes=deps.settings.max_body_bytes)
+    # Provider routes enforce the same limit themselves, answering in their provider's error envelope.
+    provider_paths = [route.path_regex for route in providers.router.routes if isinstance(route, APIRoute)]
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=deps.settings.max_body_bytes,
+        exempt=lambda path: any(regex.match(path) for regex in provider_paths),
+    )
     app.add_exception_handler(MemvaultError, _render_domain_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _render_validation_error)  # type: ignore[arg-type]
     for module in (health, memory, providers, brain):

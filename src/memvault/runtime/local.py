@@ -62,6 +62,8 @@ def create_local_app(environ: Mapping[str, str]) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # Load the embedding model before the first request, so no early call answers degraded.
+        await deps.embedder.embed(["warm up"])
         yield
         await close_local_deps(deps)
 

@@ -137,3 +137,11 @@ async def test_secrets_in_conversation_are_redacted_before_storage(memvault: Mem
     assert result["redactions"] == ["card_number"]
     texts = [i["text"] for i in (await search(memvault, "my card"))["items"]]
     assert texts and "4111" not in texts[0]
+
+
+async def test_oversized_provider_call_is_refused_in_the_providers_own_envelope(memvault: Memvault) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "z" * 70_000}]}
+    response = await memvault.client.post("/v1/chat/completions", json=body, headers={"X-Memory-Key": memvault.key})
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request_error" and "larger than" in error["message"]
