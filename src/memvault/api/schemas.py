@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
+from memvault.core.models import SearchItem
+
 Role = Literal["user", "assistant", "system", "tool"]
 
 
@@ -65,21 +67,8 @@ class SearchRequest(BaseModel):
         return parse_timestamp(value)
 
 
-class SearchItemOut(BaseModel):
-    text: str
-    score: float
-    window: str
-    ts_start: float
-    ts_end: float
-    source_ids: list[str]
-    role: str
-    tokens: int
-    origin: str
-    vault: str
-
-
 class SearchResponse(BaseModel):
-    items: list[SearchItemOut]
+    items: list[SearchItem]
     tokens: int
     metrics: dict[str, object]
 

@@ -26,19 +26,8 @@ def message_hash(message: Message) -> str:
 
 def row_from_sql(data: dict[str, Any]) -> MemoryRow:
     blob = data.get("embedding")
-    return MemoryRow(
-        id=str(data["id"]),
-        kind=str(data["kind"]),
-        text=str(data["text"]),
-        role=str(data["role"]),
-        model=data.get("model"),
-        ts_start=float(data["ts_start"]),
-        ts_end=float(data["ts_end"]),
-        token_count=int(data["token_count"]),
-        source_ids=tuple(json.loads(data["source_ids"])),
-        content_hash=str(data["content_hash"]),
-        parent_id=data.get("parent_id"),
-        embedding=None if blob is None else tuple(unpack(blob)),
+    return MemoryRow.from_dict(
+        {**data, "source_ids": json.loads(data["source_ids"]), "embedding": None if blob is None else unpack(blob)}
     )
 
 
