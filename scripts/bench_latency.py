@@ -159,6 +159,7 @@ async def measure(deps: Any, fill: Fill, source: TextSource, args: argparse.Name
         store_ms.append(elapsed)
         after_write_ms.append((await timed(search(source.query())))[0])
     search_ms, metrics = [], {"embed_ms": [], "total_ms": [], "vault_ms": []}
+    winners: dict[str, int] = {}  # which source answered: the vault, or the mirror when the vault was slow
     for _ in range(args.queries):
         elapsed, result = await timed(search(source.query()))
         search_ms.append(elapsed)
@@ -166,6 +167,8 @@ async def measure(deps: Any, fill: Fill, source: TextSource, args: argparse.Name
         metrics["total_ms"].append(result.metrics.get("total_ms", float("nan")))
         vaults = result.metrics.get("vaults", {})
         metrics["vault_ms"] += [v["vault_ms"] for v in vaults.values() if v.get("vault_ms") is not None]
+        for answer in vaults.values():
+            winners[str(answer.get("winner"))] = winners.get(str(answer.get("winner")), 0) + 1
     queries = [source.query() for _ in range(args.queries)]
     started = time.perf_counter()
     for start in range(0, len(queries), args.concurrency):
@@ -180,6 +183,7 @@ async def measure(deps: Any, fill: Fill, source: TextSource, args: argparse.Name
         "search_ms": summary(search_ms),
         "search_after_write_ms": summary(after_write_ms),
         "search_metrics_ms": {name: summary(values) for name, values in metrics.items()},
+        "search_answered_by": winners,
         f"searches_per_s_at_concurrency_{args.concurrency}": throughput,
         "fill_seconds": dict(fill.seconds),
     }
@@ -213,7 +217,7 @@ def print_result(result: dict[str, Any]) -> None:
         f"{result['chunks']:>7} chunks {result['rows']:>8} rows ({result['chunks_with_real_vectors']} chunks real) | "
         f"store p50 {s['p50']:.1f} p95 {s['p95']:.1f} ms | search p50 {q['p50']:.1f} p95 {q['p95']:.1f} ms | "
         f"after a write p50 {w['p50']:.1f} p95 {w['p95']:.1f} ms | {throughput:.1f} searches/s | "
-        f"fill s {result['fill_seconds']}",
+        f"answered by {result['search_answered_by']} | fill s {result['fill_seconds']}",
         flush=True,
     )
 

@@ -157,7 +157,6 @@ class MemvaultClient:
         self._collect_metrics(result.get("metrics") or {})
         return [str(item["text"]) for item in result["items"]]
 
-
     def _collect_metrics(self, metrics: dict[str, Any]) -> None:
         """Numbers by their own name, nested ones too (per-vault timings); strings counted as name=value."""
         for name, value in metrics.items():
