@@ -128,7 +128,7 @@ class MirrorStore:
         if not chunk_ids:
             return []
         found = await self._db.query(
-            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? AND kind = 'message' "
+            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? "
             f"AND parent_id IN ({placeholders(len(chunk_ids))})",
             (key_id, vault, *chunk_ids),
         )
@@ -154,7 +154,7 @@ class MirrorStore:
     async def recent_messages(self, key_id: str, vault: str, limit: int, offset: int) -> list[MemoryRow]:
         """Stored messages of one vault, newest first."""
         found = await self._db.query(
-            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? AND kind = 'message' "
+            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? "
             "ORDER BY ts_end DESC, id DESC LIMIT ? OFFSET ?",
             (key_id, vault, limit, offset),
         )

@@ -196,12 +196,14 @@ class VaultStore:
         candidates: list[Candidate] = []
         expression = fts_match_expression(query.text)
         if expression:
+            # FTS5 serves "ORDER BY rank LIMIT n" without scoring every match into a sort.
             found = self._sql.execute(
-                f"SELECT {', '.join('rows.' + c.strip() for c in ROW_COLUMNS.split(','))}, bm25(rows_fts) AS score "
-                "FROM rows_fts JOIN rows ON rows.rowid = rows_fts.rowid "
-                "WHERE rows_fts MATCH ? AND rows.ts_end >= ? ORDER BY score LIMIT ?",
-                (expression, since, query.depth),
+                f"SELECT {', '.join('rows.' + c.strip() for c in ROW_COLUMNS.split(','))}, ranked.score AS score "
+                "FROM (SELECT rowid, rank AS score FROM rows_fts WHERE rows_fts MATCH ? ORDER BY rank LIMIT ?) AS ranked "
+                "JOIN rows ON rows.rowid = ranked.rowid ORDER BY ranked.score",
+                (expression, query.depth if query.since is None else query.depth * 4),
             )
+            found = [d for d in found if float(d["ts_end"]) >= since][: query.depth]
             candidates += [
                 Candidate(row=row_from_sql(d), channel="keyword", rank=i, score=-float(d["score"]))
                 for i, d in enumerate(found, start=1)
@@ -226,7 +228,7 @@ class VaultStore:
         context: list[Candidate] = []
         for batch in in_batches(chunk_ids):
             for data in self._sql.execute(
-                f"SELECT {ROW_COLUMNS} FROM rows WHERE kind = 'message' AND parent_id IN ({placeholders(len(batch))})",
+                f"SELECT {ROW_COLUMNS} FROM rows WHERE parent_id IN ({placeholders(len(batch))})",
                 batch,
             ):
                 row = row_from_sql(data)
