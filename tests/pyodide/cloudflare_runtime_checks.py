@@ -201,6 +201,56 @@ async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
     assert await deps.db.query("SELECT id FROM mirror_rows WHERE key_id = ?", [key.id]) == []
 
 
+async def check_brain_over_d1_r2_and_vectorize_keeps_its_walls(h: Any) -> None:
+    """The brain through the Workers composition root: facts written by a writer land in D1 (a long
+    body in R2, vectors in Vectorize); a reader of one scope finds its own facts by keyword and
+    hybrid search, recall and body, and nothing of another scope."""
+    import hashlib
+
+    from memvault.core import brain
+    from memvault.core.errors import NotFound
+    from memvault.runtime.workers import build_deps
+
+    def digest(token: str) -> str:
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    credentials = {
+        digest("tok-writer"): {"name": "writer", "scopes": ["business", "family"], "writer": True},
+        digest("tok-family"): {"name": "family", "scopes": ["family"], "writer": False},
+    }
+    bindings = {
+        "DB": await h.freshD1(),
+        "VAULT": h.env.VAULT,
+        "VECTORIZE": h.newVectorize(),
+        "BODIES": h.env.BLOBS,
+        "AI": h.newWorkersAi(),
+        "CACHE": h.env.CACHE,
+        "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials),
+    }
+    env = js.Object.fromEntries(js_array([js_array([name, value]) for name, value in bindings.items()]))
+    deps = build_deps(env, h.newContext())
+    writer = brain.auth_of("tok-writer", deps.settings)
+    family = brain.auth_of("tok-family", deps.settings)
+    long_body = "The family cabin at Lake Orta has a green door. " * 40
+    family_ids = (await brain.ingest_facts(deps, writer, {"source": "notes:family", "scope": "family",
+                                                          "facts": [{"content": long_body}]}))["ids"]
+    business_ids = (await brain.ingest_facts(deps, writer, {"source": "notes:biz", "scope": "business",
+                                                            "facts": [{"content": "Invoice #20028 covers the cabin repairs."}]}))["ids"]
+    for mode in ("keyword", "hybrid"):
+        found = await brain.search_brain(deps, family, "cabin", mode)
+        assert {row["id"] for row in found["results"]} == set(family_ids), (mode, found)
+    recalled = await brain.recall(deps, family, "cabin")
+    assert all(row["scope"] == "family" for tier in ("recent", "facts") for row in recalled[tier])
+    body = await brain.get_body(deps, family, family_ids[0])
+    assert "green door" in json.dumps(body)
+    try:
+        await brain.get_body(deps, family, business_ids[0])
+    except NotFound:
+        pass
+    else:
+        raise AssertionError("a fact behind the wall must read as absent")
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_do_sql_reads_rows_blobs_and_nothing,
     check_do_sql_transaction_rolls_back_and_reraises,
@@ -209,4 +259,5 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_wait_until_gets_a_promise_that_settles_after_the_work,
     check_fetch_client_round_trips_and_streams,
     check_workers_deps_store_and_search_end_to_end,
+    check_brain_over_d1_r2_and_vectorize_keeps_its_walls,
 ]
