@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import itertools
 import json
 import random
 import tempfile
@@ -42,7 +43,9 @@ def make_vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
     words: set[str] = set()
     while len(words) < size:
         words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.choice((2, 2, 3)))))
-    return sorted(words)
+    vocabulary = sorted(words)
+    rng.shuffle(vocabulary)  # so that frequency rank is unrelated to spelling
+    return vocabulary
 
 
 class TextSource:
@@ -51,7 +54,8 @@ class TextSource:
     def __init__(self, seed: int) -> None:
         self._rng = random.Random(seed)
         self._vocabulary = make_vocabulary(self._rng)
-        self._weights = [1.0 / (rank + 1) for rank in range(len(self._vocabulary))]
+        # Cumulative weights make each draw a bisection instead of a pass over the vocabulary.
+        self._cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(self._vocabulary))))
         self._count = 0
 
     def _word(self) -> str:
@@ -62,7 +66,7 @@ class TextSource:
             return self._rng.choice(NAMES + PLACES)
         if roll < 0.43:
             return str(self._rng.randint(2, 2030))
-        return self._rng.choices(self._vocabulary, self._weights)[0]
+        return self._rng.choices(self._vocabulary, cum_weights=self._cumulative)[0]
 
     def sentence(self, low: int, high: int) -> str:
         words = [self._word() for _ in range(self._rng.randint(low, high))]
