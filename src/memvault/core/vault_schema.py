@@ -47,6 +47,11 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         ),
     ),
+    (
+        # Stats and the re-embed job count rows without a vector on every store: keep that off the blobs.
+        "0002_unembedded_index",
+        ("CREATE INDEX IF NOT EXISTS rows_unembedded ON rows (ts_end) WHERE embedding IS NULL",),
+    ),
 )
 
 

@@ -5,7 +5,6 @@ time and never holds half a write."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from memvault.core.chunking import ChunkPlan, plan_chunks
 from memvault.core.errors import InvalidInput
@@ -272,21 +271,22 @@ class VaultStore:
         return ids
 
     def stats(self) -> VaultStats:
-        counts: dict[str, Any] = self._sql.execute(
-            "SELECT SUM(kind = 'message') AS messages, SUM(kind = 'chunk') AS chunks, "
-            "SUM(embedding IS NULL) AS unembedded, MIN(ts_start) AS oldest, MAX(ts_end) AS newest FROM rows"
-        )[0]
+        # Separate small queries, each answered from an index rather than a scan of every row.
+        kinds = {r["kind"]: int(r["n"]) for r in self._sql.execute("SELECT kind, COUNT(*) AS n FROM rows GROUP BY kind")}
+        unembedded = self._sql.execute("SELECT COUNT(*) AS n FROM rows WHERE embedding IS NULL")[0]["n"]
+        oldest = self._sql.execute("SELECT MIN(ts_end) AS t FROM rows")[0]["t"]
+        newest = self._sql.execute("SELECT MAX(ts_end) AS t FROM rows")[0]["t"]
         buffer = self._buffer()
         dimension = self._meta("dimension")
         return VaultStats(
-            messages=int(counts["messages"] or 0),
-            chunks=int(counts["chunks"] or 0),
-            unembedded=int(counts["unembedded"] or 0),
+            messages=kinds.get("message", 0),
+            chunks=kinds.get("chunk", 0),
+            unembedded=int(unembedded),
             buffered_messages=len(buffer),
             buffered_tokens=sum(estimate_tokens(m.content) for m in buffer),
             dimension=None if dimension is None else int(dimension),
-            oldest=counts["oldest"],
-            newest=counts["newest"],
+            oldest=oldest,
+            newest=newest,
         )
 
 

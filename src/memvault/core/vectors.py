@@ -45,36 +45,29 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return 0.0 if na == 0 or nb == 0 else dot / (na * nb)
 
 
+# Vectors added after a set was built are kept as separate blocks (no copy of the whole matrix on
+# every store) and merged once this many have gathered.
+MAX_BLOCKS = 32
+
+
 class VectorSet:
     """An immutable set of unit vectors with ids, searched by cosine similarity."""
 
     def __init__(self, ids: Sequence[str], blobs: Sequence[bytes], dimension: int) -> None:
         self.ids = list(ids)
         self.dimension = dimension
-        self._matrix: Any
-        if _np is not None:
-            if blobs:
-                matrix = _np.frombuffer(b"".join(bytes(b) for b in blobs), dtype="<f4").reshape(len(blobs), dimension)
-            else:
-                matrix = _np.zeros((0, dimension), dtype="<f4")
-            norms = _np.linalg.norm(matrix, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0
-            self._matrix = (matrix / norms).astype(_np.float32)
-        else:
-            self._matrix = [normalize(unpack(b)) for b in blobs]
+        self._blocks: list[Any] = [_unit_rows(blobs, dimension)]
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def extended(self, ids: Sequence[str], blobs: Sequence[bytes]) -> VectorSet:
         """A new set with these vectors added; the ids must be new to the set."""
-        added = VectorSet(ids, blobs, self.dimension)
         merged = VectorSet([], [], self.dimension)
-        merged.ids = self.ids + added.ids
-        if _np is not None:
-            merged._matrix = _np.vstack([self._matrix, added._matrix])
-        else:
-            merged._matrix = self._matrix + added._matrix
+        merged.ids = self.ids + list(ids)
+        merged._blocks = [*self._blocks, _unit_rows(blobs, self.dimension)]
+        if len(merged._blocks) > MAX_BLOCKS:
+            merged._blocks = [_np.vstack(merged._blocks) if _np is not None else [row for block in merged._blocks for row in block]]
         return merged
 
     def top_k(self, query: Sequence[float], k: int) -> list[tuple[str, float]]:
@@ -84,13 +77,24 @@ class VectorSet:
             raise ValueError(f"query has dimension {len(query)}, the stored vectors {self.dimension}")
         unit = normalize(query)
         if _np is not None:
-            scores = self._matrix @ _np.asarray(unit, dtype=_np.float32)
+            vector = _np.asarray(unit, dtype=_np.float32)
+            scores = _np.concatenate([block @ vector for block in self._blocks])
             k = min(k, len(self.ids))
             best = _np.argpartition(-scores, k - 1)[:k]
             ordered = best[_np.argsort(-scores[best], kind="stable")]
             return [(self.ids[i], float(scores[i])) for i in ordered]
-        scored = [
-            (self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(self._matrix)
-        ]
+        rows = [row for block in self._blocks for row in block]
+        scored = [(self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(rows)]
         scored.sort(key=lambda item: -item[1])
         return scored[:k]
+
+
+def _unit_rows(blobs: Sequence[bytes], dimension: int) -> Any:
+    if _np is None:
+        return [normalize(unpack(b)) for b in blobs]
+    if not blobs:
+        return _np.zeros((0, dimension), dtype=_np.float32)
+    matrix = _np.frombuffer(b"".join(bytes(b) for b in blobs), dtype="<f4").reshape(len(blobs), dimension)
+    norms = _np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(_np.float32)
