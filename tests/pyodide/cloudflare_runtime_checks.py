@@ -165,13 +165,8 @@ async def check_fetch_client_round_trips_and_streams(h: Any) -> None:
     await (await client.send("POST", f"{h.upstream}/release", [], b"")).aclose()
 
 
-async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
-    """The Workers composition root over these adapters, through the core operations: a stored
-    conversation is found again, and clearing removes it from vault and mirror alike."""
-    from memvault.core import memory_core, memory_retrieval
-    from memvault.core.keys import authenticate, create_key
-    from memvault.runtime.workers import build_deps
-
+async def workers_env(h: Any, **vars: str) -> Any:
+    """A Worker ``env`` with every binding wrangler.toml declares, fresh D1 included."""
     bindings = {
         "DB": await h.freshD1(),
         "VAULT": h.env.VAULT,
@@ -179,8 +174,19 @@ async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
         "BODIES": h.env.BLOBS,
         "AI": h.newWorkersAi(),
         "CACHE": h.env.CACHE,
+        **vars,
     }
-    env = js.Object.fromEntries(js_array([js_array([name, value]) for name, value in bindings.items()]))
+    return js.Object.fromEntries(js_array([js_array([name, value]) for name, value in bindings.items()]))
+
+
+async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
+    """The Workers composition root over these adapters, through the core operations: a stored
+    conversation is found again, and clearing removes it from vault and mirror alike."""
+    from memvault.core import memory_core, memory_retrieval
+    from memvault.core.keys import authenticate, create_key
+    from memvault.runtime.workers import build_deps
+
+    env = await workers_env(h)
     ctx = h.newContext()
     deps = build_deps(env, ctx)
     assert deps.platform is not None and all(deps.platform.bindings.values()), deps.platform
@@ -218,17 +224,7 @@ async def check_brain_over_d1_r2_and_vectorize_keeps_its_walls(h: Any) -> None:
         digest("tok-writer"): {"name": "writer", "scopes": ["business", "family"], "writer": True},
         digest("tok-family"): {"name": "family", "scopes": ["family"], "writer": False},
     }
-    bindings = {
-        "DB": await h.freshD1(),
-        "VAULT": h.env.VAULT,
-        "VECTORIZE": h.newVectorize(),
-        "BODIES": h.env.BLOBS,
-        "AI": h.newWorkersAi(),
-        "CACHE": h.env.CACHE,
-        "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials),
-    }
-    env = js.Object.fromEntries(js_array([js_array([name, value]) for name, value in bindings.items()]))
-    deps = build_deps(env, h.newContext())
+    deps = build_deps(await workers_env(h, MEMVAULT_BRAIN_CREDENTIALS=json.dumps(credentials)), h.newContext())
     writer = brain.auth_of("tok-writer", deps.settings)
     family = brain.auth_of("tok-family", deps.settings)
     long_body = "The family cabin at Lake Orta has a green door. " * 40

@@ -6,15 +6,14 @@ from memvault.api.providers.base import (
     Json,
     SseEvent,
     append_text,
+    chat_messages_conversation,
     int_or_none,
     parse_json_events,
-    remember_flag,
-    require_list,
     strip_flags,
     text_of_parts,
 )
 from memvault.core.errors import InvalidInput
-from memvault.core.router_memory import Conversation, Reply, Turn
+from memvault.core.router_memory import Conversation, Reply
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -41,17 +40,7 @@ class AnthropicCodec:
         system = body.get("system")
         if system is not None and not isinstance(system, (str, list)):
             raise InvalidInput("`system` must be a string or an array of text blocks")
-        turns = []
-        for index, message in enumerate(require_list(body, "messages")):
-            remember = remember_flag(message, f"messages[{index}]")
-            if message.get("role") in ("user", "assistant"):
-                turns.append(Turn(message["role"], text_of_parts(message.get("content")), remember))
-        model = body.get("model")
-        return Conversation(
-            tuple(turns),
-            model if isinstance(model, str) else None,
-            body.get("stream") is True if stream is None else stream,
-        )
+        return chat_messages_conversation(body, stream)
 
     def strip_memory_flags(self, body: Json) -> tuple[Json, bool]:
         return strip_flags(body, "messages")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memvault.core.errors import InvalidInput
-from memvault.core.router_memory import Conversation, Reply
+from memvault.core.router_memory import Conversation, Reply, Turn
 
 Json = dict[str, Any]
 
@@ -138,3 +138,16 @@ def parse_json_events(events: list[SseEvent]) -> list[Json]:
 
 def int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def chat_messages_conversation(body: Json, stream: bool | None) -> Conversation:
+    """The conversation of a `messages` array of user/assistant turns (OpenAI and Anthropic alike)."""
+    turns = []
+    for index, message in enumerate(require_list(body, "messages")):
+        remember = remember_flag(message, f"messages[{index}]")
+        if message.get("role") in ("user", "assistant"):
+            turns.append(Turn(message["role"], text_of_parts(message.get("content")), remember))
+    model = body.get("model")
+    return Conversation(
+        tuple(turns), model if isinstance(model, str) else None, body.get("stream") is True if stream is None else stream
+    )

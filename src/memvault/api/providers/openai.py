@@ -6,14 +6,13 @@ from memvault.api.providers.base import (
     Json,
     SseEvent,
     append_text,
+    chat_messages_conversation,
     int_or_none,
     parse_json_events,
-    remember_flag,
-    require_list,
     strip_flags,
     text_of_parts,
 )
-from memvault.core.router_memory import Conversation, Reply, Turn
+from memvault.core.router_memory import Conversation, Reply
 
 _SYSTEM_ROLES = ("system", "developer")
 _ERROR_TYPES = {
@@ -33,17 +32,7 @@ class OpenAICodec:
         return f"Bearer {provider_key}"
 
     def extract(self, body: Json, *, stream: bool | None = None) -> Conversation:
-        turns = []
-        for index, message in enumerate(require_list(body, "messages")):
-            remember = remember_flag(message, f"messages[{index}]")
-            if message.get("role") in ("user", "assistant"):
-                turns.append(Turn(message["role"], text_of_parts(message.get("content")), remember))
-        model = body.get("model")
-        return Conversation(
-            tuple(turns),
-            model if isinstance(model, str) else None,
-            body.get("stream") is True if stream is None else stream,
-        )
+        return chat_messages_conversation(body, stream)
 
     def strip_memory_flags(self, body: Json) -> tuple[Json, bool]:
         return strip_flags(body, "messages")
