@@ -209,6 +209,8 @@ async def run(args: argparse.Namespace, data_dir: Path) -> list[dict[str, Any]]:
             result = await measure(deps, fill, source, args)
             results.append(result)
             print_result(result)
+            if args.json:  # after every size, so a long run that is stopped still leaves its numbers
+                args.json.write_text(json.dumps({"settings": settings_of(args), "results": results}, indent=2))
     finally:
         await close_local_deps(deps)
     return results
@@ -240,6 +242,10 @@ def print_growth(results: Sequence[dict[str, Any]]) -> None:
         print(f"fill with real MiniLM: {rate:.1f} chunks/s -> 100k chunks would take ~{100_000 / rate / 3600:.1f} h")
 
 
+def settings_of(args: argparse.Namespace) -> dict[str, Any]:
+    return {**vars(args), "json": str(args.json), "bulk_vectors": "pooled MiniLM vectors past --real-fill-chunks"}
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000", help="chunk counts to measure at, ascending")
@@ -261,8 +267,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="memvault-latency-") as data_dir:
         results = asyncio.run(run(args, Path(data_dir)))
     print_growth(results)
-    if args.json:
-        args.json.write_text(json.dumps({"settings": {**vars(args), "json": str(args.json)}, "results": results}, indent=2))
 
 
 if __name__ == "__main__":
