@@ -14,6 +14,7 @@ from memvault.core.rows import ROW_COLUMNS, in_batches, placeholders, row_from_s
 from memvault.core.vault_store import CONTEXT_CHUNKS
 from memvault.core.vectors import VectorSet, pack
 
+MIRROR_VECTOR_SCAN = 5000
 _QUALIFIED = ", ".join(f"r.{column.strip()}" for column in ROW_COLUMNS.split(","))
 
 
@@ -94,9 +95,12 @@ class MirrorStore:
                 for i, d in enumerate(found, start=1)
             ]
         if query.vector is not None:
+            # A fallback path: the vector channel covers the newest rows only, so a large key costs a
+            # bounded scan; the keyword channel still covers every row.
             stored = await self._db.query(
-                "SELECT id, embedding FROM mirror_rows WHERE key_id = ? AND vault = ? AND ts_end >= ? AND embedding IS NOT NULL",
-                (key_id, vault, since),
+                "SELECT id, embedding FROM mirror_rows WHERE key_id = ? AND vault = ? AND ts_end >= ? "
+                "AND embedding IS NOT NULL ORDER BY ts_end DESC LIMIT ?",
+                (key_id, vault, since, MIRROR_VECTOR_SCAN),
             )
             usable = [r for r in stored if len(r["embedding"]) == 4 * len(query.vector)]
             hits = VectorSet([r["id"] for r in usable], [r["embedding"] for r in usable], len(query.vector)).top_k(

@@ -59,7 +59,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MEMVAULT_SEARCH_LIMIT", "20", "Default number of items a search returns at most.", int),
     Setting("MEMVAULT_SEARCH_BUDGET_TOKENS", "1000", "Default token budget of a search result.", int),
     Setting("MEMVAULT_RACE_TIMEOUT_MS", "1500", "How long retrieval waits for vault or mirror before giving up.", int),
-    Setting("MEMVAULT_MIRROR_HEAD_START_MS", "30", "Head start the vault gets before the mirror is also asked (the mirror is asked at once if the vault fails).", int),
+    Setting("MEMVAULT_MIRROR_HEAD_START_MS", "150", "Head start the vault gets before the mirror is also asked (the mirror is asked at once if the vault fails).", int),
     Setting("MEMVAULT_EMBED_BATCH", "64", "Texts per embedding call when storing.", int),
     Setting("MEMVAULT_MAX_BODY_BYTES", "1048576", "Largest request body accepted, in bytes.", int),
     Setting("MEMVAULT_BUFFER_IDLE_HOURS", "24", "Nightly cron flushes pending buffers idle for longer than this.", _hours),
