@@ -37,15 +37,19 @@ async def store_conversation(
     name = vault_name(key_id, session_id)
     vault = deps.vaults.vault(name)
     await _check_dimension(deps, vault)
-    result = await vault.append(cleaned)
-    rows = await _embed_rows(deps, vault, result.rows)
-    mirrored = await _mirror(deps, key_id, name, rows, result)
+    result = await _embed_and_mirror(deps, key_id, name, vault, await vault.append(cleaned))
+    return replace(result, redactions=tuple(dict.fromkeys(kinds)))
+
+
+async def _embed_and_mirror(deps: Deps, key_id: str, name: str, vault: VaultClient, state: AppendResult) -> StoreResult:
+    """Finish a vault write: embed the rows it created, then mirror them with the vault's buffer."""
+    rows = await _embed_rows(deps, vault, state.rows)
+    mirrored = await _mirror(deps, key_id, name, rows, state)
     return StoreResult(
         rows_stored=sum(1 for r in rows if r.kind == "message"),
         chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
-        tokens_buffered=result.buffered_tokens,
-        messages_accepted=result.accepted,
-        redactions=tuple(dict.fromkeys(kinds)),
+        tokens_buffered=state.buffered_tokens,
+        messages_accepted=state.accepted,
         mirrored=mirrored,
     )
 
@@ -121,16 +125,7 @@ async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) 
     """Turn a vault's pending buffer into a chunk now, however short (used for idle buffers)."""
     name = vault_name(key_id, session_id)
     vault = deps.vaults.vault(name)
-    result = await vault.flush()
-    rows = await _embed_rows(deps, vault, result.rows)
-    mirrored = await _mirror(deps, key_id, name, rows, result)
-    return StoreResult(
-        rows_stored=sum(1 for r in rows if r.kind == "message"),
-        chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
-        tokens_buffered=result.buffered_tokens,
-        messages_accepted=0,
-        mirrored=mirrored,
-    )
+    return await _embed_and_mirror(deps, key_id, name, vault, await vault.flush())
 
 
 async def flush_idle_buffers(deps: Deps, key_id: str, idle_before: float) -> list[StoreResult]:
