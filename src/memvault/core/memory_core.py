@@ -101,7 +101,7 @@ async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, r
     if session_id is not None:
         names = [vault_name(key_id, session_id)]
     else:
-        names = sorted({vault_name(key_id, None), *await mirror.vaults_of(key_id)})
+        names = await mirror.vaults_of(key_id)
     for name in names:
         await deps.vaults.vault(name).clear(reset)
         await mirror.clear(key_id, name)
@@ -113,7 +113,7 @@ async def purge_old_memory(deps: Deps, key_id: str, older_than: float) -> int:
     from the mirror together. Returns the number of rows deleted from the vaults."""
     mirror = MirrorStore(deps.db)
     removed = 0
-    for name in sorted({vault_name(key_id, None), *await mirror.vaults_of(key_id)}):
+    for name in await mirror.vaults_of(key_id):
         vault = deps.vaults.vault(name)
         removed += len(await vault.delete_older_than(older_than))
         await mirror.delete_older_than(key_id, name, older_than)

@@ -13,7 +13,7 @@ from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.mirror import MirrorStore
 from memvault.core.models import Candidate, Message, SearchItem, SearchQuery, SearchResult
-from memvault.core.ranking import fuse_candidates, query_terms
+from memvault.core.ranking import RRF_K, fuse_candidates, query_terms
 from memvault.core.tokens import estimate_tokens
 from memvault.core.vault_names import vault_name
 from memvault.core.windows import Ranked, WindowPolicy, fill_budget
@@ -145,30 +145,45 @@ def _assemble(
         if answer is None:
             continue
         vault = "core" if name.endswith(":core") else "session"
-        for row, score in fuse_candidates(answer.candidates):
-            items[f"{name}/{row.id}"] = SearchItem(
-                text=row.text,
-                score=round(score, 6),
-                window=policy.window_of(row.ts_end, now),
-                ts_start=row.ts_start,
-                ts_end=row.ts_end,
-                source_ids=list(row.source_ids),
-                role=row.role,
-                tokens=row.token_count,
-                origin=answer.source,
-                vault=vault,
+        found = [
+            (
+                row.id,
+                row.text,
+                row.ts_start,
+                row.ts_end,
+                list(row.source_ids),
+                row.role,
+                row.token_count,
+                score,
+                answer.source,
             )
-        for position, (message, score) in enumerate(_score_pending(answer.pending, query)):
-            items[f"{name}/pending/{position}"] = SearchItem(
-                text=message.content,
+            for row, score in fuse_candidates(answer.candidates)
+        ]
+        found += [
+            (
+                f"pending/{position}",
+                m.content,
+                m.timestamp,
+                m.timestamp,
+                [m.id],
+                m.role,
+                estimate_tokens(m.content),
+                score,
+                "buffer",
+            )
+            for position, (m, score) in enumerate(_score_pending(answer.pending, query))
+        ]
+        for key, text, ts_start, ts_end, source_ids, role, tokens, score, origin in found:
+            items[f"{name}/{key}"] = SearchItem(
+                text=text,
                 score=round(score, 6),
-                window=policy.window_of(message.timestamp, now),
-                ts_start=message.timestamp,
-                ts_end=message.timestamp,
-                source_ids=[message.id],
-                role=message.role,
-                tokens=estimate_tokens(message.content),
-                origin="buffer",
+                window=policy.window_of(ts_end, now),
+                ts_start=ts_start,
+                ts_end=ts_end,
+                source_ids=source_ids,
+                role=role,
+                tokens=tokens,
+                origin=origin,
                 vault=vault,
             )
     ranked = [Ranked(key, item.tokens, item.score, item.window) for key, item in items.items()]
@@ -185,7 +200,8 @@ def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message
         if overlap:
             scored.append((message, overlap))
     scored.sort(key=lambda pair: (-pair[1], -pair[0].timestamp))
-    return [(message, 2.0 / (60 + rank)) for rank, (message, _) in enumerate(scored, start=1)]
+    # Weighted like a row found by both channels at that rank, so a match competes with indexed rows.
+    return [(message, 2.0 / (RRF_K + rank)) for rank, (message, _) in enumerate(scored, start=1)]
 
 
 def _ms(started: float) -> float:
@@ -194,7 +210,7 @@ def _ms(started: float) -> float:
 
 async def vaults_of(deps: Deps, key_id: str) -> list[str]:
     """Names of every vault the key has (its core vault always among them)."""
-    return sorted({vault_name(key_id, None), *await MirrorStore(deps.db).vaults_of(key_id)})
+    return await MirrorStore(deps.db).vaults_of(key_id)
 
 
 async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
@@ -209,7 +225,14 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
         stored_offset = max(0, offset - len(pending))
         rows = await MirrorStore(deps.db).recent_messages(key_id, name, limit - len(page), stored_offset)
         page += [
-            {"state": "stored", "role": r.role, "content": r.text, "timestamp": r.ts_end, "id": r.source_ids[0], "model": r.model}
+            {
+                "state": "stored",
+                "role": r.role,
+                "content": r.text,
+                "timestamp": r.ts_end,
+                "id": r.source_ids[0],
+                "model": r.model,
+            }
             for r in rows
         ]
     return page

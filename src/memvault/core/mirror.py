@@ -9,9 +9,9 @@ from typing import Any
 
 from memvault.core.models import AppendResult, Candidate, MemoryRow, Message, SearchQuery
 from memvault.core.ports import Database
-from memvault.core.ranking import fts_match_expression
+from memvault.core.ranking import best_chunk_ranks, fts_match_expression
 from memvault.core.rows import ROW_COLUMNS, in_batches, placeholders, row_from_sql, row_values
-from memvault.core.vault_store import CONTEXT_CHUNKS
+from memvault.core.vault_names import vault_name
 from memvault.core.vectors import VectorSet, pack
 
 MIRROR_VECTOR_SCAN = 5000
@@ -124,11 +124,8 @@ class MirrorStore:
         return found
 
     async def _context_of(self, key_id: str, vault: str, candidates: Sequence[Candidate]) -> list[Candidate]:
-        best: dict[str, int] = {}
-        for candidate in candidates:
-            if candidate.row.kind == "chunk":
-                best[candidate.row.id] = min(best.get(candidate.row.id, candidate.rank), candidate.rank)
-        chunk_ids = sorted(best, key=lambda cid: best[cid])[:CONTEXT_CHUNKS]
+        best = best_chunk_ranks(candidates)
+        chunk_ids = list(best)
         if not chunk_ids:
             return []
         found = await self._db.query(
@@ -165,8 +162,9 @@ class MirrorStore:
         return [row_from_sql(d) for d in found]
 
     async def vaults_of(self, key_id: str) -> list[str]:
-        found = await self._db.query("SELECT vault FROM vaults WHERE key_id = ? ORDER BY vault", (key_id,))
-        return [r["vault"] for r in found]
+        """Every vault of the key: its core vault, and each vault it has ever written to."""
+        found = await self._db.query("SELECT vault FROM vaults WHERE key_id = ?", (key_id,))
+        return sorted({vault_name(key_id, None), *(r["vault"] for r in found)})
 
     async def clear(self, key_id: str, vault: str) -> None:
         await self._db.batch(

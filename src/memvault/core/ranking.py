@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from memvault.core.models import Candidate, MemoryRow
 
 RRF_K = 60
+# How many of the best-ranked chunks lend their messages to a search as context.
+CONTEXT_CHUNKS = 8
 
 _WORD = re.compile(r"[\w$#%.@'-]+", re.UNICODE)
 STOPWORDS = frozenset(
@@ -81,3 +83,12 @@ def fuse_candidates(
         scored.append((row, weights.message * own + weights.chunk * lent))
     scored.sort(key=lambda item: (-item[1], -item[0].ts_end, item[0].id))
     return scored
+
+
+def best_chunk_ranks(candidates: Iterable[Candidate], count: int = CONTEXT_CHUNKS) -> dict[str, int]:
+    """The best rank of each chunk found, for the ``count`` best chunks, best first."""
+    best: dict[str, int] = {}
+    for candidate in candidates:
+        if candidate.row.kind == "chunk":
+            best[candidate.row.id] = min(best.get(candidate.row.id, candidate.rank), candidate.rank)
+    return dict(sorted(best.items(), key=lambda item: item[1])[:count])

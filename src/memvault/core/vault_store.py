@@ -10,7 +10,7 @@ from memvault.core.chunking import ChunkPlan, plan_chunks
 from memvault.core.errors import InvalidInput
 from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
 from memvault.core.ports import SyncSql
-from memvault.core.ranking import fts_match_expression
+from memvault.core.ranking import best_chunk_ranks, fts_match_expression
 from memvault.core.rows import (
     ROW_COLUMNS,
     content_hash,
@@ -23,8 +23,6 @@ from memvault.core.rows import (
 from memvault.core.tokens import estimate_tokens
 from memvault.core.vault_schema import migrate
 from memvault.core.vectors import VectorSet, pack
-
-CONTEXT_CHUNKS = 8
 
 
 class VaultStore:
@@ -219,11 +217,8 @@ class VaultStore:
 
     def _context_of(self, candidates: Sequence[Candidate]) -> list[Candidate]:
         """The messages of the best-ranked chunks, so a chunk hit can surface them."""
-        best: dict[str, int] = {}
-        for candidate in candidates:
-            if candidate.row.kind == "chunk":
-                best[candidate.row.id] = min(best.get(candidate.row.id, candidate.rank), candidate.rank)
-        chunk_ids = sorted(best, key=lambda cid: best[cid])[:CONTEXT_CHUNKS]
+        best = best_chunk_ranks(candidates)
+        chunk_ids = list(best)
         context: list[Candidate] = []
         for batch in in_batches(chunk_ids):
             for data in self._sql.execute(
