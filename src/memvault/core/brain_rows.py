@@ -79,16 +79,21 @@ def parse_time(value: Any, field: str = "as_of") -> float | None:
     return number
 
 
-def parse_limit(value: Any, default: int, maximum: int = 200) -> int:
+def parse_bounded_int(value: Any, name: str, default: int, maximum: int) -> int:
+    """An integer query parameter in [1, maximum]; absent or empty means ``default``."""
     if value is None or value == "":
         return default
     try:
-        limit = int(value)
+        number = int(value)
     except (TypeError, ValueError) as exc:
-        raise InvalidInput("limit must be an integer") from exc
-    if not 1 <= limit <= maximum:
-        raise InvalidInput(f"limit must be between 1 and {maximum}")
-    return limit
+        raise InvalidInput(f"{name} must be an integer") from exc
+    if not 1 <= number <= maximum:
+        raise InvalidInput(f"{name} must be between 1 and {maximum}")
+    return number
+
+
+def parse_limit(value: Any, default: int, maximum: int = 200) -> int:
+    return parse_bounded_int(value, "limit", default, maximum)
 
 
 def parse_entry_type(value: Any) -> str | None:

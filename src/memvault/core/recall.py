@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from memvault.core.brain_rows import FACT_COLUMNS, parse_time, visible
+from memvault.core.brain_rows import FACT_COLUMNS, parse_bounded_int, parse_time, visible
 from memvault.core.brain_search import MAX_QUERY_CHARS, hybrid_search
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
@@ -51,18 +51,6 @@ def pack(rows: Iterable[tuple[Row, float | None]], cap: int, taken: set[str]) ->
     return entries, used
 
 
-def _budget(raw: Any, default: int) -> int:
-    if raw is None or raw == "":
-        return default
-    try:
-        budget = int(raw)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput("budget must be an integer number of tokens") from exc
-    if not 1 <= budget <= MAX_BUDGET:
-        raise InvalidInput(f"budget must be between 1 and {MAX_BUDGET} tokens")
-    return budget
-
-
 async def _tier_rows(deps: Deps, credential: Credential, when: float | None, pinned: bool) -> list[Row]:
     where, params = visible(credential, when, "m")
     # At a past moment, "last touched" means most recently valid; later edits are not yet known.
@@ -79,7 +67,7 @@ async def recall(deps: Deps, credential: Credential, q: Any = None, as_of: Any =
     when = parse_time(as_of)
     settings = deps.settings
     tiers = (int(settings.recall_core_tokens), int(settings.recall_recent_tokens), int(settings.recall_archival_tokens))
-    total = _budget(budget, sum(tiers))
+    total = parse_bounded_int(budget, "budget", sum(tiers), MAX_BUDGET)
     scale = min(1.0, total / max(sum(tiers), 1))
     core_cap, recent_cap, archival_cap = (int(t * scale) for t in tiers)
     taken: set[str] = set()
