@@ -6,8 +6,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 import memvault
+from memvault.api.dependencies import DEPS_SCOPE_KEY
 from memvault.api.limits import BodySizeLimit
 from memvault.api.routes import brain, health, memory, providers
 from memvault.core.deps import Deps
@@ -29,6 +31,16 @@ def create_app(deps: Deps) -> FastAPI:
     for module in (health, memory, providers, brain):
         app.include_router(module.router)
     return app
+
+
+def serve_with(app: ASGIApp, deps: Deps) -> ASGIApp:
+    """``app`` serving one request with ``deps``: Workers build deps per invocation (``ctx`` carries
+    ``waitUntil``) but keep one app per isolate, so the app is not rebuilt on every request."""
+
+    async def bound(scope: Scope, receive: Receive, send: Send) -> None:
+        await app({**scope, DEPS_SCOPE_KEY: deps}, receive, send)
+
+    return bound
 
 
 def error_body(code: str, message: str) -> dict[str, object]:

@@ -10,9 +10,12 @@ from memvault.core.deps import Deps
 from memvault.core.errors import Unauthorized
 from memvault.core.keys import MemoryKey, authenticate
 
+DEPS_SCOPE_KEY = "memvault.deps"
+
 
 def get_deps(request: Request) -> Deps:
-    deps: Deps = request.app.state.deps
+    """This request's deps: bound per request on Workers (see ``app.serve_with``), else the app's."""
+    deps: Deps = request.scope.get(DEPS_SCOPE_KEY) or request.app.state.deps
     return deps
 
 

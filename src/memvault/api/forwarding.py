@@ -16,6 +16,7 @@ from dataclasses import replace
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from memvault.api.dependencies import get_deps
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import Tap, read_reply, relay, tap_for
@@ -131,7 +132,7 @@ async def forward_with_memory(
     request: Request, provider: str, *, model: str | None = None, stream: bool | None = None
 ) -> Response:
     """The whole memory-router call for one provider request (``model``/``stream`` from the path)."""
-    deps: Deps = request.app.state.deps
+    deps = get_deps(request)
     codec = CODECS[provider]
     try:
         raw, body, conversation, options, key_id = await _parse_call(request, deps, codec, stream)
@@ -178,7 +179,7 @@ async def _remember(deps: Deps, key_id: str, conversation: Conversation, tap: Ta
 
 async def pass_through(request: Request, provider: str) -> Response:
     """Forward a request with no memory involved (model listings), relaying the answer as is."""
-    deps: Deps = request.app.state.deps
+    deps = get_deps(request)
     codec = CODECS[provider]
     try:
         await memory_key_id(deps, request.headers)

@@ -15,7 +15,7 @@ from memvault.core.health import REQUIRED_BINDINGS, PlatformReport, presence
 from memvault.core.settings import SETTINGS, Settings, load_settings
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
+    from starlette.types import ASGIApp
 
 
 # The Python Workers SDK hands ``env``, a Durable Object's ``ctx`` and some bindings over inside
@@ -96,8 +96,17 @@ def build_deps(env: Any, ctx: Any) -> Deps:
     )
 
 
-def build_app(env: Any, ctx: Any) -> FastAPI:
-    """The same FastAPI app the local server runs, over this invocation's deps."""
-    from memvault.api.app import create_app
+def build_app(env: Any, ctx: Any) -> ASGIApp:
+    """The same FastAPI app the local server runs, built once per isolate (on its first request,
+    never at import), serving this invocation with its own deps."""
+    from memvault.api.app import create_app, serve_with
 
-    return create_app(build_deps(env, ctx))
+    deps = build_deps(env, ctx)
+    if "app" not in _ISOLATE:
+        _ISOLATE["app"] = create_app(deps)
+    return serve_with(_ISOLATE["app"], deps)
+
+
+# One app per isolate; its settings-derived parts (the body limit) come from the first env, which
+# is the same for every request of one deployment.
+_ISOLATE: dict[str, Any] = {}
