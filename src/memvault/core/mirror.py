@@ -80,15 +80,14 @@ class MirrorStore:
         return known
 
     async def search(self, key_id: str, vault: str, query: SearchQuery) -> list[Candidate]:
-        since = query.since if query.since is not None else -1e18
         candidates: list[Candidate] = []
         expression = fts_match_expression(query.text)
         if expression:
             found = await self._db.query(
                 f"SELECT {_QUALIFIED}, bm25(mirror_rows_fts) AS score FROM mirror_rows_fts "
                 "JOIN mirror_rows r ON r.rowid = mirror_rows_fts.rowid "
-                "WHERE mirror_rows_fts MATCH ? AND r.key_id = ? AND r.vault = ? AND r.ts_end >= ? ORDER BY score LIMIT ?",
-                (expression, key_id, vault, since, query.depth),
+                "WHERE mirror_rows_fts MATCH ? AND r.key_id = ? AND r.vault = ? ORDER BY score LIMIT ?",
+                (expression, key_id, vault, query.depth),
             )
             candidates += [
                 Candidate(row=row_from_sql(d), channel="keyword", rank=i, score=-float(d["score"]))
@@ -98,9 +97,9 @@ class MirrorStore:
             # A fallback path: the vector channel covers the newest rows only, so a large key costs a
             # bounded scan; the keyword channel still covers every row.
             stored = await self._db.query(
-                "SELECT id, embedding FROM mirror_rows WHERE key_id = ? AND vault = ? AND ts_end >= ? "
+                "SELECT id, embedding FROM mirror_rows WHERE key_id = ? AND vault = ? "
                 "AND embedding IS NOT NULL ORDER BY ts_end DESC LIMIT ?",
-                (key_id, vault, since, MIRROR_VECTOR_SCAN),
+                (key_id, vault, MIRROR_VECTOR_SCAN),
             )
             usable = [r for r in stored if len(r["embedding"]) == 4 * len(query.vector)]
             hits = VectorSet([r["id"] for r in usable], [r["embedding"] for r in usable], len(query.vector)).top_k(
@@ -155,7 +154,7 @@ class MirrorStore:
     async def recent_messages(self, key_id: str, vault: str, limit: int, offset: int) -> list[MemoryRow]:
         """Stored messages of one vault, newest first."""
         found = await self._db.query(
-            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? "
+            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? AND kind = 'message' "
             "ORDER BY ts_end DESC, id DESC LIMIT ? OFFSET ?",
             (key_id, vault, limit, offset),
         )

@@ -145,3 +145,13 @@ async def test_oversized_provider_call_is_refused_in_the_providers_own_envelope(
     assert response.status_code == 413
     error = response.json()["error"]
     assert error["type"] == "invalid_request_error" and "larger than" in error["message"]
+
+
+async def test_read_memory_pages_messages_newest_first_pending_included(memvault: Memvault) -> None:
+    from memvault.core.memory_retrieval import read_memory
+
+    await store(memvault, [turn(i, NOW - DAY + i) for i in range(50)])
+    page = await read_memory(memvault.deps, memvault.key_id, None, 100, 0)
+    assert [entry["id"] for entry in page] == [f"t{i}" for i in reversed(range(50))]
+    assert {entry["state"] for entry in page} == {"pending", "stored"}
+    assert [e["id"] for e in await read_memory(memvault.deps, memvault.key_id, None, 5, 10)] == [f"t{i}" for i in range(39, 34, -1)]
