@@ -148,14 +148,12 @@ class SearchQuery:
     text: str
     vector: tuple[float, ...] | None
     depth: int
-    since: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
             "vector": None if self.vector is None else list(self.vector),
             "depth": self.depth,
-            "since": self.since,
         }
 
     @classmethod
@@ -165,7 +163,6 @@ class SearchQuery:
             text=str(data["text"]),
             vector=None if vector is None else tuple(float(x) for x in vector),
             depth=int(data["depth"]),
-            since=None if data.get("since") is None else float(data["since"]),
         )
 
 

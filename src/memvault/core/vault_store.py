@@ -189,7 +189,6 @@ class VaultStore:
         return found
 
     def search(self, query: SearchQuery) -> list[Candidate]:
-        since = query.since if query.since is not None else float("-inf")
         candidates: list[Candidate] = []
         expression = fts_match_expression(query.text)
         if expression:
@@ -198,18 +197,17 @@ class VaultStore:
                 f"SELECT {', '.join('rows.' + c.strip() for c in ROW_COLUMNS.split(','))}, ranked.score AS score "
                 "FROM (SELECT rowid, rank AS score FROM rows_fts WHERE rows_fts MATCH ? ORDER BY rank LIMIT ?) AS ranked "
                 "JOIN rows ON rows.rowid = ranked.rowid ORDER BY ranked.score",
-                (expression, query.depth if query.since is None else query.depth * 4),
+                (expression, query.depth),
             )
-            found = [d for d in found if float(d["ts_end"]) >= since][: query.depth]
             candidates += [
                 Candidate(row=row_from_sql(d), channel="keyword", rank=i, score=-float(d["score"]))
                 for i, d in enumerate(found, start=1)
             ]
         vectors = self._vector_set()
         if query.vector is not None and vectors is not None and len(query.vector) == vectors.dimension:
-            hits = vectors.top_k(query.vector, query.depth * 2 if query.since is not None else query.depth)
+            hits = vectors.top_k(query.vector, query.depth)
             rows = self._rows_by_id([row_id for row_id, _ in hits])
-            ranked = [(rows[i], s) for i, s in hits if i in rows and rows[i].ts_end >= since][: query.depth]
+            ranked = [(rows[i], s) for i, s in hits if i in rows]
             candidates += [
                 Candidate(row=r, channel="vector", rank=i, score=s) for i, (r, s) in enumerate(ranked, start=1)
             ]
