@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from memvault.core.errors import InvalidInput, NotFound, Unauthorized
 from memvault.core.ports import Database
@@ -26,13 +27,13 @@ def hash_key(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def _from_row(row: dict[str, object]) -> MemoryKey:
+def _from_row(row: dict[str, Any]) -> MemoryKey:
     revoked = row.get("revoked_at")
     return MemoryKey(
         id=str(row["id"]),
         label=str(row["label"]),
-        created_at=float(row["created_at"]),  # type: ignore[arg-type]
-        revoked_at=None if revoked is None else float(revoked),  # type: ignore[arg-type]
+        created_at=float(row["created_at"]),
+        revoked_at=None if revoked is None else float(revoked),
         keep_archive=bool(row.get("keep_archive")),
     )
 
