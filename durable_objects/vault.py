@@ -13,8 +13,8 @@ from workers import DurableObject
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
+from memvault.core.memory.store import VaultStore
 from memvault.core.models import Message, SearchQuery
-from memvault.core.vault_store import VaultStore
 from memvault.runtime.workers import env_settings, raw_js
 
 

@@ -126,7 +126,7 @@ class Fill:
 
 
 async def fill_to(target: int, fill: Fill, real: Any, pooled: Any, source: TextSource, real_limit: int) -> None:
-    from memvault.core.memory_core import store_conversation
+    from memvault.core.memory.write import store_conversation
 
     while fill.chunks < target:
         use_real = fill.chunks < real_limit
@@ -148,8 +148,8 @@ async def timed(work: Any) -> tuple[float, Any]:
 
 
 async def measure(deps: Any, fill: Fill, source: TextSource, args: argparse.Namespace) -> dict[str, Any]:
-    from memvault.core.memory_core import store_conversation
-    from memvault.core.memory_retrieval import search_memory
+    from memvault.core.memory.read import search_memory
+    from memvault.core.memory.write import store_conversation
 
     def search(query: str) -> Any:
         return search_memory(deps, KEY_ID, query, budget_tokens=args.budget, now=fill.clock + 60.0)

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from memvault.core import keys, memory_core, memory_retrieval
+from memvault.core import keys, memory
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError
 from memvault.core.models import Message
@@ -144,7 +144,7 @@ async def _import(deps: Deps, args: argparse.Namespace) -> None:
     with tqdm(total=len(messages), unit="msg", file=sys.stderr) as progress:
         for start in range(0, len(messages), IMPORT_BATCH):
             batch = messages[start : start + IMPORT_BATCH]
-            result = await memory_core.store_conversation(deps, key.id, batch, args.session)
+            result = await memory.store_conversation(deps, key.id, batch, args.session)
             stored += result.messages_accepted
             progress.update(len(batch))
     print(json.dumps({"messages_read": len(messages), "messages_accepted": stored}))
@@ -152,13 +152,13 @@ async def _import(deps: Deps, args: argparse.Namespace) -> None:
 
 async def _export(deps: Deps, args: argparse.Namespace, out: TextIO) -> None:
     key = await keys.authenticate(deps.db, args.key)
-    async for record in memory_retrieval.export_memory(deps, key.id):
+    async for record in memory.export_memory(deps, key.id):
         out.write(json.dumps(record) + "\n")
 
 
 async def _search(deps: Deps, args: argparse.Namespace) -> None:
     key = await keys.authenticate(deps.db, args.key)
-    result = await memory_retrieval.search_memory(
+    result = await memory.search_memory(
         deps, key.id, args.query, limit=args.limit, budget_tokens=args.budget, session_id=args.session
     )
     for item in result.items:
@@ -167,7 +167,7 @@ async def _search(deps: Deps, args: argparse.Namespace) -> None:
 
 async def _stats(deps: Deps, args: argparse.Namespace) -> None:
     key = await keys.authenticate(deps.db, args.key)
-    print(json.dumps(await memory_retrieval.memory_stats(deps, key.id), indent=2))
+    print(json.dumps(await memory.memory_stats(deps, key.id), indent=2))
 
 
 if __name__ == "__main__":

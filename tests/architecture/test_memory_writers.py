@@ -7,15 +7,15 @@ import ast
 
 from test_import_rule import imported_modules, module_name, python_files
 
-STORAGE_MODULES = {"memvault.core.mirror", "memvault.core.vault_store"}
+STORAGE_MODULES = {"memvault.core.memory.mirror", "memvault.core.memory.store"}
 STORAGE_NAMES = {"MirrorStore", "VaultStore", "vaults"}
 # Who may name the storage: the two operations modules, the storage modules themselves, and the
 # places that build or host a vault (adapters, composition roots, the Durable Object).
 ALLOWED_PREFIXES = (
-    "memvault.core.memory_core",
-    "memvault.core.memory_retrieval",
-    "memvault.core.mirror",
-    "memvault.core.vault_store",
+    "memvault.core.memory.write",
+    "memvault.core.memory.read",
+    "memvault.core.memory.mirror",
+    "memvault.core.memory.store",
     "memvault.core.deps",
     "memvault.adapters.",
     "memvault.runtime.",
@@ -57,4 +57,4 @@ def test_mirror_is_written_only_by_memory_core() -> None:
                     writers.add(module_name(path))
                 if isinstance(value, ast.Name) and value.id == "mirror":
                     writers.add(module_name(path))
-    assert writers == {"memvault.core.memory_core"}
+    assert writers == {"memvault.core.memory.write"}

@@ -66,7 +66,7 @@ def test_provider_routes_never_touch_storage_and_stay_short() -> None:
 def test_codecs_are_pure(path: Path) -> None:
     tree = tree_of(path)
     allowed_core = {
-        "memvault.core.router_memory",
+        "memvault.core.memory.router",
         "memvault.core.errors",
         "memvault.core.models",
         "memvault.core.ports",
@@ -81,8 +81,8 @@ def test_codecs_are_pure(path: Path) -> None:
 def test_the_forwarding_pipeline_reaches_memory_only_through_prepare_and_record() -> None:
     tree = tree_of(FORWARDING)
     core = {name for name in imports(tree) if name.startswith("memvault.core.")}
-    assert {"memvault.core.router_memory.prepare", "memvault.core.router_memory.record"} <= core
+    assert {"memvault.core.memory.router.prepare", "memvault.core.memory.router.record"} <= core
     assert not any(
-        name.startswith(("memvault.core.memory_", "memvault.core.vault", "memvault.core.mirror")) for name in core
+        name.startswith(("memvault.core.memory_", "memvault.core.vault", "memvault.core.memory.mirror")) for name in core
     )
     assert not names_used(tree) & {"vault", "vaults", "mirror", "embedder", "search_memory", "store_conversation"}

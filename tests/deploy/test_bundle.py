@@ -51,7 +51,7 @@ def test_bundle_holds_entry_durable_object_package_and_migrations(bundle: tuple[
     files = bundled_files(out)
     assert "entry.py" in files
     assert {"durable_objects/__init__.py", "durable_objects/vault.py"} <= files
-    assert {"memvault/__init__.py", "memvault/core/vault_store.py", "memvault/runtime/workers.py",
+    assert {"memvault/__init__.py", "memvault/core/memory/store.py", "memvault/core/brain/facts.py", "memvault/runtime/workers.py",
             "memvault/runtime/cron.py", "memvault/adapters/cloudflare/do_sql.py", "memvault/api/app.py"} <= files
     migrations = {f"migrations/{p.name}" for p in (ROOT / "migrations").glob("[0-9][0-9][0-9][0-9]_*.sql")}
     assert migrations and migrations <= files

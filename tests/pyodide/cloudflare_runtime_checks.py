@@ -20,8 +20,8 @@ from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.http_client import FetchHttpClient
 from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory, error_from_rpc
 from memvault.core.errors import Conflict, StorageUnavailable
+from memvault.core.memory.names import vault_name
 from memvault.core.models import Message, SearchQuery
-from memvault.core.vault_names import vault_name
 
 
 async def context() -> Any:
@@ -182,7 +182,7 @@ async def workers_env(h: Any, **vars: str) -> Any:
 async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
     """The Workers composition root over these adapters, through the core operations: a stored
     conversation is found again, and clearing removes it from vault and mirror alike."""
-    from memvault.core import memory_core, memory_retrieval
+    from memvault.core import memory
     from memvault.core.keys import authenticate, create_key
     from memvault.runtime.workers import build_deps
 
@@ -197,12 +197,12 @@ async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
                 timestamp=1_700_000_000.0 + i, id=f"e2e-{i}")
         for i in range(8)
     ]
-    stored = await memory_core.store_conversation(deps, key.id, messages)
+    stored = await memory.store_conversation(deps, key.id, messages)
     assert stored.messages_accepted == len(messages)
     await js.Promise.all(ctx.promises)
-    found = await memory_retrieval.search_memory(deps, key.id, "where is the Nautilus moored", now=1_700_000_100.0)
+    found = await memory.search_memory(deps, key.id, "where is the Nautilus moored", now=1_700_000_100.0)
     assert found.items and any("Nautilus" in item.text for item in found.items), found
-    cleared = await memory_core.clear_memory(deps, key.id)
+    cleared = await memory.clear_memory(deps, key.id)
     assert cleared == [vault_name(key.id, None)]
     assert await deps.db.query("SELECT id FROM mirror_rows WHERE key_id = ?", [key.id]) == []
 

@@ -27,7 +27,7 @@ from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
 from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory
 from memvault.adapters.cloudflare.vector_index import VectorizeIndex
-from memvault.core.vault_names import vault_name
+from memvault.core.memory.names import vault_name
 
 SUITES_DIR = "/repo/tests/contract/suites"
 # Checks of the Cloudflare adapters beyond the shared suites (in tests/pyodide), run after them.

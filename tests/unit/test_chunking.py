@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memvault.core.chunking import plan_chunks, split_sentences, tail_for_overlap
+from memvault.core.memory.chunking import plan_chunks, split_sentences, tail_for_overlap
 from memvault.core.models import Message
 from memvault.core.tokens import estimate_tokens
 

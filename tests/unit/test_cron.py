@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault.core import keys, memory_core, memory_retrieval
+from memvault.core import keys, memory
 from memvault.core.deps import Deps
 from memvault.core.models import Message
 from memvault.core.settings import load_settings
@@ -42,7 +42,7 @@ def conversation(prefix: str, at: float, turns: int = 12) -> list[Message]:
 
 
 async def vault_counts(deps: Deps, key_id: str) -> dict[str, int]:
-    core = (await memory_retrieval.memory_stats(deps, key_id))["vaults"]["core"]
+    core = (await memory.memory_stats(deps, key_id))["vaults"]["core"]
     return {
         "vault_rows": core["vault"]["messages"] + core["vault"]["chunks"],
         "mirror_rows": core["mirror"]["rows"],
@@ -55,8 +55,8 @@ async def test_purge_removes_old_rows_from_vault_and_mirror_unless_the_key_keeps
     purged, _ = await keys.create_key(deps.db, "purged", NOW)
     kept, _ = await keys.create_key(deps.db, "kept", NOW, keep_archive=True)
     for key in (purged, kept):
-        await memory_core.store_conversation(deps, key.id, conversation("old", NOW - 120 * DAY))
-        await memory_core.store_conversation(deps, key.id, conversation("new", NOW - 1 * DAY))
+        await memory.store_conversation(deps, key.id, conversation("old", NOW - 120 * DAY))
+        await memory.store_conversation(deps, key.id, conversation("new", NOW - 1 * DAY))
     before = await vault_counts(deps, purged.id)
 
     report = await run_cron(deps, "17 3 * * *", now=NOW)
@@ -76,11 +76,11 @@ async def test_stale_buffer_is_flushed_into_a_searchable_chunk(deps: Deps) -> No
     key, _ = await keys.create_key(deps.db, "idle", NOW)
     note = Message(role="user", content="My locker code at the Porto gym is 4471.", timestamp=NOW - 3 * DAY, id="m1")
     deps.clock = lambda: NOW - 3 * DAY
-    await memory_core.store_conversation(deps, key.id, [note])
+    await memory.store_conversation(deps, key.id, [note])
     fresh = Message(role="user", content="Another key keeps writing.", timestamp=NOW, id="m2")
     other, _ = await keys.create_key(deps.db, "busy", NOW)
     deps.clock = lambda: NOW - 60
-    await memory_core.store_conversation(deps, other.id, [fresh])
+    await memory.store_conversation(deps, other.id, [fresh])
     deps.clock = lambda: NOW
     assert (await vault_counts(deps, key.id))["buffered"] == 1
 
@@ -97,7 +97,7 @@ async def test_reconcile_embeds_rows_stored_while_the_embedder_was_down(deps: De
     key, _ = await keys.create_key(deps.db, "outage", NOW)
     working = deps.embedder
     deps.embedder = _DownEmbedder(working.dimension)
-    await memory_core.store_conversation(deps, key.id, conversation("outage", NOW - 2 * DAY))
+    await memory.store_conversation(deps, key.id, conversation("outage", NOW - 2 * DAY))
     deps.embedder = working
     assert (await vault_counts(deps, key.id))["unembedded"] > 0
 
@@ -112,7 +112,7 @@ async def test_one_failing_key_does_not_stop_the_others_and_the_report_is_logged
     deps: Deps, capsys: pytest.CaptureFixture[str]
 ) -> None:
     healthy, _ = await keys.create_key(deps.db, "healthy", NOW)
-    await memory_core.store_conversation(deps, healthy.id, conversation("old", NOW - 120 * DAY))
+    await memory.store_conversation(deps, healthy.id, conversation("old", NOW - 120 * DAY))
     broken, _ = await keys.create_key(deps.db, "broken", NOW)
     real_vaults = deps.vaults
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memvault.core.errors import InvalidInput
-from memvault.core.models import SearchItem
-from memvault.core.router_memory import (
+from memvault.core.memory.router import (
     Conversation,
     MemoryOptions,
     Reply,
@@ -15,6 +14,7 @@ from memvault.core.router_memory import (
     render_context,
     turn_messages,
 )
+from memvault.core.models import SearchItem
 from memvault.core.tokens import estimate_tokens
 
 

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from memvault.core.errors import Forbidden, Unauthorized
-from memvault.core.scopes import (
+from memvault.core.brain.scopes import (
     CredentialsMisconfigured,
     auth_of,
     parse_credentials,
     scope_filter,
     token_hash,
 )
+from memvault.core.errors import Forbidden, Unauthorized
 from memvault.core.settings import Settings, load_settings
 
 

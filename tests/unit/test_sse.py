@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from memvault.api.providers import CODECS
 from memvault.api.providers.base import SseEvent
 from memvault.api.providers.sse import SseParser, Tap, read_reply, relay, tap_for
-from memvault.core.router_memory import Reply
+from memvault.core.memory.router import Reply
 
 STREAM = (
     b": keep-alive\r\n\r\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from memvault.core.memory.windows import Ranked, WindowPolicy, fill_budget
 from memvault.core.ranking import fts_match_expression, query_terms, reciprocal_rank_fusion
-from memvault.core.windows import Ranked, WindowPolicy, fill_budget
 
 POLICY = WindowPolicy(4 * 3600, 3 * 86400, 90 * 86400, (0.2, 0.3, 0.3))
 

@@ -23,7 +23,7 @@ from memvault.api.providers.sse import Tap, read_reply, relay, tap_for
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
 from memvault.core.keys import authenticate
-from memvault.core.router_memory import (
+from memvault.core.memory.router import (
     Conversation,
     MemoryOptions,
     PreparedMemory,

@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from memvault.core import brain, keys, memory_core, memory_retrieval
+from memvault.core import brain, keys, memory
 from memvault.core.deps import Deps
-from memvault.core.vault_names import session_of
+from memvault.core.memory.names import session_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -80,7 +80,7 @@ async def _purge(deps: Deps, key: keys.MemoryKey, now: float, report: Maintenanc
         report.kept_archive_keys += 1
         return
     cutoff = now - float(deps.settings.long_term_window_days)
-    removed = await _guarded(report, f"purge {key.id}", lambda: memory_core.purge_old_memory(deps, key.id, cutoff))
+    removed = await _guarded(report, f"purge {key.id}", lambda: memory.purge_old_memory(deps, key.id, cutoff))
     if removed is not None:
         report.purged_keys += 1
         report.rows_purged += removed
@@ -88,17 +88,17 @@ async def _purge(deps: Deps, key: keys.MemoryKey, now: float, report: Maintenanc
 
 async def _tend_vaults(deps: Deps, key_id: str, now: float, report: MaintenanceReport) -> None:
     idle_before = now - float(deps.settings.buffer_idle_hours)
-    flushed = await _guarded(report, f"flush {key_id}", partial(memory_core.flush_idle_buffers, deps, key_id, idle_before))
+    flushed = await _guarded(report, f"flush {key_id}", partial(memory.flush_idle_buffers, deps, key_id, idle_before))
     for result in flushed or []:
         report.buffers_flushed += 1
         report.chunks_flushed += result.chunks_stored
-    names = await _guarded(report, f"list vaults {key_id}", partial(memory_retrieval.vaults_of, deps, key_id))
+    names = await _guarded(report, f"list vaults {key_id}", partial(memory.vaults_of, deps, key_id))
     for name in names or []:
         report.vaults_seen += 1
         done = await _guarded(
             report,
             f"reconcile {name}",
-            partial(memory_core.reconcile_vault, deps, key_id, session_of(name), embed_limit=deps.settings.reembed_batch),
+            partial(memory.reconcile_vault, deps, key_id, session_of(name), embed_limit=deps.settings.reembed_batch),
         )
         if done is not None:
             report.rows_embedded += int(done.get("embedded", 0))

@@ -1,16 +1,11 @@
-"""Ranking: keyword query building and rank fusion of the search channels."""
+"""Ranking primitives both wings use: query terms, FTS5 match expressions, reciprocal rank fusion."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-
-from memvault.core.models import Candidate, MemoryRow
+from collections.abc import Sequence
 
 RRF_K = 60
-# How many of the best-ranked chunks lend their messages to a search as context.
-CONTEXT_CHUNKS = 8
 
 _WORD = re.compile(r"[\w$#%.@'-]+", re.UNICODE)
 STOPWORDS = frozenset(
@@ -49,46 +44,3 @@ def reciprocal_rank_fusion(
         for rank, item_id in enumerate(ranking, start=1):
             scores[item_id] = scores.get(item_id, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-
-
-@dataclass(frozen=True)
-class FusionWeights:
-    message: float = 1.0
-    chunk: float = 0.6
-    k: int = RRF_K
-
-
-def fuse_candidates(
-    candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights()
-) -> list[tuple[MemoryRow, float]]:
-    """Score every message row found: its own ranks in each channel, plus the ranks of the chunk it
-    belongs to (a chunk hit lends its score to the messages it holds). Chunks are not returned
-    themselves: a message is the unit that fits a small budget."""
-    rows: dict[str, MemoryRow] = {}
-    message_score: dict[str, float] = {}
-    chunk_score: dict[str, float] = {}
-    for candidate in candidates:
-        row = candidate.row
-        contribution = 1.0 / (weights.k + candidate.rank)
-        if row.kind == "chunk":
-            chunk_score[row.id] = chunk_score.get(row.id, 0.0) + contribution
-            continue
-        rows.setdefault(row.id, row)
-        if candidate.channel != "context":
-            message_score[row.id] = message_score.get(row.id, 0.0) + contribution
-    scored = []
-    for row_id, row in rows.items():
-        own = message_score.get(row_id, 0.0)
-        lent = chunk_score.get(row.parent_id, 0.0) if row.parent_id else 0.0
-        scored.append((row, weights.message * own + weights.chunk * lent))
-    scored.sort(key=lambda item: (-item[1], -item[0].ts_end, item[0].id))
-    return scored
-
-
-def best_chunk_ranks(candidates: Iterable[Candidate], count: int = CONTEXT_CHUNKS) -> dict[str, int]:
-    """The best rank of each chunk found, for the ``count`` best chunks, best first."""
-    best: dict[str, int] = {}
-    for candidate in candidates:
-        if candidate.row.kind == "chunk":
-            best[candidate.row.id] = min(best.get(candidate.row.id, candidate.rank), candidate.rank)
-    return dict(sorted(best.items(), key=lambda item: item[1])[:count])

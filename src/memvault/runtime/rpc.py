@@ -10,7 +10,7 @@ import uuid
 from dataclasses import asdict
 from typing import Any
 
-from memvault.core import brain, memory_core, memory_retrieval
+from memvault.core import brain, memory
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.keys import authenticate
@@ -24,7 +24,7 @@ async def save_memory(
     defaults = metadata or {}
     now = deps.clock()
     parsed = [_message(m, defaults, now) for m in messages]
-    return asdict(await memory_core.store_conversation(deps, key.id, parsed, session_id))
+    return asdict(await memory.store_conversation(deps, key.id, parsed, session_id))
 
 
 def _message(data: dict[str, Any], defaults: dict[str, Any], now: float) -> Message:
@@ -44,7 +44,7 @@ async def search_memory(
     deps: Deps, memory_key: str, query: str, limit: int | None, session_id: str | None
 ) -> dict[str, Any]:
     key = await authenticate(deps.db, memory_key)
-    result = await memory_retrieval.search_memory(deps, key.id, query, limit=limit, session_id=session_id)
+    result = await memory.search_memory(deps, key.id, query, limit=limit, session_id=session_id)
     return asdict(result)
 
 
@@ -56,7 +56,7 @@ async def get_memory(
     limit = 50 if limit is None else int(limit)
     offset = 0 if offset is None else int(offset)
     key = await authenticate(deps.db, memory_key)
-    items = await memory_retrieval.read_memory(deps, key.id, session_id, limit, offset)
+    items = await memory.read_memory(deps, key.id, session_id, limit, offset)
     return {"session_id": session_id, "offset": offset, "limit": limit, "items": items}
 
 

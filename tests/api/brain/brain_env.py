@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from memvault.api.app import create_app
+from memvault.core.brain.scopes import Credential, auth_of
 from memvault.core.deps import Deps
-from memvault.core.scopes import Credential, auth_of
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
 

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memvault.core import brain as core
+from memvault.core.brain.scopes import auth_of
 from memvault.core.errors import NotFound
-from memvault.core.scopes import auth_of
 
 WORDS = ["invoice", "20028", "NVDA", "Okonkwo", "garden", "passport", "roof", "ledger", "piano", "tax"]
 

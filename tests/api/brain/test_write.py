@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from brain_env import Brain, brain_fixture  # noqa: F401
 
-from memvault.core.fact_input import fact_id
+from memvault.core.brain.fact_input import fact_id
 
 
 async def test_writing_a_batch_twice_changes_nothing(brain: Brain) -> None:

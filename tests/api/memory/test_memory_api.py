@@ -61,7 +61,7 @@ async def test_concurrent_stores_to_one_key_lose_nothing(memvault: Memvault) -> 
 
 
 async def export(mv: Memvault) -> list[dict[str, Any]]:
-    from memvault.core.memory_retrieval import export_memory
+    from memvault.core.memory.read import export_memory
 
     return [record async for record in export_memory(mv.deps, mv.key_id)]
 
@@ -148,7 +148,7 @@ async def test_oversized_provider_call_is_refused_in_the_providers_own_envelope(
 
 
 async def test_read_memory_pages_messages_newest_first_pending_included(memvault: Memvault) -> None:
-    from memvault.core.memory_retrieval import read_memory
+    from memvault.core.memory.read import read_memory
 
     await store(memvault, [turn(i, NOW - DAY + i) for i in range(50)])
     page = await read_memory(memvault.deps, memvault.key_id, None, 100, 0)

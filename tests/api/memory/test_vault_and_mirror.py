@@ -8,7 +8,7 @@ from typing import Any
 from memory_support import Memvault
 from test_memory_api import DAY, NOW, search, store, turn
 
-from memvault.core.mirror import MirrorStore
+from memvault.core.memory.mirror import MirrorStore
 from memvault.core.ports import Database
 
 

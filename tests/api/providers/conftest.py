@@ -15,8 +15,8 @@ from fake_upstream import FakeUpstream, ServerThread
 from memvault.api.app import create_app
 from memvault.core.deps import Deps
 from memvault.core.keys import create_key
+from memvault.core.memory.names import vault_name
 from memvault.core.settings import load_settings
-from memvault.core.vault_names import vault_name
 from memvault.runtime.local import build_local_deps, close_local_deps
 
 T = TypeVar("T")

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from memvault.adapters.local.sqlite_sql import SqliteSql
+from memvault.core.memory.store import VaultStore
 from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
-from memvault.core.vault_store import VaultStore
 
 T = TypeVar("T")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")

@@ -13,7 +13,7 @@ from memvault.api.providers.base import (
     text_of_parts,
 )
 from memvault.core.errors import InvalidInput
-from memvault.core.router_memory import Conversation, Reply
+from memvault.core.memory.router import Conversation, Reply
 
 _ERROR_TYPES = {
     400: "invalid_request_error",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memvault.core.errors import InvalidInput
-from memvault.core.router_memory import Conversation, Reply, Turn
+from memvault.core.memory.router import Conversation, Reply, Turn
 
 Json = dict[str, Any]
 

@@ -14,7 +14,7 @@ from memvault.api.providers.base import (
     strip_flags,
 )
 from memvault.core.errors import InvalidInput
-from memvault.core.router_memory import Conversation, Reply, Turn
+from memvault.core.memory.router import Conversation, Reply, Turn
 
 _STATUSES = {
     400: "INVALID_ARGUMENT",

@@ -12,7 +12,7 @@ from memvault.api.providers.base import (
     strip_flags,
     text_of_parts,
 )
-from memvault.core.router_memory import Conversation, Reply
+from memvault.core.memory.router import Conversation, Reply
 
 _SYSTEM_ROLES = ("system", "developer")
 _ERROR_TYPES = {

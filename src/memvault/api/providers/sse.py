@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 from memvault.api.providers.base import ProviderCodec, SseEvent
+from memvault.core.memory.router import Reply
 from memvault.core.ports import UpstreamResponse
-from memvault.core.router_memory import Reply
 
 log = logging.getLogger("memvault.router")
 

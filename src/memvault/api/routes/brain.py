@@ -12,7 +12,7 @@ from fastapi.responses import Response
 from memvault.api.brain_schemas import SkillIn, SyncRequest, WriteRequest
 from memvault.api.dependencies import DepsParam
 from memvault.core import brain
-from memvault.core.scopes import Credential, auth_of
+from memvault.core.brain.scopes import Credential, auth_of
 
 router = APIRouter(tags=["brain"])
 

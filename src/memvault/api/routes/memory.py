@@ -10,7 +10,7 @@ from fastapi import APIRouter, Header, Query
 
 from memvault.api.dependencies import DepsParam, KeyParam
 from memvault.api.schemas import PurgeRequest, SearchRequest, SearchResponse, StoreRequest, StoreResponse
-from memvault.core import memory_core, memory_retrieval
+from memvault.core import memory
 from memvault.core.models import Message
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
@@ -31,7 +31,7 @@ async def store(body: StoreRequest, deps: DepsParam, key: KeyParam, session_id: 
         for m in body.messages
         if m.remember
     ]
-    result = await memory_core.store_conversation(deps, key.id, messages, session_id)
+    result = await memory.store_conversation(deps, key.id, messages, session_id)
     return StoreResponse(
         messages_accepted=result.messages_accepted,
         messages_stored=result.rows_stored,
@@ -44,7 +44,7 @@ async def store(body: StoreRequest, deps: DepsParam, key: KeyParam, session_id: 
 
 @router.post("/search", response_model=SearchResponse)
 async def search(body: SearchRequest, deps: DepsParam, key: KeyParam) -> SearchResponse:
-    result = await memory_retrieval.search_memory(
+    result = await memory.search_memory(
         deps,
         key.id,
         body.query,
@@ -63,16 +63,16 @@ async def clear(
     session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     reset: bool = False,
 ) -> dict[str, object]:
-    cleared = await memory_core.clear_memory(deps, key.id, session_id, reset)
+    cleared = await memory.clear_memory(deps, key.id, session_id, reset)
     return {"cleared_vaults": len(cleared), "reset": reset}
 
 
 @router.post("/purge")
 async def purge(body: PurgeRequest, deps: DepsParam, key: KeyParam) -> dict[str, int]:
-    removed = await memory_core.purge_old_memory(deps, key.id, float(body.older_than))
+    removed = await memory.purge_old_memory(deps, key.id, float(body.older_than))
     return {"rows_deleted": removed}
 
 
 @router.get("/stats")
 async def stats(deps: DepsParam, key: KeyParam) -> dict[str, object]:
-    return await memory_retrieval.memory_stats(deps, key.id)
+    return await memory.memory_stats(deps, key.id)

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from memvault.core.models import MemoryRow, Message
 from memvault.core.vectors import pack, unpack
 
 ROW_COLUMNS = "id, kind, text, role, model, ts_start, ts_end, token_count, source_ids, content_hash, parent_id"
-# D1 allows at most 100 bound parameters in one statement.
-MAX_IN_PARAMS = 80
-T = TypeVar("T")
 
 
 def content_hash(text: str) -> str:
@@ -47,12 +43,3 @@ def row_values(row: MemoryRow) -> tuple[Any, ...]:
         row.parent_id,
         None if row.embedding is None else pack(row.embedding),
     )
-
-
-def in_batches(items: Sequence[T], size: int = MAX_IN_PARAMS) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def placeholders(count: int) -> str:
-    return ", ".join("?" for _ in range(count))

@@ -6,22 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memvault.core.chunking import ChunkPlan, plan_chunks
 from memvault.core.errors import InvalidInput
+from memvault.core.memory.chunking import ChunkPlan, plan_chunks
+from memvault.core.memory.fusion import best_chunk_ranks
+from memvault.core.memory.rows import ROW_COLUMNS, content_hash, message_hash, row_from_sql, row_values
+from memvault.core.memory.schema import migrate
 from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
 from memvault.core.ports import SyncSql
-from memvault.core.ranking import best_chunk_ranks, fts_match_expression
-from memvault.core.rows import (
-    ROW_COLUMNS,
-    content_hash,
-    in_batches,
-    message_hash,
-    placeholders,
-    row_from_sql,
-    row_values,
-)
+from memvault.core.ranking import fts_match_expression
+from memvault.core.sql import in_batches, placeholders
 from memvault.core.tokens import estimate_tokens
-from memvault.core.vault_schema import migrate
 from memvault.core.vectors import VectorSet, pack
 
 

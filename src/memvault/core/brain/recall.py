@@ -9,11 +9,11 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from memvault.core.brain_rows import FACT_COLUMNS, parse_bounded_int, parse_time, visible
-from memvault.core.brain_search import MAX_QUERY_CHARS, hybrid_search
+from memvault.core.brain.rows import FACT_COLUMNS, parse_bounded_int, parse_time, visible
+from memvault.core.brain.scopes import Credential
+from memvault.core.brain.search import MAX_QUERY_CHARS, hybrid_search
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.scopes import Credential
 from memvault.core.tokens import estimate_tokens
 
 MAX_BUDGET = 100_000

@@ -8,12 +8,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from memvault.core.brain_rows import FACT_COLUMNS, fact_out, parse_entry_type, parse_limit, parse_time, visible
+from memvault.core.brain.rows import FACT_COLUMNS, fact_out, parse_entry_type, parse_limit, parse_time, visible
+from memvault.core.brain.scopes import Credential
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.ranking import fts_match_expression, reciprocal_rank_fusion
-from memvault.core.rows import in_batches, placeholders
-from memvault.core.scopes import Credential
+from memvault.core.sql import in_batches, placeholders
 
 MODES = ("keyword", "hybrid")
 MAX_QUERY_CHARS = 1000

@@ -9,12 +9,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memvault.core.brain.fact_input import MAX_CONTENT_CHARS
+from memvault.core.brain.facts import event, ingest_facts
+from memvault.core.brain.scopes import SCOPES, Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, NotFound
-from memvault.core.fact_input import MAX_CONTENT_CHARS
-from memvault.core.facts import event, ingest_facts
 from memvault.core.redaction import redact
-from memvault.core.scopes import SCOPES, Credential, scope_filter
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 FIELDS = frozenset({"slug", "name", "description", "content", "scope"})

@@ -11,12 +11,13 @@ from typing import Any
 
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.mirror import MirrorStore
+from memvault.core.memory.fusion import fuse_candidates
+from memvault.core.memory.mirror import MirrorStore
+from memvault.core.memory.names import vault_name
+from memvault.core.memory.windows import Ranked, WindowPolicy, fill_budget
 from memvault.core.models import Candidate, Message, SearchItem, SearchQuery, SearchResult
-from memvault.core.ranking import RRF_K, fuse_candidates, query_terms
+from memvault.core.ranking import RRF_K, query_terms
 from memvault.core.tokens import estimate_tokens
-from memvault.core.vault_names import vault_name
-from memvault.core.windows import Ranked, WindowPolicy, fill_budget
 
 log = logging.getLogger(__name__)
 SEARCH_DEPTH = 60

@@ -7,11 +7,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from memvault.core.memory.fusion import best_chunk_ranks
+from memvault.core.memory.names import vault_name
+from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql, row_values
 from memvault.core.models import AppendResult, Candidate, MemoryRow, Message, SearchQuery
 from memvault.core.ports import Database
-from memvault.core.ranking import best_chunk_ranks, fts_match_expression
-from memvault.core.rows import ROW_COLUMNS, in_batches, placeholders, row_from_sql, row_values
-from memvault.core.vault_names import vault_name
+from memvault.core.ranking import fts_match_expression
+from memvault.core.sql import in_batches, placeholders
 from memvault.core.vectors import VectorSet, pack
 
 MIRROR_VECTOR_SCAN = 5000

@@ -9,11 +9,11 @@ from dataclasses import replace
 
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
-from memvault.core.mirror import MirrorStore
+from memvault.core.memory.mirror import MirrorStore
+from memvault.core.memory.names import session_of, vault_name
 from memvault.core.models import ROLES, AppendResult, MemoryRow, Message, StoreResult
 from memvault.core.ports import VaultClient
 from memvault.core.redaction import redact
-from memvault.core.vault_names import session_of, vault_name
 
 log = logging.getLogger(__name__)
 REMIRROR_PAGE = 200

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.memory_core import store_conversation
-from memvault.core.memory_retrieval import search_memory
+from memvault.core.memory.read import search_memory
+from memvault.core.memory.write import store_conversation
 from memvault.core.models import Message, SearchItem
 from memvault.core.tokens import estimate_tokens
 

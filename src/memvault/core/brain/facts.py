@@ -10,12 +10,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from memvault.core.brain_rows import BODY_PREFIX, body_key
+from memvault.core.brain.fact_input import FactInput, WriteRequest, parse_write
+from memvault.core.brain.rows import BODY_PREFIX, body_key
+from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
-from memvault.core.fact_input import FactInput, WriteRequest, parse_write
-from memvault.core.rows import in_batches, placeholders
-from memvault.core.scopes import Credential, scope_filter
+from memvault.core.sql import in_batches, placeholders
 
 log = logging.getLogger(__name__)
 Statement = tuple[str, Sequence[Any]]

@@ -7,8 +7,8 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.errors import InvalidInput
-from memvault.core.scopes import Credential, scope_filter
 
 ENTRY_TYPES = ("user", "feedback", "project", "reference", "fact", "skill", "loop")
 FACT_COLUMNS = (

@@ -4,12 +4,12 @@ routes, the Worker's RPC methods and the cron call the very same code."""
 
 from __future__ import annotations
 
-from memvault.core.brain_read import export_rows, get_body, history, sync
-from memvault.core.brain_search import search_brain
-from memvault.core.facts import embed_pending, ingest_facts
-from memvault.core.recall import recall
-from memvault.core.scopes import Credential, auth_of, maintenance_credential
-from memvault.core.skills import get_skill, list_skills, register_skill
+from memvault.core.brain.facts import embed_pending, ingest_facts
+from memvault.core.brain.read import export_rows, get_body, history, sync
+from memvault.core.brain.recall import recall
+from memvault.core.brain.scopes import Credential, auth_of, maintenance_credential
+from memvault.core.brain.search import search_brain
+from memvault.core.brain.skills import get_skill, list_skills, register_skill
 
 __all__ = [
     "Credential",

@@ -1,0 +1,26 @@
+"""Conversation memory: one vault per (memory key, vault), a mirror derived from the vaults, and
+the operations every surface calls."""
+
+from memvault.core.memory.read import export_memory, memory_stats, read_memory, search_memory, vaults_of
+from memvault.core.memory.write import (
+    clear_memory,
+    flush_idle_buffers,
+    flush_pending,
+    purge_old_memory,
+    reconcile_vault,
+    store_conversation,
+)
+
+__all__ = [
+    "clear_memory",
+    "export_memory",
+    "flush_idle_buffers",
+    "flush_pending",
+    "memory_stats",
+    "purge_old_memory",
+    "read_memory",
+    "reconcile_vault",
+    "search_memory",
+    "store_conversation",
+    "vaults_of",
+]
