@@ -13,9 +13,9 @@ from workers import DurableObject
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
+from memvault.adapters.cloudflare.env import env_settings, raw_js
 from memvault.core.memory.store import VaultStore
 from memvault.core.models import Message, SearchQuery
-from memvault.runtime.workers import env_settings, raw_js
 
 
 class Vault(DurableObject):  # type: ignore[misc]

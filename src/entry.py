@@ -30,7 +30,7 @@ class Default(WorkerEntrypoint):  # type: ignore[misc]
         # Accepts both handler shapes: (controller) and the older (event, env, ctx).
         await cron.on_scheduled(self.env, self.ctx, getattr(controller, "cron", None))
 
-    async def get_memory(self, memory_key: Any, session_id: Any = None, limit: Any = 50, offset: Any = 0) -> Any:
+    async def get_memory(self, memory_key: Any, session_id: Any = None, limit: Any = None, offset: Any = 0) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.get_memory(deps, *to_py([memory_key, session_id, limit, offset])))
 

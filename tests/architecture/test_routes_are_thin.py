@@ -70,6 +70,7 @@ def test_codecs_are_pure(path: Path) -> None:
         "memvault.core.errors",
         "memvault.core.models",
         "memvault.core.ports",
+        "memvault.core.settings",
     }
     for name in imports(tree):
         if name.startswith("memvault.core."):

@@ -12,6 +12,7 @@ from suites import database, sync_sql, vault
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.adapters.local.vaults import LocalVaultDirectory
+from memvault.core.settings import load_settings
 
 Check = Callable[[Any], Awaitable[None]]
 
@@ -36,7 +37,10 @@ async def test_database_contract(check: Check, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("check", vault.CHECKS, ids=lambda c: c.__name__)
 async def test_vault_contract(check: Check, tmp_path: Path) -> None:
-    directory = LocalVaultDirectory(tmp_path / "vaults")
+    defaults = load_settings({})
+    directory = LocalVaultDirectory(
+        tmp_path / "vaults", chunk_tokens=defaults.chunk_tokens, overlap_tokens=defaults.chunk_overlap_tokens
+    )
     try:
         await check(directory.vault("key_test:core"))
     finally:

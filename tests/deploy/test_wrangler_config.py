@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memvault.core.health import REQUIRED_BINDINGS
+from memvault.adapters.cloudflare.env import REQUIRED_BINDINGS
 from memvault.core.settings import load_settings
 
 CONFIG = tomllib.loads((Path(__file__).resolve().parents[2] / "wrangler.toml").read_text())

@@ -1,5 +1,5 @@
 // Real Pyodide (npm `pyodide`, Python 3.13) reads a real JS object the way the Workers runtime
-// hands `env` to Python: runtime/workers.py turns it into settings and a presence-only report.
+// hands `env` to Python: adapters/cloudflare/env.py turns it into settings and a presence-only report.
 // Prints one JSON object per case on stdout. Run by entry_env_test.py.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
 import { loadPyodide } from "pyodide";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-// What runtime/workers.py needs at import: the package root, core and the runtime package.
-const SHIPPED = ["src/memvault/__init__.py", "src/memvault/core", "src/memvault/runtime/__init__.py", "src/memvault/runtime/workers.py"];
+// What the env helpers need at import: the package root, core and their own module.
+const SHIPPED = ["src/memvault/__init__.py", "src/memvault/core", "src/memvault/adapters/__init__.py", "src/memvault/adapters/cloudflare/__init__.py", "src/memvault/adapters/cloudflare/env.py"];
 
 function copyInto(pyodide, path) {
   const full = join(ROOT, path);
@@ -36,7 +36,7 @@ import json, sys
 sys.path.insert(0, "/repo/src")
 import js
 from memvault.core.health import HealthReport
-from memvault.runtime.workers import env_settings, env_value, platform_report
+from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report
 
 results = {}
 for name in ["complete", "nullBinding", "undefinedValues", "emptySecretNoCron"]:

@@ -165,7 +165,7 @@ def _sdk_wrapper(class_name: str, field: str, inner: Any) -> Any:
 
 
 async def test_vault_and_env_helpers_see_through_the_sdk_wrappers(edge: types.ModuleType) -> None:
-    from memvault.runtime.workers import env_value
+    from memvault.adapters.cloudflare.env import env_value
 
     storage = SqliteDurableObjectStorage()
     ctx = _sdk_wrapper("DurableObjectContext", "_ctx", types.SimpleNamespace(storage=storage))

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report
 from memvault.api.app import create_app
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps
-from memvault.runtime.workers import env_settings, env_value, platform_report
 
 SECRET = '{"0f3c": {"name": "ops", "scopes": ["business"], "writer": true}}'
 BINDINGS = ("DB", "VAULT", "VECTORIZE", "BODIES", "AI", "CACHE")

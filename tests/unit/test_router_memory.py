@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from memvault.api.memory_options import parse_options
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.router import (
     Conversation,
     MemoryOptions,
     Reply,
     Turn,
-    parse_options,
     render_context,
     turn_messages,
 )

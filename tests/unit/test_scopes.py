@@ -6,7 +6,9 @@ import hashlib
 import json
 
 import pytest
+from starlette.datastructures import Headers
 
+from memvault.api.dependencies import brain_token
 from memvault.core.brain.scopes import (
     CredentialsMisconfigured,
     auth_of,
@@ -28,6 +30,11 @@ SETTINGS = _settings({
 })
 
 
+def headers_of(raw: dict[str, str]) -> Headers:
+    """Request headers as the API layer sees them (names looked up case-insensitively)."""
+    return Headers(raw)
+
+
 def test_token_hash_is_sha256_hex() -> None:
     assert token_hash("abc") == hashlib.sha256(b"abc").hexdigest()
 
@@ -38,7 +45,7 @@ def test_token_hash_is_sha256_hex() -> None:
     {"X-Memvault-Brain-Token": "reader"},
 ])
 def test_headers_carry_the_token(headers: dict[str, str]) -> None:
-    credential = auth_of(headers, SETTINGS)
+    credential = auth_of(brain_token(headers_of(headers)), SETTINGS)
     assert credential.name == "reader"
     assert credential.scopes == frozenset({"family", "business"})
     assert not credential.writer
@@ -54,8 +61,15 @@ def test_a_bare_token_is_accepted_for_rpc() -> None:
     {"Cookie": "token=reader"}, {"Origin": "https://memvault.example"},
 ])
 def test_anything_else_is_unauthorized(source: object) -> None:
+    token = brain_token(headers_of(source)) if isinstance(source, dict) else source
     with pytest.raises(Unauthorized):
-        auth_of(source, SETTINGS)  # type: ignore[arg-type]
+        auth_of(token, SETTINGS)
+
+
+@pytest.mark.parametrize("token", [["reader"], 7, 7.5, True, {"token": "reader"}, b"reader"])
+def test_a_token_that_is_not_text_is_unauthorized(token: object) -> None:
+    with pytest.raises(Unauthorized):
+        auth_of(token, SETTINGS)
 
 
 def test_no_credentials_configured_means_nobody_gets_in() -> None:

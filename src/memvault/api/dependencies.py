@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -19,15 +20,21 @@ def get_deps(request: Request) -> Deps:
     return deps
 
 
-def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
+def bearer_token(headers: Mapping[str, str]) -> str | None:
+    header = headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+def brain_token(headers: Mapping[str, str]) -> str | None:
+    """The brain credential a request carries: `Authorization: Bearer` or `X-Memvault-Brain-Token`.
+    Referer, Origin and cookies never identify a caller. ``headers`` looks names up case-insensitively."""
+    return bearer_token(headers) or (headers.get("x-memvault-brain-token") or "").strip() or None
+
+
 async def memory_key(request: Request, deps: Annotated[Deps, Depends(get_deps)]) -> MemoryKey:
     """`Authorization: Bearer mk_…` (or `X-Memory-Key`); unknown or revoked keys get 401."""
-    token = bearer_token(request) or request.headers.get("x-memory-key")
+    token = bearer_token(request.headers) or request.headers.get("x-memory-key")
     if token is None:
         raise Unauthorized("send the memory key as `Authorization: Bearer mk_…`")
     return await authenticate(deps.db, token)

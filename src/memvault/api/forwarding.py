@@ -17,6 +17,7 @@ from fastapi import Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from memvault.api.dependencies import get_deps
+from memvault.api.memory_options import memory_headers, parse_options
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import Tap, read_reply, relay, tap_for
@@ -29,7 +30,6 @@ from memvault.core.memory.router import (
     PreparedMemory,
     degraded,
     off,
-    parse_options,
     prepare,
     record,
 )
@@ -56,7 +56,7 @@ _NOT_RELAYED = _HOP_BY_HOP | {"content-length", "content-encoding"}
 
 
 def error_response(codec: ProviderCodec, status: int, message: str, memory: PreparedMemory | None = None) -> Response:
-    headers = (memory or off()).headers()
+    headers = memory_headers(memory or off())
     return JSONResponse(codec.error_body(status, message), status_code=status, headers=headers)
 
 
@@ -78,14 +78,14 @@ def upstream_headers(incoming: Sequence[tuple[str, str]], codec: ProviderCodec) 
 
 
 def upstream_url(deps: Deps, codec: ProviderCodec, request: Request) -> str:
-    base = str(getattr(deps.settings, codec.base_url_setting)).rstrip("/")
+    base = codec.base_url(deps.settings).rstrip("/")
     query = request.url.query
     return f"{base}{request.url.path}" + (f"?{query}" if query else "")
 
 
 def relayed_headers(upstream: Sequence[tuple[str, str]], memory: PreparedMemory) -> list[tuple[bytes, bytes]]:
     kept = [(k, v) for k, v in upstream if k.lower() not in _NOT_RELAYED and not k.lower().startswith("x-memory-")]
-    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in [*kept, *memory.headers().items()]]
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in [*kept, *memory_headers(memory).items()]]
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -118,9 +118,9 @@ async def memory_key_id(deps: Deps, headers: Mapping[str, str]) -> str | None:
 async def _parse_call(
     request: Request, deps: Deps, codec: ProviderCodec, stream: bool | None
 ) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, str | None]:
-    options = parse_options(request.headers, int(deps.settings.context_limit_tokens))
+    options = parse_options(request.headers, deps.settings.context_limit_tokens)
     key_id = await memory_key_id(deps, request.headers)
-    raw = await read_body(request, int(deps.settings.max_body_bytes))
+    raw = await read_body(request, deps.settings.max_body_bytes)
     try:
         body = require_object(json.loads(raw))
     except ValueError as exc:
@@ -183,7 +183,7 @@ async def pass_through(request: Request, provider: str) -> Response:
     codec = CODECS[provider]
     try:
         await memory_key_id(deps, request.headers)
-        raw = await read_body(request, int(deps.settings.max_body_bytes))
+        raw = await read_body(request, deps.settings.max_body_bytes)
         headers = upstream_headers(request.headers.items(), codec)
         upstream = await deps.http.send(request.method, upstream_url(deps, codec, request), headers, raw)
     except MemvaultError as exc:

@@ -11,9 +11,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# The bindings wrangler.toml declares; each must be present for the Worker to serve.
-REQUIRED_BINDINGS: tuple[str, ...] = ("DB", "VAULT", "VECTORIZE", "BODIES", "AI", "CACHE")
-
 
 @dataclass(frozen=True)
 class PlatformReport:

@@ -79,7 +79,7 @@ async def _purge(deps: Deps, key: keys.MemoryKey, now: float, report: Maintenanc
     if key.keep_archive:
         report.kept_archive_keys += 1
         return
-    cutoff = now - float(deps.settings.long_term_window_days)
+    cutoff = now - deps.settings.long_term_window_days
     removed = await _guarded(report, f"purge {key.id}", lambda: memory.purge_old_memory(deps, key.id, cutoff))
     if removed is not None:
         report.purged_keys += 1
@@ -87,7 +87,7 @@ async def _purge(deps: Deps, key: keys.MemoryKey, now: float, report: Maintenanc
 
 
 async def _tend_vaults(deps: Deps, key_id: str, now: float, report: MaintenanceReport) -> None:
-    idle_before = now - float(deps.settings.buffer_idle_hours)
+    idle_before = now - deps.settings.buffer_idle_hours
     flushed = await _guarded(report, f"flush {key_id}", partial(memory.flush_idle_buffers, deps, key_id, idle_before))
     for result in flushed or []:
         report.buffers_flushed += 1

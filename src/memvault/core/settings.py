@@ -1,34 +1,37 @@
-"""Every setting is defined here once: name, default, help. Values come from a mapping
-(environment variables locally, the Worker's ``env`` vars on Cloudflare)."""
+"""Every setting is defined here once: its field in ``Settings`` carries the default (as the
+environment would spell it), the help text and the parser. Values come from a mapping
+(environment variables locally, the Worker's ``env`` vars on Cloudflare); the variable of field
+``chunk_tokens`` is ``MEMVAULT_CHUNK_TOKENS``."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
 from memvault.core.errors import InvalidInput
 
-
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    default: str
-    help: str
-    parse: Callable[[str], Any] = str
-
-    @property
-    def field(self) -> str:
-        return self.name.removeprefix("MEMVAULT_").lower()
+T = TypeVar("T")
+PREFIX = "MEMVAULT_"
 
 
-def _bool(raw: str) -> bool:
-    value = raw.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off", ""}:
-        return False
-    raise ValueError(f"not a boolean: {raw!r}")
+def _text(raw: str) -> str:
+    return raw
+
+
+def _count(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise ValueError("must be a positive whole number")
+    return value
+
+
+def _whole(raw: str) -> int:
+    value = int(raw)
+    if value < 0:
+        raise ValueError("must not be negative")
+    return value
 
 
 def _hours(raw: str) -> float:
@@ -46,69 +49,82 @@ def _shares(raw: str) -> tuple[float, ...]:
     return shares
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("MEMVAULT_DATA_DIR", ".memvault", "Local mode: folder holding vault files, the mirror and blobs."),
-    Setting("MEMVAULT_EMBEDDER", "minilm", "Local embedder: `minilm` (all-MiniLM-L6-v2 int8 ONNX) or `hash` (tests only)."),
-    Setting("MEMVAULT_EMBEDDING_MODEL", "@cf/baai/bge-base-en-v1.5", "Workers AI embedding model."),
-    Setting("MEMVAULT_CHUNK_TOKENS", "300", "Target size of a stored chunk, in tokens.", int),
-    Setting("MEMVAULT_CHUNK_OVERLAP_TOKENS", "30", "Tokens repeated between consecutive chunks.", int),
-    Setting("MEMVAULT_HOT_WINDOW_HOURS", "4", "Recency window `hot`, in hours.", _hours),
-    Setting("MEMVAULT_WORKING_WINDOW_DAYS", "3", "Recency window `working`, in days.", _days),
-    Setting("MEMVAULT_LONG_TERM_WINDOW_DAYS", "90", "Recency window `long_term`, in days; older chunks are purged nightly.", _days),
-    Setting("MEMVAULT_WINDOW_SHARES", "0.2,0.3,0.3", "Shares of the result budget reserved for hot, working and long-term; the rest is backfilled by score.", _shares),
-    Setting("MEMVAULT_SEARCH_LIMIT", "20", "Default number of items a search returns at most.", int),
-    Setting("MEMVAULT_SEARCH_BUDGET_TOKENS", "1000", "Default token budget of a search result.", int),
-    Setting("MEMVAULT_RACE_TIMEOUT_MS", "1500", "How long retrieval waits for vault or mirror before giving up.", int),
-    Setting("MEMVAULT_MIRROR_HEAD_START_MS", "150", "Head start the vault gets before the mirror is also asked (the mirror is asked at once if the vault fails).", int),
-    Setting("MEMVAULT_EMBED_BATCH", "64", "Texts per embedding call when storing.", int),
-    Setting("MEMVAULT_MAX_BODY_BYTES", "1048576", "Largest request body accepted, in bytes.", int),
-    Setting("MEMVAULT_BUFFER_IDLE_HOURS", "24", "Nightly cron flushes pending buffers idle for longer than this.", _hours),
-    Setting("MEMVAULT_BRAIN_CREDENTIALS", "{}", "Brain credentials as JSON: `{\"<sha256 hex of token>\": {\"name\": \"...\", \"scopes\": [\"business\"], \"writer\": false}}`; only writers may write."),
-    Setting("MEMVAULT_BRAIN_HOOK_CHARS", "600", "Longest fact kept inline in the brain; a longer body goes to the blob store and the row keeps this many characters as its hook.", int),
-    Setting("MEMVAULT_BRAIN_MAX_BATCH", "500", "Most facts one brain write may carry.", int),
-    Setting("MEMVAULT_RECALL_CORE_TOKENS", "2000", "Recall tier `core` (pinned entries), in tokens.", int),
-    Setting("MEMVAULT_RECALL_RECENT_TOKENS", "1000", "Recall tier `recent` (last-touched facts), in tokens.", int),
-    Setting("MEMVAULT_RECALL_ARCHIVAL_TOKENS", "3000", "Recall tier `archival` (query-driven hybrid search), in tokens.", int),
-    Setting("MEMVAULT_OPENAI_BASE_URL", "https://api.openai.com", "Memory router: upstream for OpenAI routes (any OpenAI-compatible server)."),
-    Setting("MEMVAULT_ANTHROPIC_BASE_URL", "https://api.anthropic.com", "Memory router: upstream for Anthropic routes."),
-    Setting("MEMVAULT_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com", "Memory router: upstream for Gemini routes."),
-    Setting("MEMVAULT_CONTEXT_LIMIT_TOKENS", "800", "Memory router: default token budget of the injected memory context.", int),
-    Setting("MEMVAULT_REQUIRED_SECRETS", "MEMVAULT_BRAIN_CREDENTIALS", "Workers: comma-separated names of the secrets a deployment must have; `/health` reports each as present or not (never its value) and answers 503 while one is missing.", lambda raw: tuple(n.strip() for n in raw.split(",") if n.strip())),
-    Setting("MEMVAULT_CRON_SCHEDULES", "", "Workers: the deployment's cron expressions separated by `;`, kept equal to `[triggers] crons` in wrangler.toml (a Worker cannot read its own triggers); `/health` reports how many.", lambda raw: tuple(c.strip() for c in raw.split(";") if c.strip())),
-    Setting("MEMVAULT_REEMBED_BATCH", "200", "Nightly cron: most unembedded rows embedded per vault per run.", int),
-    Setting("MEMVAULT_LOG_LEVEL", "info", "Log level of the local server."),
-)
+def _names(separator: str) -> Callable[[str], tuple[str, ...]]:
+    def parse(raw: str) -> tuple[str, ...]:
+        return tuple(part.strip() for part in raw.split(separator) if part.strip())
 
-_BY_FIELD = {setting.field: setting for setting in SETTINGS}
+    return parse
 
 
+def setting(default: str, help: str, parse: Callable[[str], T]) -> T:
+    """One field of ``Settings``."""
+    return field(default=parse(default), metadata={"default": default, "help": help, "parse": parse})
+
+
+@dataclass(frozen=True)
 class Settings:
-    """Parsed settings; attribute names are the setting names without the prefix, lower-cased."""
-
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self._values = dict(values)
-
-    def __getattr__(self, field: str) -> Any:
-        try:
-            return self._values[field]
-        except KeyError:
-            raise AttributeError(field) from None
+    data_dir: str = setting(".memvault", "Local mode: folder holding vault files, the mirror and blobs.", _text)
+    embedder: str = setting("minilm", "Local embedder: `minilm` (all-MiniLM-L6-v2 int8 ONNX) or `hash` (tests only).", _text)
+    embedding_model: str = setting("@cf/baai/bge-base-en-v1.5", "Workers AI embedding model.", _text)
+    chunk_tokens: int = setting("300", "Target size of a stored chunk, in tokens.", _count)
+    chunk_overlap_tokens: int = setting("30", "Tokens repeated between consecutive chunks.", _whole)
+    hot_window_hours: float = setting("4", "Recency window `hot`, in hours.", _hours)
+    working_window_days: float = setting("3", "Recency window `working`, in days.", _days)
+    long_term_window_days: float = setting("90", "Recency window `long_term`, in days; older chunks are purged nightly.", _days)
+    window_shares: tuple[float, ...] = setting("0.2,0.3,0.3", "Shares of the result budget reserved for hot, working and long-term; the rest is backfilled by score.", _shares)
+    search_limit: int = setting("20", "Default number of items a search returns at most.", _count)
+    search_budget_tokens: int = setting("1000", "Default token budget of a search result.", _count)
+    read_page_size: int = setting("50", "Default number of messages one `get_memory` page holds.", _count)
+    race_timeout_ms: int = setting("1500", "How long retrieval waits for vault or mirror before giving up.", _count)
+    mirror_head_start_ms: int = setting("150", "Head start the vault gets before the mirror is also asked (the mirror is asked at once if the vault fails).", _whole)
+    embed_batch: int = setting("64", "Texts per embedding call when storing.", _count)
+    max_body_bytes: int = setting("1048576", "Largest request body accepted, in bytes.", _count)
+    buffer_idle_hours: float = setting("24", "Nightly cron flushes pending buffers idle for longer than this.", _hours)
+    brain_credentials: str = setting("{}", "Brain credentials as JSON: `{\"<sha256 hex of token>\": {\"name\": \"...\", \"scopes\": [\"business\"], \"writer\": false}}`; only writers may write.", _text)
+    brain_hook_chars: int = setting("600", "Longest fact kept inline in the brain; a longer body goes to the blob store and the row keeps this many characters as its hook.", _count)
+    brain_max_batch: int = setting("500", "Most facts one brain write may carry.", _count)
+    recall_core_tokens: int = setting("2000", "Recall tier `core` (pinned entries), in tokens.", _whole)
+    recall_recent_tokens: int = setting("1000", "Recall tier `recent` (last-touched facts), in tokens.", _whole)
+    recall_archival_tokens: int = setting("3000", "Recall tier `archival` (query-driven hybrid search), in tokens.", _whole)
+    openai_base_url: str = setting("https://api.openai.com", "Memory router: upstream for OpenAI routes (any OpenAI-compatible server).", _text)
+    anthropic_base_url: str = setting("https://api.anthropic.com", "Memory router: upstream for Anthropic routes.", _text)
+    gemini_base_url: str = setting("https://generativelanguage.googleapis.com", "Memory router: upstream for Gemini routes.", _text)
+    context_limit_tokens: int = setting("800", "Memory router: default token budget of the injected memory context.", _whole)
+    required_secrets: tuple[str, ...] = setting("MEMVAULT_BRAIN_CREDENTIALS", "Workers: comma-separated names of the secrets a deployment must have; `/health` reports each as present or not (never its value) and answers 503 while one is missing.", _names(","))
+    cron_schedules: tuple[str, ...] = setting("", "Workers: the deployment's cron expressions separated by `;`, kept equal to `[triggers] crons` in wrangler.toml (a Worker cannot read its own triggers); `/health` reports how many.", _names(";"))
+    reembed_batch: int = setting("200", "Nightly cron: most unembedded rows embedded per vault per run.", _count)
+    log_level: str = setting("info", "Log level of the local server.", _text)
 
     def replace(self, **changes: Any) -> Settings:
-        unknown = set(changes) - set(_BY_FIELD)
-        if unknown:
-            raise AttributeError(f"unknown settings: {sorted(unknown)}")
-        return Settings({**self._values, **changes})
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting as the outside sees it: variable name, default text, help."""
+
+    name: str
+    default: str
+    help: str
+    field: str
+
+
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(PREFIX + f.name.upper(), f.metadata["default"], f.metadata["help"], f.name) for f in fields(Settings)
+)
 
 
 def load_settings(source: Mapping[str, Any] | None = None) -> Settings:
+    """Settings from ``source`` (variable name -> text); a missing variable takes its default."""
     source = source or {}
     values: dict[str, Any] = {}
-    for setting in SETTINGS:
-        raw = source.get(setting.name)
-        raw_text = setting.default if raw is None else str(raw)
+    for spec in fields(Settings):
+        name = PREFIX + spec.name.upper()
+        raw = source.get(name)
+        if raw is None:
+            continue
         try:
-            values[setting.field] = setting.parse(raw_text)
+            values[spec.name] = spec.metadata["parse"](str(raw))
         except ValueError as exc:
-            raise InvalidInput(f"setting {setting.name}: {exc}") from exc
-    return Settings(values)
+            raise InvalidInput(f"setting {name}: {exc}") from exc
+    return Settings(**values)

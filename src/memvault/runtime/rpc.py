@@ -49,11 +49,11 @@ async def search_memory(
 
 
 async def get_memory(
-    deps: Deps, memory_key: str, session_id: str | None, limit: Any = 50, offset: Any = 0
+    deps: Deps, memory_key: str, session_id: str | None, limit: Any = None, offset: Any = 0
 ) -> dict[str, Any]:
     """One page of a vault's messages, newest first (pending ones, then stored ones)."""
     # JS undefined arrives as None: the defaults apply then too.
-    limit = 50 if limit is None else int(limit)
+    limit = deps.settings.read_page_size if limit is None else int(limit)
     offset = 0 if offset is None else int(offset)
     key = await authenticate(deps.db, memory_key)
     items = await memory.read_memory(deps, key.id, session_id, limit, offset)

@@ -75,7 +75,7 @@ class LocalVault:
 
 
 class LocalVaultDirectory:
-    def __init__(self, root: Path, *, chunk_tokens: int = 300, overlap_tokens: int = 30) -> None:
+    def __init__(self, root: Path, *, chunk_tokens: int, overlap_tokens: int) -> None:
         self._root = root
         self._chunk_tokens = chunk_tokens
         self._overlap_tokens = overlap_tokens

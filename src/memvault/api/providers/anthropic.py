@@ -14,6 +14,7 @@ from memvault.api.providers.base import (
 )
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.router import Conversation, Reply
+from memvault.core.settings import Settings
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -30,8 +31,10 @@ _ERROR_TYPES = {
 
 class AnthropicCodec:
     name = "anthropic"
-    base_url_setting = "anthropic_base_url"
     key_headers = ("x-api-key", "authorization")
+
+    def base_url(self, settings: Settings) -> str:
+        return settings.anthropic_base_url
 
     def key_value(self, provider_key: str) -> str:
         return provider_key

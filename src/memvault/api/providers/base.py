@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.router import Conversation, Reply, Turn
+from memvault.core.settings import Settings
 
 Json = dict[str, Any]
 
@@ -28,9 +29,8 @@ class ProviderCodec(Protocol):
     @property
     def name(self) -> str: ...
 
-    @property
-    def base_url_setting(self) -> str:
-        """Settings field holding this provider's upstream base URL."""
+    def base_url(self, settings: Settings) -> str:
+        """This provider's upstream base URL."""
         ...
 
     @property

@@ -15,6 +15,7 @@ from memvault.api.providers.base import (
 )
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.router import Conversation, Reply, Turn
+from memvault.core.settings import Settings
 
 _STATUSES = {
     400: "INVALID_ARGUMENT",
@@ -56,8 +57,10 @@ def _usage(response: Json) -> tuple[int | None, int | None]:
 
 class GeminiCodec:
     name = "gemini"
-    base_url_setting = "gemini_base_url"
     key_headers = ("x-goog-api-key",)
+
+    def base_url(self, settings: Settings) -> str:
+        return settings.gemini_base_url
 
     def key_value(self, provider_key: str) -> str:
         return provider_key

@@ -13,6 +13,7 @@ from memvault.api.providers.base import (
     text_of_parts,
 )
 from memvault.core.memory.router import Conversation, Reply
+from memvault.core.settings import Settings
 
 _SYSTEM_ROLES = ("system", "developer")
 _ERROR_TYPES = {
@@ -25,8 +26,10 @@ _ERROR_TYPES = {
 
 class OpenAICodec:
     name = "openai"
-    base_url_setting = "openai_base_url"
     key_headers = ("authorization",)
+
+    def base_url(self, settings: Settings) -> str:
+        return settings.openai_base_url
 
     def key_value(self, provider_key: str) -> str:
         return f"Bearer {provider_key}"

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from memvault.api.brain_schemas import SkillIn, SyncRequest, WriteRequest
-from memvault.api.dependencies import DepsParam
+from memvault.api.dependencies import DepsParam, brain_token
 from memvault.core import brain
 from memvault.core.brain.scopes import Credential, auth_of
 
@@ -18,7 +18,7 @@ router = APIRouter(tags=["brain"])
 
 
 def brain_credential(request: Request, deps: DepsParam) -> Credential:
-    return auth_of(request.headers, deps.settings)
+    return auth_of(brain_token(request.headers), deps.settings)
 
 
 CredentialParam = Annotated[Credential, Depends(brain_credential)]

@@ -66,7 +66,7 @@ async def recall(deps: Deps, credential: Credential, q: Any = None, as_of: Any =
         raise InvalidInput(f"q must be text of at most {MAX_QUERY_CHARS} characters")
     when = parse_time(as_of)
     settings = deps.settings
-    tiers = (int(settings.recall_core_tokens), int(settings.recall_recent_tokens), int(settings.recall_archival_tokens))
+    tiers = (settings.recall_core_tokens, settings.recall_recent_tokens, settings.recall_archival_tokens)
     total = parse_bounded_int(budget, "budget", sum(tiers), MAX_BUDGET)
     scale = min(1.0, total / max(sum(tiers), 1))
     core_cap, recent_cap, archival_cap = (int(t * scale) for t in tiers)

@@ -8,7 +8,6 @@ import functools
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +15,6 @@ from memvault.core.errors import Forbidden, MemvaultError, Unauthorized
 from memvault.core.settings import Settings
 
 SCOPES = ("business", "family", "shared", "mildred")
-TOKEN_HEADERS = ("authorization", "x-memvault-brain-token")
 
 
 class CredentialsMisconfigured(MemvaultError):
@@ -86,21 +84,11 @@ def _credential(digest: str, spec: Any) -> Credential:
     return Credential(name=name, scopes=frozenset(scopes), writer=writer)
 
 
-def _token_from(headers: Mapping[str, str]) -> str | None:
-    # Only these headers count; Referer, Origin and cookies never identify a caller.
-    lowered = {str(k).lower(): str(v) for k, v in headers.items() if str(k).lower() in TOKEN_HEADERS}
-    bearer = lowered.get("authorization", "")
-    if bearer[:7].lower() == "bearer " and bearer[7:].strip():
-        return bearer[7:].strip()
-    token = lowered.get("x-memvault-brain-token", "").strip()
-    return token or None
-
-
-def auth_of(source: Mapping[str, str] | str | None, settings: Settings) -> Credential:
-    """Map request headers (or a bare token, for RPC) to the credential they carry."""
-    token = source if isinstance(source, str) else _token_from(source or {})
-    if not token:
-        raise Unauthorized("a brain credential is required (Authorization: Bearer <token>)")
+def auth_of(token: object, settings: Settings) -> Credential:
+    """Map a token (taken from the request by the surface that received it) to its credential.
+    Anything but a known token string is refused alike."""
+    if not isinstance(token, str) or not token.strip():
+        raise Unauthorized("a brain credential is required")
     digest = token_hash(token)
     found: Credential | None = None
     # Compare against every configured hash, so timing does not reveal which one was close.

@@ -111,7 +111,7 @@ async def search_brain(
         raise InvalidInput("mode must be keyword or hybrid")
     when = parse_time(as_of)
     kind = parse_entry_type(entry_type)
-    count = parse_limit(limit, int(deps.settings.search_limit))
+    count = parse_limit(limit, deps.settings.search_limit)
     run = keyword_search if mode == "keyword" else hybrid_search
     found = await run(deps, credential, q, count, when, kind)
     return {

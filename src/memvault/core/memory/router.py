@@ -11,12 +11,11 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput
 from memvault.core.memory.read import search_memory
 from memvault.core.memory.write import store_conversation
 from memvault.core.models import Message, SearchItem
@@ -34,11 +33,11 @@ CONTEXT_HEADING = (
 
 @dataclass(frozen=True)
 class MemoryOptions:
-    mode: str = "auto"
-    store: bool = True
-    store_response: bool = True
-    context_limit: int = 800
-    session_id: str | None = None
+    mode: str
+    store: bool
+    store_response: bool
+    context_limit: int
+    session_id: str | None
 
     @property
     def reads(self) -> bool:
@@ -96,14 +95,6 @@ class PreparedMemory:
     status: str
     retrieval_ms: float
 
-    def headers(self) -> dict[str, str]:
-        return {
-            "X-Memory-Status": self.status,
-            "X-Memory-Items": str(self.items),
-            "X-Memory-Tokens": str(self.tokens),
-            "X-Memory-Retrieval-Ms": f"{self.retrieval_ms:.1f}",
-        }
-
 
 def off() -> PreparedMemory:
     return PreparedMemory("", 0, 0, STATUS_OFF, 0.0)
@@ -111,41 +102,6 @@ def off() -> PreparedMemory:
 
 def degraded(retrieval_ms: float = 0.0) -> PreparedMemory:
     return PreparedMemory("", 0, 0, STATUS_DEGRADED, retrieval_ms)
-
-
-def _flag(headers: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = headers.get(name)
-    if raw is None or not raw.strip():
-        return default
-    value = raw.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off"}:
-        return False
-    raise InvalidInput(f"{name} must be true or false, got {raw!r}")
-
-
-def parse_options(headers: Mapping[str, str], default_context_limit: int) -> MemoryOptions:
-    """Read the ``X-Memory-*`` request headers (``headers`` must look names up case-insensitively)."""
-    mode = (headers.get("x-memory-mode") or "auto").strip().lower()
-    if mode not in MODES:
-        raise InvalidInput(f"X-Memory-Mode must be one of {', '.join(MODES)}, got {mode!r}")
-    limit_raw = (headers.get("x-memory-context-limit") or "").strip()
-    limit = default_context_limit
-    if limit_raw:
-        if not limit_raw.isdigit():
-            raise InvalidInput("X-Memory-Context-Limit must be a non-negative number of tokens")
-        limit = int(limit_raw)
-    session = (headers.get("x-session-id") or "").strip() or None
-    if session is not None and (len(session) > 128 or not session.isprintable()):
-        raise InvalidInput("X-Session-ID must be at most 128 printable characters")
-    return MemoryOptions(
-        mode=mode,
-        store=_flag(headers, "x-memory-store", True),
-        store_response=_flag(headers, "x-memory-store-response", True),
-        context_limit=limit,
-        session_id=session,
-    )
 
 
 def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None) -> tuple[str, int]:
@@ -175,7 +131,7 @@ async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: 
         return PreparedMemory("", 0, 0, STATUS_OK, 0.0)
     started = time.perf_counter()
     # Retrieval races its own stores; this guard only stops a hung store from holding the call.
-    timeout = float(deps.settings.race_timeout_ms) / 1000.0 + 1.0
+    timeout = deps.settings.race_timeout_ms / 1000.0 + 1.0
     try:
         result = await asyncio.wait_for(
             search_memory(deps, key_id, query, budget_tokens=options.context_limit, session_id=options.session_id),

@@ -20,7 +20,7 @@ from memvault.core.vectors import VectorSet, pack
 
 
 class VaultStore:
-    def __init__(self, sql: SyncSql, *, chunk_tokens: int = 300, overlap_tokens: int = 30) -> None:
+    def __init__(self, sql: SyncSql, *, chunk_tokens: int, overlap_tokens: int) -> None:
         self._sql = sql
         self._chunk_tokens = chunk_tokens
         self._overlap_tokens = overlap_tokens
