@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import sys
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -15,6 +14,7 @@ from typing import Any, TextIO
 from memvault.core import keys, memory
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError
+from memvault.core.memory.messages import message_from
 from memvault.core.models import Message
 from memvault.core.settings import load_settings
 
@@ -121,17 +121,11 @@ def _messages_of(lines: Iterator[str], now: float) -> Iterator[Message]:
             continue
         try:
             data = json.loads(line)
-            if data.get("memory") is False:
-                continue
-            yield Message(
-                role=str(data["role"]),
-                content=str(data["content"]),
-                timestamp=float(data.get("timestamp") or now),
-                id=str(data.get("id") or uuid.uuid4().hex),
-                model=data.get("model"),
-            )
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise MemvaultError(f"line {number}: not a message ({type(exc).__name__}: {exc})") from exc
+        except ValueError as exc:
+            raise MemvaultError(f"line {number}: not JSON ({exc})") from exc
+        message = message_from(data, now, f"line {number}")
+        if message is not None:
+            yield message
 
 
 async def _import(deps: Deps, args: argparse.Namespace) -> None:

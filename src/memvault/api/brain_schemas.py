@@ -7,8 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Scope = Literal["business", "family", "shared", "mildred"]
-EntryType = Literal["user", "feedback", "project", "reference", "fact", "skill", "loop"]
+from memvault.core.brain.rows import EntryType
+
+SCOPE_HELP = "One of the scopes this deployment walls facts by; the credential must hold it."
 
 
 class FactIn(BaseModel):
@@ -17,7 +18,7 @@ class FactIn(BaseModel):
     content: str | None = Field(None, description="The fact; secrets in it are redacted before storage.")
     fact: str | None = Field(None, description="Alias of content.")
     source: str | None = Field(None, description="Where the fact comes from, e.g. `files:notes/a.md`.")
-    scope: Scope | None = None
+    scope: str | None = Field(None, description=SCOPE_HELP)
     entry_type: EntryType | None = None
     source_tier: int | None = Field(None, ge=0, le=9, description="0 is the most authoritative source.")
     confidence: float | None = Field(None, ge=0.0, le=1.0)
@@ -41,7 +42,7 @@ class SkillIn(BaseModel):
     content: str
     name: str | None = None
     description: str | None = None
-    scope: Scope | None = None
+    scope: str | None = Field(None, description=SCOPE_HELP)
 
 
 class SyncRequest(BaseModel):

@@ -1,28 +1,11 @@
-"""Request and response bodies of the memory API: one place for their validation rules."""
+"""Request and response bodies of the memory API, for OpenAPI and a first shape check. The rules
+themselves (roles, times, ids) are core's, applied by the one normaliser every surface calls."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Literal
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
-
-from memvault.core.models import SearchItem
-
-Role = Literal["user", "assistant", "system", "tool"]
-
-
-def parse_timestamp(value: float | int | str | None) -> float | None:
-    """Epoch seconds, or an ISO 8601 string (a naive one is taken as UTC)."""
-    if value is None or isinstance(value, (int, float)):
-        return None if value is None else float(value)
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError("timestamp must be epoch seconds or ISO 8601") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+from memvault.core.models import Role, SearchItem
 
 
 class MessageIn(BaseModel):
@@ -30,15 +13,12 @@ class MessageIn(BaseModel):
 
     role: Role
     content: StrictStr = Field(min_length=1)
-    timestamp: StrictFloat | StrictInt | StrictStr | None = None
-    id: StrictStr | None = Field(default=None, max_length=200)
-    remember: StrictBool = Field(default=True, alias="memory")
+    timestamp: StrictFloat | StrictInt | StrictStr | None = Field(
+        default=None, description="Epoch seconds or ISO 8601 (naive means UTC); defaults to now."
+    )
+    id: StrictStr | None = Field(default=None, max_length=200, description="Your id; one is assigned if absent.")
+    remember: StrictBool = Field(default=True, alias="memory", description="false: accepted, never stored.")
     model: StrictStr | None = None
-
-    @field_validator("timestamp")
-    @classmethod
-    def _timestamp(cls, value: float | int | str | None) -> float | None:
-        return parse_timestamp(value)
 
 
 class StoreRequest(BaseModel):
@@ -46,6 +26,9 @@ class StoreRequest(BaseModel):
 
 
 class StoreResponse(BaseModel):
+    message_ids: list[str | None] = Field(
+        description="Per message sent, in order: the id it is stored under (null if marked memory: false)."
+    )
     messages_accepted: int
     messages_stored: int
     chunks_stored: int
@@ -58,13 +41,10 @@ class SearchRequest(BaseModel):
     query: StrictStr = Field(min_length=1, max_length=20_000)
     limit: StrictInt | None = Field(default=None, ge=1, le=500)
     budget_tokens: StrictInt | None = Field(default=None, ge=1, le=200_000)
-    now: StrictFloat | StrictInt | StrictStr | None = None
+    now: StrictFloat | StrictInt | StrictStr | None = Field(
+        default=None, description="The moment recency is measured from: epoch seconds or ISO 8601."
+    )
     session_id: StrictStr | None = Field(default=None, min_length=1, max_length=200)
-
-    @field_validator("now")
-    @classmethod
-    def _now(cls, value: float | int | str | None) -> float | None:
-        return parse_timestamp(value)
 
 
 class SearchResponse(BaseModel):
@@ -74,9 +54,4 @@ class SearchResponse(BaseModel):
 
 
 class PurgeRequest(BaseModel):
-    older_than: StrictFloat | StrictInt | StrictStr
-
-    @field_validator("older_than")
-    @classmethod
-    def _older_than(cls, value: float | int | str) -> float | None:
-        return parse_timestamp(value)
+    older_than: StrictFloat | StrictInt | StrictStr = Field(description="Epoch seconds or ISO 8601.")

@@ -1,52 +1,54 @@
-"""Domain errors. Each carries the HTTP status it is rendered with at the edge."""
+"""Domain errors. Each carries the HTTP status and code it is rendered with at the edge."""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class MemvaultError(Exception):
     status = 500
     code = "internal_error"
 
+    def __init_subclass__(cls, status: int = 500, code: str = "internal_error", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.status, cls.code = status, code
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
 
-class InvalidInput(MemvaultError):
-    status = 400
-    code = "invalid_request"
+class InvalidInput(MemvaultError, status=400, code="invalid_request"):
+    """The request is malformed or breaks a rule."""
 
 
-class Unauthorized(MemvaultError):
-    status = 401
-    code = "unauthorized"
+class InvalidField(InvalidInput, status=422, code="invalid_request"):
+    """One named field has a value out of its domain (a time that is not a time, say)."""
 
 
-class Forbidden(MemvaultError):
-    status = 403
-    code = "forbidden"
+class Unauthorized(MemvaultError, status=401, code="unauthorized"):
+    """No credential, or one nobody issued."""
 
 
-class NotFound(MemvaultError):
-    status = 404
-    code = "not_found"
+class Forbidden(MemvaultError, status=403, code="forbidden"):
+    """A known credential asking for what it may not do."""
 
 
-class Conflict(MemvaultError):
-    status = 409
-    code = "conflict"
+class NotFound(MemvaultError, status=404, code="not_found"):
+    """Absent, or behind a wall: the two are never told apart."""
 
 
-class PayloadTooLarge(MemvaultError):
-    status = 413
-    code = "payload_too_large"
+class Conflict(MemvaultError, status=409, code="conflict"):
+    """The write contradicts what is stored."""
 
 
-class StorageUnavailable(MemvaultError):
-    status = 503
-    code = "storage_unavailable"
+class PayloadTooLarge(MemvaultError, status=413, code="payload_too_large"):
+    """More than a limit allows."""
 
 
-class UpstreamUnavailable(MemvaultError):
-    status = 502
-    code = "upstream_unavailable"
+class StorageUnavailable(MemvaultError, status=503, code="storage_unavailable"):
+    """A store could not answer; nothing was half-written."""
+
+
+class UpstreamUnavailable(MemvaultError, status=502, code="upstream_unavailable"):
+    """The provider behind the memory router could not be reached."""

@@ -4,9 +4,20 @@ the Durable Object RPC boundary and the HTTP API both speak plain data."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
-ROLES = ("user", "assistant", "system", "tool")
+
+class Role(StrEnum):
+    """Who said a message. The HTTP schemas list these same values."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+ROLES = tuple(role.value for role in Role)
 
 
 @dataclass(frozen=True)

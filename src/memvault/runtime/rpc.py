@@ -6,38 +6,30 @@ matching HTTP route. Arguments and results are plain data; the entry converts at
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import asdict
 from typing import Any
 
 from memvault.core import brain, memory
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput
 from memvault.core.keys import authenticate
-from memvault.core.models import Message
+from memvault.core.memory.messages import messages_from
 
 
 async def save_memory(
-    deps: Deps, memory_key: str, session_id: str | None, messages: list[dict[str, Any]], metadata: dict[str, Any] | None
+    deps: Deps, memory_key: str, session_id: str | None, messages: Any, metadata: Any = None
 ) -> dict[str, Any]:
     key = await authenticate(deps.db, memory_key)
-    defaults = metadata or {}
-    now = deps.clock()
-    parsed = [_message(m, defaults, now) for m in messages]
-    return asdict(await memory.store_conversation(deps, key.id, parsed, session_id))
+    parsed = messages_from(_with_shared_fields(messages, metadata), deps.clock())
+    result = await memory.store_conversation(deps, key.id, [m for m in parsed if m], session_id)
+    return {"message_ids": [None if m is None else m.id for m in parsed], **asdict(result)}
 
 
-def _message(data: dict[str, Any], defaults: dict[str, Any], now: float) -> Message:
-    if not isinstance(data, dict) or "role" not in data or "content" not in data:
-        raise InvalidInput("each message needs a role and a content")
-    timestamp = data.get("timestamp", defaults.get("timestamp"))
-    return Message(
-        role=str(data["role"]),
-        content=str(data["content"]),
-        timestamp=now if timestamp is None else float(timestamp),
-        id=str(data.get("id") or uuid.uuid4().hex),
-        model=data.get("model", defaults.get("model")),
-    )
+def _with_shared_fields(messages: Any, metadata: Any) -> Any:
+    """Fields the caller gave once for the whole batch (a timestamp, a model) on every message."""
+    if not isinstance(metadata, dict) or not isinstance(messages, list):
+        return messages
+    shared = {k: metadata[k] for k in ("timestamp", "model") if k in metadata}
+    return [{**shared, **m} if isinstance(m, dict) else m for m in messages]
 
 
 async def search_memory(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import asdict
 from typing import Annotated
 
@@ -11,7 +10,8 @@ from fastapi import APIRouter, Header, Query
 from memvault.api.dependencies import DepsParam, KeyParam
 from memvault.api.schemas import PurgeRequest, SearchRequest, SearchResponse, StoreRequest, StoreResponse
 from memvault.core import memory
-from memvault.core.models import Message
+from memvault.core.memory.messages import messages_from
+from memvault.core.times import parse_time, require_time
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
 SessionHeader = Annotated[str | None, Header(alias="X-Session-ID", max_length=200)]
@@ -19,20 +19,10 @@ SessionHeader = Annotated[str | None, Header(alias="X-Session-ID", max_length=20
 
 @router.post("", response_model=StoreResponse)
 async def store(body: StoreRequest, deps: DepsParam, key: KeyParam, session_id: SessionHeader = None) -> StoreResponse:
-    now = deps.clock()
-    messages = [
-        Message(
-            role=m.role,
-            content=m.content,
-            timestamp=now if m.timestamp is None else float(m.timestamp),
-            id=m.id or uuid.uuid4().hex,
-            model=m.model,
-        )
-        for m in body.messages
-        if m.remember
-    ]
-    result = await memory.store_conversation(deps, key.id, messages, session_id)
+    messages = messages_from(body.model_dump(by_alias=True)["messages"], deps.clock())
+    result = await memory.store_conversation(deps, key.id, [m for m in messages if m], session_id)
     return StoreResponse(
+        message_ids=[None if m is None else m.id for m in messages],
         messages_accepted=result.messages_accepted,
         messages_stored=result.rows_stored,
         chunks_stored=result.chunks_stored,
@@ -50,7 +40,7 @@ async def search(body: SearchRequest, deps: DepsParam, key: KeyParam) -> SearchR
         body.query,
         limit=body.limit,
         budget_tokens=body.budget_tokens,
-        now=None if body.now is None else float(body.now),
+        now=parse_time(body.now, "now"),
         session_id=body.session_id,
     )
     return SearchResponse.model_validate(asdict(result))
@@ -69,7 +59,7 @@ async def clear(
 
 @router.post("/purge")
 async def purge(body: PurgeRequest, deps: DepsParam, key: KeyParam) -> dict[str, int]:
-    removed = await memory.purge_old_memory(deps, key.id, float(body.older_than))
+    removed = await memory.purge_old_memory(deps, key.id, require_time(body.older_than, "older_than"))
     return {"rows_deleted": removed}
 
 

@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.brain.rows import ENTRY_TYPES, parse_time
+from memvault.core.brain.rows import ENTRY_TYPES
 from memvault.core.brain.scopes import SCOPES, Credential
 from memvault.core.errors import InvalidInput, PayloadTooLarge
 from memvault.core.redaction import redact
+from memvault.core.times import parse_time
 
 ITEM_FIELDS = frozenset(
     {"content", "fact", "source", "scope", "entry_type", "source_tier", "confidence", "valid_from", "pinned", "supersedes"}

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from memvault.core.brain.facts import ingest_facts
-from memvault.core.brain.rows import FACT_COLUMNS, blob_key_of, fact_out, parse_time
+from memvault.core.brain.rows import FACT_COLUMNS, blob_key_of, fact_out
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, NotFound
+from memvault.core.times import parse_time
 
 MAX_CHAIN = 200
 PAGE = 200

@@ -9,11 +9,12 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from memvault.core.brain.rows import FACT_COLUMNS, parse_bounded_int, parse_time, visible
+from memvault.core.brain.rows import FACT_COLUMNS, parse_bounded_int, visible
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import MAX_QUERY_CHARS, hybrid_search
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
+from memvault.core.times import parse_time
 from memvault.core.tokens import estimate_tokens
 
 MAX_BUDGET = 100_000
@@ -64,7 +65,7 @@ async def _tier_rows(deps: Deps, credential: Credential, when: float | None, pin
 async def recall(deps: Deps, credential: Credential, q: Any = None, as_of: Any = None, budget: Any = None) -> dict[str, Any]:
     if q is not None and (not isinstance(q, str) or len(q) > MAX_QUERY_CHARS):
         raise InvalidInput(f"q must be text of at most {MAX_QUERY_CHARS} characters")
-    when = parse_time(as_of)
+    when = parse_time(as_of, "as_of")
     settings = deps.settings
     tiers = (settings.recall_core_tokens, settings.recall_recent_tokens, settings.recall_archival_tokens)
     total = parse_bounded_int(budget, "budget", sum(tiers), MAX_BUDGET)

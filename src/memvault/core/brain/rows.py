@@ -3,14 +3,26 @@ public shape of a fact, and input parsing helpers that give clear errors."""
 
 from __future__ import annotations
 
-import math
-from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.errors import InvalidInput
 
-ENTRY_TYPES = ("user", "feedback", "project", "reference", "fact", "skill", "loop")
+
+class EntryType(StrEnum):
+    """What kind of entry a brain row is. The HTTP schemas list these same values."""
+
+    USER = "user"
+    FEEDBACK = "feedback"
+    PROJECT = "project"
+    REFERENCE = "reference"
+    FACT = "fact"
+    SKILL = "skill"
+    LOOP = "loop"
+
+
+ENTRY_TYPES = tuple(kind.value for kind in EntryType)
 FACT_COLUMNS = (
     "id, entry_type, scope, source, source_tier, content, confidence, valid_from, superseded_at, "
     "superseded_by, body_uri, embed_id, content_hash, embedded_at, updated_at, created_at, pinned, redacted"
@@ -52,31 +64,6 @@ def fact_out(row: dict[str, Any], **extra: Any) -> dict[str, Any]:
         "redacted": [k for k in str(row.get("redacted") or "").split(",") if k],
         **extra,
     }
-
-
-def parse_time(value: Any, field: str = "as_of") -> float | None:
-    """Unix seconds or ISO 8601 (naive means UTC)."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise InvalidInput(f"{field} must be Unix seconds or an ISO 8601 time")
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        text = str(value).strip()
-        try:
-            number = float(text)
-        except ValueError:
-            try:
-                moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            except ValueError as exc:
-                raise InvalidInput(f"{field} must be Unix seconds or an ISO 8601 time") from exc
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)
-            number = moment.timestamp()
-    if not math.isfinite(number) or number < 0:
-        raise InvalidInput(f"{field} must be a non-negative finite time")
-    return number
 
 
 def parse_bounded_int(value: Any, name: str, default: int, maximum: int) -> int:

@@ -8,12 +8,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from memvault.core.brain.rows import FACT_COLUMNS, fact_out, parse_entry_type, parse_limit, parse_time, visible
+from memvault.core.brain.rows import FACT_COLUMNS, fact_out, parse_entry_type, parse_limit, visible
 from memvault.core.brain.scopes import Credential
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.ranking import fts_match_expression, reciprocal_rank_fusion
 from memvault.core.sql import in_batches, placeholders
+from memvault.core.times import parse_time
 
 MODES = ("keyword", "hybrid")
 MAX_QUERY_CHARS = 1000
@@ -109,7 +110,7 @@ async def search_brain(
     mode = mode or "keyword"
     if mode not in MODES:
         raise InvalidInput("mode must be keyword or hybrid")
-    when = parse_time(as_of)
+    when = parse_time(as_of, "as_of")
     kind = parse_entry_type(entry_type)
     count = parse_limit(limit, deps.settings.search_limit)
     run = keyword_search if mode == "keyword" else hybrid_search

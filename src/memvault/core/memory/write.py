@@ -11,7 +11,7 @@ from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import session_of, vault_name
-from memvault.core.models import ROLES, AppendResult, MemoryRow, Message, StoreResult
+from memvault.core.models import AppendResult, MemoryRow, Message, StoreResult
 from memvault.core.ports import VaultClient
 from memvault.core.redaction import redact
 
@@ -22,12 +22,8 @@ REMIRROR_PAGE = 200
 async def store_conversation(
     deps: Deps, key_id: str, messages: Sequence[Message], session_id: str | None = None
 ) -> StoreResult:
-    """Store messages in order into the key's core vault (or its session vault), then mirror them."""
-    for message in messages:
-        if message.role not in ROLES:
-            raise InvalidInput(f"unknown role {message.role!r}; expected one of {', '.join(ROLES)}")
-        if not message.content.strip():
-            raise InvalidInput(f"message {message.id!r} has no content")
+    """Store messages (from ``messages.message_from``) in order into the key's core vault (or its
+    session vault), then mirror them."""
     cleaned: list[Message] = []
     kinds: list[str] = []
     for message in messages:
