@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from suites import database, sync_sql, vault
+from suites import database, search_plan, sync_sql, vault
 
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.sqlite_sql import SqliteSql
@@ -45,3 +45,13 @@ async def test_vault_contract(check: Check, tmp_path: Path) -> None:
         await check(directory.vault("key_test:core"))
     finally:
         directory.close()
+
+
+@pytest.mark.parametrize("check", search_plan.CHECKS, ids=lambda c: c.__name__)
+async def test_search_plan_contract(check: Check, tmp_path: Path) -> None:
+    sql, db = SqliteSql(tmp_path / "vault.sqlite3"), SqliteDatabase(tmp_path / "db.sqlite3")
+    try:
+        await check(search_plan.SqlPair(sql, db))
+    finally:
+        sql.close()
+        db.close()

@@ -66,6 +66,12 @@ async def new_sync_sql() -> DurableObjectSql:
     return DurableObjectSql(harness().newDurableObjectStorage())
 
 
+async def new_sql_pair() -> Any:
+    from suites.search_plan import SqlPair
+
+    return SqlPair(await new_sync_sql(), await new_database())
+
+
 class VaultObjects:
     """The Durable Objects behind the stand-in Vault namespace: one instance of the real ``Vault``
     class (durable_objects/vault.py) per name, each over a fresh DO SQL stand-in."""
@@ -107,6 +113,7 @@ FACTORIES: dict[str, Factory] = {
     "embedder": new_embedder,
     "vector_index": new_vector_index,
     "sync_sql": new_sync_sql,
+    "search_plan": new_sql_pair,
     "vault": new_vault,
 }
 

@@ -16,9 +16,9 @@ from memvault.core.models import (
     SearchQuery,
     VaultStats,
 )
+from memvault.core.sql import Row
 
 T = TypeVar("T")
-Row = dict[str, Any]
 
 
 class SyncSql(Protocol):

@@ -1,13 +1,18 @@
-"""SQL helpers both wings use: bound-parameter batching under D1's limit, and placeholders."""
+"""SQL helpers both wings use: bound-parameter batching under D1's limit, placeholders, and the two
+executors of a plan (a generator that yields statements and receives their rows), so one query
+plan serves synchronous SQL (a vault) and asynchronous SQL (the shared database) alike."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
+from typing import Any, TypeVar
 
 # D1 allows at most 100 bound parameters in one statement; batches leave room for a few more.
 MAX_IN_PARAMS = 80
 T = TypeVar("T")
+Row = dict[str, Any]
+Statement = tuple[str, Sequence[Any]]
+Plan = Generator[Statement, list[Row], T]
 
 
 def in_batches(items: Sequence[T], size: int = MAX_IN_PARAMS) -> Iterator[Sequence[T]]:
@@ -17,3 +22,23 @@ def in_batches(items: Sequence[T], size: int = MAX_IN_PARAMS) -> Iterator[Sequen
 
 def placeholders(count: int) -> str:
     return ", ".join("?" for _ in range(count))
+
+
+def run_sync(plan: Plan[T], execute: Callable[[str, Sequence[Any]], list[Row]]) -> T:
+    try:
+        statement = next(plan)
+        while True:
+            statement = plan.send(execute(*statement))
+    except StopIteration as finished:
+        result: T = finished.value
+        return result
+
+
+async def run_async(plan: Plan[T], query: Callable[[str, Sequence[Any]], Awaitable[list[Row]]]) -> T:
+    try:
+        statement = next(plan)
+        while True:
+            statement = plan.send(await query(*statement))
+    except StopIteration as finished:
+        result: T = finished.value
+        return result

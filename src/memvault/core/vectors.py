@@ -71,21 +71,24 @@ class VectorSet:
         return merged
 
     def top_k(self, query: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """The ``k`` most similar vectors, best first; equal scores in id order, so any two sets
+        holding the same vectors answer alike whatever order they were added in."""
         if not self.ids or k <= 0:
             return []
         if len(query) != self.dimension:
             raise ValueError(f"query has dimension {len(query)}, the stored vectors {self.dimension}")
         unit = normalize(query)
+        k = min(k, len(self.ids))
         if _np is not None:
             vector = _np.asarray(unit, dtype=_np.float32)
             scores = _np.concatenate([block @ vector for block in self._blocks])
-            k = min(k, len(self.ids))
-            best = _np.argpartition(-scores, k - 1)[:k]
-            ordered = best[_np.argsort(-scores[best], kind="stable")]
-            return [(self.ids[i], float(scores[i])) for i in ordered]
-        rows = [row for block in self._blocks for row in block]
-        scored = [(self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(rows)]
-        scored.sort(key=lambda item: -item[1])
+            kth = scores[_np.argpartition(-scores, k - 1)[k - 1]]
+            # Every vector tied with the k-th best stays in the running, so ties are cut by id.
+            scored = [(self.ids[i], float(scores[i])) for i in _np.flatnonzero(scores >= kth)]
+        else:
+            rows = [row for block in self._blocks for row in block]
+            scored = [(self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(rows)]
+        scored.sort(key=lambda item: (-item[1], item[0]))
         return scored[:k]
 
 

@@ -7,17 +7,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memvault.core.memory.fusion import best_chunk_ranks
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql, row_values
+from memvault.core.memory.search_plan import mirror_table, search_plan
 from memvault.core.models import AppendResult, Candidate, MemoryRow, Message, SearchQuery
 from memvault.core.ports import Database
-from memvault.core.ranking import fts_match_expression
-from memvault.core.sql import in_batches, placeholders
-from memvault.core.vectors import VectorSet, pack
-
-MIRROR_VECTOR_SCAN = 5000
-_QUALIFIED = ", ".join(f"r.{column.strip()}" for column in ROW_COLUMNS.split(","))
+from memvault.core.sql import in_batches, placeholders, run_async
+from memvault.core.vectors import pack
 
 
 class MirrorStore:
@@ -82,62 +78,7 @@ class MirrorStore:
         return known
 
     async def search(self, key_id: str, vault: str, query: SearchQuery) -> list[Candidate]:
-        candidates: list[Candidate] = []
-        expression = fts_match_expression(query.text)
-        if expression:
-            found = await self._db.query(
-                f"SELECT {_QUALIFIED}, bm25(mirror_rows_fts) AS score FROM mirror_rows_fts "
-                "JOIN mirror_rows r ON r.rowid = mirror_rows_fts.rowid "
-                "WHERE mirror_rows_fts MATCH ? AND r.key_id = ? AND r.vault = ? ORDER BY score LIMIT ?",
-                (expression, key_id, vault, query.depth),
-            )
-            candidates += [
-                Candidate(row=row_from_sql(d), channel="keyword", rank=i, score=-float(d["score"]))
-                for i, d in enumerate(found, start=1)
-            ]
-        if query.vector is not None:
-            # A fallback path: the vector channel covers the newest rows only, so a large key costs a
-            # bounded scan; the keyword channel still covers every row.
-            stored = await self._db.query(
-                "SELECT id, embedding FROM mirror_rows WHERE key_id = ? AND vault = ? "
-                "AND embedding IS NOT NULL ORDER BY ts_end DESC LIMIT ?",
-                (key_id, vault, MIRROR_VECTOR_SCAN),
-            )
-            usable = [r for r in stored if len(r["embedding"]) == 4 * len(query.vector)]
-            hits = VectorSet([r["id"] for r in usable], [r["embedding"] for r in usable], len(query.vector)).top_k(
-                query.vector, query.depth
-            )
-            rows = await self._rows_by_id(key_id, vault, [i for i, _ in hits])
-            candidates += [
-                Candidate(row=rows[i], channel="vector", rank=rank, score=s)
-                for rank, (i, s) in enumerate(((i, s) for i, s in hits if i in rows), start=1)
-            ]
-        return candidates + await self._context_of(key_id, vault, candidates)
-
-    async def _rows_by_id(self, key_id: str, vault: str, ids: Sequence[str]) -> dict[str, MemoryRow]:
-        found: dict[str, MemoryRow] = {}
-        for batch in in_batches(list(ids)):
-            for data in await self._db.query(
-                f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? AND id IN ({placeholders(len(batch))})",
-                (key_id, vault, *batch),
-            ):
-                found[data["id"]] = row_from_sql(data)
-        return found
-
-    async def _context_of(self, key_id: str, vault: str, candidates: Sequence[Candidate]) -> list[Candidate]:
-        best = best_chunk_ranks(candidates)
-        chunk_ids = list(best)
-        if not chunk_ids:
-            return []
-        found = await self._db.query(
-            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? "
-            f"AND parent_id IN ({placeholders(len(chunk_ids))})",
-            (key_id, vault, *chunk_ids),
-        )
-        return [
-            Candidate(row=row, channel="context", rank=best[str(row.parent_id)], score=0.0)
-            for row in (row_from_sql(d) for d in found)
-        ]
+        return await run_async(search_plan(mirror_table(key_id, vault), query), self._db.query)
 
     async def buffer(self, key_id: str, vault: str) -> list[Message]:
         found = await self._db.query(

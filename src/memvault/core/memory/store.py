@@ -8,13 +8,12 @@ from collections.abc import Sequence
 
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.chunking import ChunkPlan, plan_chunks
-from memvault.core.memory.fusion import best_chunk_ranks
 from memvault.core.memory.rows import ROW_COLUMNS, content_hash, message_hash, row_from_sql, row_values
 from memvault.core.memory.schema import migrate
+from memvault.core.memory.search_plan import VAULT_TABLE, search_plan, vectors_plan
 from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
 from memvault.core.ports import SyncSql
-from memvault.core.ranking import fts_match_expression
-from memvault.core.sql import in_batches, placeholders
+from memvault.core.sql import placeholders, run_sync
 from memvault.core.tokens import estimate_tokens
 from memvault.core.vectors import VectorSet, pack
 
@@ -169,57 +168,11 @@ class VaultStore:
             dimension = self._meta("dimension")
             if dimension is None:
                 return None
-            found = self._sql.execute("SELECT id, embedding FROM rows WHERE embedding IS NOT NULL")
-            self._vectors = VectorSet([r["id"] for r in found], [r["embedding"] for r in found], int(dimension))
+            self._vectors = run_sync(vectors_plan(VAULT_TABLE, int(dimension)), self._sql.execute)
         return self._vectors
 
-    def _rows_by_id(self, ids: Sequence[str]) -> dict[str, MemoryRow]:
-        found: dict[str, MemoryRow] = {}
-        for batch in in_batches(list(ids)):
-            for data in self._sql.execute(
-                f"SELECT {ROW_COLUMNS} FROM rows WHERE id IN ({placeholders(len(batch))})", batch
-            ):
-                found[data["id"]] = row_from_sql(data)
-        return found
-
     def search(self, query: SearchQuery) -> list[Candidate]:
-        candidates: list[Candidate] = []
-        expression = fts_match_expression(query.text)
-        if expression:
-            # FTS5 serves "ORDER BY rank LIMIT n" without scoring every match into a sort.
-            found = self._sql.execute(
-                f"SELECT {', '.join('rows.' + c.strip() for c in ROW_COLUMNS.split(','))}, ranked.score AS score "
-                "FROM (SELECT rowid, rank AS score FROM rows_fts WHERE rows_fts MATCH ? ORDER BY rank LIMIT ?) AS ranked "
-                "JOIN rows ON rows.rowid = ranked.rowid ORDER BY ranked.score",
-                (expression, query.depth),
-            )
-            candidates += [
-                Candidate(row=row_from_sql(d), channel="keyword", rank=i, score=-float(d["score"]))
-                for i, d in enumerate(found, start=1)
-            ]
-        vectors = self._vector_set()
-        if query.vector is not None and vectors is not None and len(query.vector) == vectors.dimension:
-            hits = vectors.top_k(query.vector, query.depth)
-            rows = self._rows_by_id([row_id for row_id, _ in hits])
-            ranked = [(rows[i], s) for i, s in hits if i in rows]
-            candidates += [
-                Candidate(row=r, channel="vector", rank=i, score=s) for i, (r, s) in enumerate(ranked, start=1)
-            ]
-        return candidates + self._context_of(candidates)
-
-    def _context_of(self, candidates: Sequence[Candidate]) -> list[Candidate]:
-        """The messages of the best-ranked chunks, so a chunk hit can surface them."""
-        best = best_chunk_ranks(candidates)
-        chunk_ids = list(best)
-        context: list[Candidate] = []
-        for batch in in_batches(chunk_ids):
-            for data in self._sql.execute(
-                f"SELECT {ROW_COLUMNS} FROM rows WHERE parent_id IN ({placeholders(len(batch))})",
-                batch,
-            ):
-                row = row_from_sql(data)
-                context.append(Candidate(row=row, channel="context", rank=best[str(row.parent_id)], score=0.0))
-        return context
+        return run_sync(search_plan(VAULT_TABLE, query, self._vector_set()), self._sql.execute)
 
     def pending(self) -> list[Message]:
         return self._buffer()
