@@ -56,6 +56,9 @@ class Vault(DurableObject):  # type: ignore[misc]
         self._store.clear(bool(to_py(reset)))
         return None
 
+    async def forget(self, ids: Any) -> Any:
+        return to_js(self._store.forget([str(i) for i in to_py(ids)]).to_dict())
+
     async def delete_older_than(self, cutoff: Any) -> Any:
         return to_js(self._store.delete_older_than(float(to_py(cutoff))))
 

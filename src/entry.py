@@ -42,6 +42,10 @@ class Default(WorkerEntrypoint):  # type: ignore[misc]
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.search_memory(deps, *to_py([memory_key, query, limit, session_id])))
 
+    async def forget_memory(self, memory_key: Any, ids: Any, session_id: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.forget_memory(deps, *to_py([memory_key, ids, session_id])))
+
     async def brain_search(self, brain_token: Any, q: Any, mode: Any = None, limit: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.brain_search(deps, *to_py([brain_token, q, mode, limit])))

@@ -69,6 +69,12 @@ def _parser() -> argparse.ArgumentParser:
     _key_argument(search)
     search.set_defaults(run=lambda a: _with_deps(lambda d: _search(d, a)))
 
+    forget = commands.add_parser("forget", help="forget messages by id, everywhere the key holds them")
+    forget.add_argument("ids", nargs="+", metavar="ID")
+    forget.add_argument("--session", default=None)
+    _key_argument(forget)
+    forget.set_defaults(run=lambda a: _with_deps(lambda d: _forget(d, a)))
+
     stats = commands.add_parser("stats", help="counts of a key's vaults and mirror")
     _key_argument(stats)
     stats.set_defaults(run=lambda a: _with_deps(lambda d: _stats(d, a)))
@@ -157,6 +163,11 @@ async def _search(deps: Deps, args: argparse.Namespace) -> None:
     )
     for item in result.items:
         print(json.dumps({"score": item.score, "window": item.window, "text": item.text}))
+
+
+async def _forget(deps: Deps, args: argparse.Namespace) -> None:
+    key = await keys.authenticate(deps.db, args.key)
+    print(json.dumps(await memory.forget(deps, key.id, args.ids, args.session)))
 
 
 async def _stats(deps: Deps, args: argparse.Namespace) -> None:

@@ -117,7 +117,7 @@ def test_entry_registers_the_durable_object_and_exposes_every_handler(edge: type
 
     assert edge.Vault is Vault
     assert issubclass(edge.Default, sys.modules["workers"].WorkerEntrypoint)
-    for handler in ("fetch", "scheduled", "get_memory", "save_memory", "search_memory"):
+    for handler in ("fetch", "scheduled", "get_memory", "save_memory", "search_memory", "forget_memory"):
         assert inspect.iscoroutinefunction(getattr(edge.Default, handler)), handler
 
 

@@ -131,6 +131,27 @@ class AppendResult:
 
 
 @dataclass(frozen=True)
+class ForgetResult:
+    """What a vault reports after forgetting messages: the message ids it found, the rows it
+    deleted, and (as ``state``) the chunks it cut again and its pending buffer."""
+
+    forgotten: tuple[str, ...]
+    removed: tuple[str, ...]
+    state: AppendResult
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"forgotten": list(self.forgotten), "removed": list(self.removed), "state": self.state.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ForgetResult:
+        return cls(
+            forgotten=tuple(str(i) for i in data["forgotten"]),
+            removed=tuple(str(i) for i in data["removed"]),
+            state=AppendResult.from_dict(data["state"]),
+        )
+
+
+@dataclass(frozen=True)
 class Candidate:
     """A row found by one channel of a search, before fusion."""
 

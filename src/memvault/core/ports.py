@@ -11,6 +11,7 @@ from memvault.core.models import (
     AppendResult,
     Candidate,
     EmbedJob,
+    ForgetResult,
     MemoryRow,
     Message,
     SearchQuery,
@@ -73,6 +74,10 @@ class VaultClient(Protocol):
     async def rows(self, after: str | None, limit: int) -> list[MemoryRow]: ...
 
     async def clear(self, reset: bool) -> None: ...
+
+    async def forget(self, ids: Sequence[str]) -> ForgetResult:
+        """Forget messages by id: their rows, buffer entries, and every chunk or overlap holding them."""
+        ...
 
     async def delete_older_than(self, cutoff: float) -> list[str]: ...
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from memvault.core import brain, memory
 from memvault.core.deps import Deps
+from memvault.core.errors import InvalidInput
 from memvault.core.keys import authenticate
 from memvault.core.memory.messages import messages_from
 
@@ -50,6 +51,13 @@ async def get_memory(
     key = await authenticate(deps.db, memory_key)
     items = await memory.read_memory(deps, key.id, session_id, limit, offset)
     return {"session_id": session_id, "offset": offset, "limit": limit, "items": items}
+
+
+async def forget_memory(deps: Deps, memory_key: str, ids: Any, session_id: str | None = None) -> dict[str, Any]:
+    key = await authenticate(deps.db, memory_key)
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise InvalidInput("ids must be a list of message ids")
+    return await memory.forget(deps, key.id, ids, session_id)
 
 
 async def brain_search(

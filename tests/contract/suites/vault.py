@@ -113,6 +113,27 @@ async def flush_turns_the_buffer_into_a_chunk(vault: Any) -> None:
     assert result.buffer_version > 0
 
 
+async def forget_removes_a_message_from_rows_chunks_and_buffer(vault: Any) -> None:
+    messages = conversation(40)
+    marked = [Message(m.role, f"{m.content} Secret word quokka{i}.", m.timestamp, m.id) for i, m in enumerate(messages)]
+    await vault.append(marked)
+    pending = {m.id for m in await vault.pending()}
+    stored_id = next(m.id for m in marked if m.id not in pending)
+    pending_id = next(iter(pending))
+    result = await vault.forget([stored_id, pending_id, "no-such-id"])
+    assert sorted(result.forgotten) == sorted([stored_id, pending_id])
+    assert result.removed and all(r.kind == "chunk" for r in result.state.rows)
+    gone = {f"quokka{marked.index(m)}." for m in marked if m.id in {stored_id, pending_id}}
+    rows = await vault.rows(None, 10_000)
+    texts = [r.text for r in rows] + [m.content for m in await vault.pending()]
+    assert not any(word in text for text in texts for word in gone)
+    kept = [m for m in marked if m.id not in {stored_id, pending_id}]
+    assert all(any(f"quokka{marked.index(m)}." in t for t in texts) for m in kept)
+    found = await vault.search(SearchQuery(text=" ".join(sorted(w.rstrip(".") for w in gone)), vector=None, depth=20))
+    assert not any(word in c.row.text for c in found for word in gone)
+    assert (await vault.forget([stored_id])).forgotten == ()
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     short_message_stays_pending,
     enough_text_becomes_chunks_and_messages,
@@ -123,4 +144,5 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     clear_leaves_nothing,
     delete_older_than_removes_old_rows_only,
     flush_turns_the_buffer_into_a_chunk,
+    forget_removes_a_message_from_rows_chunks_and_buffer,
 ]

@@ -15,7 +15,16 @@ from pyodide.ffi import JsException
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.core import errors
-from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
+from memvault.core.models import (
+    AppendResult,
+    Candidate,
+    EmbedJob,
+    ForgetResult,
+    MemoryRow,
+    Message,
+    SearchQuery,
+    VaultStats,
+)
 
 
 class DurableObjectVaultDirectory:
@@ -61,6 +70,9 @@ class DurableObjectVault:
 
     async def clear(self, reset: bool) -> None:
         await self._call("clear", reset)
+
+    async def forget(self, ids: Sequence[str]) -> ForgetResult:
+        return ForgetResult.from_dict(await self._call("forget", [str(i) for i in ids]))
 
     async def delete_older_than(self, cutoff: float) -> list[str]:
         return [str(i) for i in await self._call("delete_older_than", cutoff) or []]

@@ -22,6 +22,8 @@ def connect(path: Path | str) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
+    # Freed pages are overwritten, so what forget, clear and purge delete does not linger in the file.
+    conn.execute("PRAGMA secure_delete=ON")
     return conn
 
 

@@ -13,7 +13,16 @@ from typing import TypeVar
 
 from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.core.memory.store import VaultStore
-from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
+from memvault.core.models import (
+    AppendResult,
+    Candidate,
+    EmbedJob,
+    ForgetResult,
+    MemoryRow,
+    Message,
+    SearchQuery,
+    VaultStats,
+)
 
 T = TypeVar("T")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -62,6 +71,9 @@ class LocalVault:
 
     async def clear(self, reset: bool) -> None:
         await self._call(lambda: self._store.clear(reset))
+
+    async def forget(self, ids: Sequence[str]) -> ForgetResult:
+        return await self._call(lambda: self._store.forget(ids))
 
     async def delete_older_than(self, cutoff: float) -> list[str]:
         return await self._call(lambda: self._store.delete_older_than(cutoff))

@@ -57,6 +57,17 @@ async def clear(
     return {"cleared_vaults": len(cleared), "reset": reset}
 
 
+@router.delete("/{message_id}")
+async def forget(
+    message_id: str,
+    deps: DepsParam,
+    key: KeyParam,
+    session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+) -> dict[str, list[str]]:
+    """Forget one message (its id as stored, or as search items list it in `source_ids`)."""
+    return await memory.forget(deps, key.id, [message_id], session_id)
+
+
 @router.post("/purge")
 async def purge(body: PurgeRequest, deps: DepsParam, key: KeyParam) -> dict[str, int]:
     removed = await memory.purge_old_memory(deps, key.id, require_time(body.older_than, "older_than"))

@@ -21,6 +21,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 class ChunkPlan:
     messages: tuple[Message, ...]
     text: str  # overlap prefix (if any) plus the messages' text
+    carry_chars: int = 0  # how much of ``text`` is the overlap prefix, its newline included
 
 
 def message_tokens(message: Message) -> int:
@@ -105,6 +106,6 @@ def plan_chunks(
             texts = ["\n".join(m.content for m in taken)]
         for body in texts:
             text = f"{carry}\n{body}" if carry else body
-            plans.append(ChunkPlan(messages=tuple(taken), text=text))
+            plans.append(ChunkPlan(messages=tuple(taken), text=text, carry_chars=len(carry) + 1 if carry else 0))
             carry = tail_for_overlap(body, overlap)
     return plans, pending, carry

@@ -10,7 +10,7 @@ from typing import Any
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql, row_values
 from memvault.core.memory.search_plan import mirror_table, search_plan
-from memvault.core.models import AppendResult, Candidate, MemoryRow, Message, SearchQuery
+from memvault.core.models import AppendResult, Candidate, ForgetResult, MemoryRow, Message, SearchQuery
 from memvault.core.ports import Database
 from memvault.core.sql import in_batches, placeholders, run_async
 from memvault.core.vectors import pack
@@ -27,17 +27,45 @@ class MirrorStore:
         statements: list[tuple[str, Sequence[Any]]] = [
             ("INSERT OR IGNORE INTO vaults (key_id, vault, created_at) VALUES (?, ?, ?)", (key_id, vault, now))
         ]
-        for row in rows:
-            statements.append(
-                (
-                    f"INSERT INTO mirror_rows (key_id, vault, {ROW_COLUMNS}, embedding) VALUES (?, ?, {placeholders(12)}) "
-                    "ON CONFLICT (key_id, vault, id) DO UPDATE SET embedding = COALESCE(excluded.embedding, embedding)",
-                    (key_id, vault, *row_values(row)),
-                )
-            )
+        statements += [self._row_statement(key_id, vault, row) for row in rows]
         if state is not None:
             statements.append(self._buffer_statement(key_id, vault, state, now))
         await self._db.batch(statements)
+
+    async def forget(
+        self, key_id: str, vault: str, message_ids: Sequence[str], forgotten: ForgetResult, now: float
+    ) -> None:
+        """Apply a vault's forget in one batch: drop the rows it removed, and also (so a retry after a
+        failed mirror write still reaches them) every row of these messages and every chunk holding
+        them; then add the chunks it cut again and its buffer."""
+        owner = "key_id = ? AND vault = ?"
+        statements: list[tuple[str, Sequence[Any]]] = []
+        for batch in in_batches(list(forgotten.removed)):
+            marks = placeholders(len(batch))
+            statements.append((f"DELETE FROM mirror_rows WHERE {owner} AND id IN ({marks})", (key_id, vault, *batch)))
+        for batch in in_batches(list(message_ids)):
+            marks = placeholders(len(batch))
+            messages = tuple(json.dumps([i]) for i in batch)
+            holders = (
+                "SELECT c.id FROM mirror_rows c, json_each(c.source_ids) AS source "
+                f"WHERE c.key_id = ? AND c.vault = ? AND c.kind = 'chunk' AND source.value IN ({marks})"
+            )
+            statements += [
+                (f"DELETE FROM mirror_rows WHERE {owner} AND kind = 'message' AND source_ids IN ({marks})",
+                 (key_id, vault, *messages)),
+                (f"DELETE FROM mirror_rows WHERE {owner} AND id IN ({holders})", (key_id, vault, key_id, vault, *batch)),
+            ]
+        statements += [self._row_statement(key_id, vault, row) for row in forgotten.state.rows]
+        statements.append(self._buffer_statement(key_id, vault, forgotten.state, now))
+        await self._db.batch(statements)
+
+    @staticmethod
+    def _row_statement(key_id: str, vault: str, row: MemoryRow) -> tuple[str, Sequence[Any]]:
+        return (
+            f"INSERT INTO mirror_rows (key_id, vault, {ROW_COLUMNS}, embedding) VALUES (?, ?, {placeholders(12)}) "
+            "ON CONFLICT (key_id, vault, id) DO UPDATE SET embedding = COALESCE(excluded.embedding, embedding)",
+            (key_id, vault, *row_values(row)),
+        )
 
     @staticmethod
     def _buffer_statement(key_id: str, vault: str, state: AppendResult, now: float) -> tuple[str, Sequence[Any]]:

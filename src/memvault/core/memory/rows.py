@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from memvault.core.models import MemoryRow, Message
+from memvault.core.ports import SyncSql
+from memvault.core.sql import placeholders
+from memvault.core.tokens import estimate_tokens
 from memvault.core.vectors import pack, unpack
 
 ROW_COLUMNS = "id, kind, text, role, model, ts_start, ts_end, token_count, source_ids, content_hash, parent_id"
@@ -43,3 +47,52 @@ def row_values(row: MemoryRow) -> tuple[Any, ...]:
         row.parent_id,
         None if row.embedding is None else pack(row.embedding),
     )
+
+
+def message_row(message: Message, parent_id: str) -> MemoryRow:
+    digest = message_hash(message)
+    return MemoryRow(
+        id=f"m-{digest[:24]}",
+        kind="message",
+        text=message.content,
+        role=message.role,
+        model=message.model,
+        ts_start=message.timestamp,
+        ts_end=message.timestamp,
+        token_count=estimate_tokens(message.content),
+        source_ids=(message.id,),
+        content_hash=digest,
+        parent_id=parent_id,
+    )
+
+
+def chunk_row(text: str, messages: Sequence[Message]) -> MemoryRow:
+    """The chunk of ``messages`` whose text (overlap included) is ``text``."""
+    digest = content_hash(text)
+    roles = {m.role for m in messages}
+    return MemoryRow(
+        id=f"c-{digest[:24]}",
+        kind="chunk",
+        text=text,
+        role=roles.pop() if len(roles) == 1 else "mixed",
+        model=next((m.model for m in messages if m.model), None),
+        ts_start=min(m.timestamp for m in messages),
+        ts_end=max(m.timestamp for m in messages),
+        token_count=estimate_tokens(text),
+        source_ids=tuple(m.id for m in messages),
+        content_hash=digest,
+    )
+
+
+def insert_row(sql: SyncSql, row: MemoryRow, carry_chars: int = 0) -> bool:
+    """Insert into a vault's rows unless the same content is stored already; whether it was new.
+    ``carry_chars``: how much of a chunk's text is the overlap carried from the chunk before."""
+    existing = sql.execute("SELECT id FROM rows WHERE kind = ? AND content_hash = ?", (row.kind, row.content_hash))
+    if existing:
+        return False
+    message_id = row.source_ids[0] if row.kind == "message" else None
+    sql.execute(
+        f"INSERT INTO rows ({ROW_COLUMNS}, embedding, message_id, carry_chars) VALUES ({placeholders(14)})",
+        (*row_values(row), message_id, carry_chars),
+    )
+    return True

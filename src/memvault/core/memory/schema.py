@@ -52,6 +52,17 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "0002_unembedded_index",
         ("CREATE INDEX IF NOT EXISTS rows_unembedded ON rows (ts_end) WHERE embedding IS NULL",),
     ),
+    (
+        # A message row found by the id its sender gave it, and how much of a chunk's text is the
+        # overlap carried from the chunk before: forget needs both to remove a message everywhere.
+        "0003_message_ids_and_carry",
+        (
+            "ALTER TABLE rows ADD COLUMN message_id TEXT",
+            "ALTER TABLE rows ADD COLUMN carry_chars INTEGER NOT NULL DEFAULT 0",
+            "UPDATE rows SET message_id = json_extract(source_ids, '$[0]') WHERE kind = 'message'",
+            "CREATE INDEX IF NOT EXISTS rows_by_message_id ON rows (message_id) WHERE message_id IS NOT NULL",
+        ),
+    ),
 )
 
 

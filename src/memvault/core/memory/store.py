@@ -8,12 +8,29 @@ from collections.abc import Sequence
 
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.chunking import ChunkPlan, plan_chunks
-from memvault.core.memory.rows import ROW_COLUMNS, content_hash, message_hash, row_from_sql, row_values
+from memvault.core.memory.forgetting import forget_messages
+from memvault.core.memory.rows import (
+    ROW_COLUMNS,
+    chunk_row,
+    insert_row,
+    message_hash,
+    message_row,
+    row_from_sql,
+)
 from memvault.core.memory.schema import migrate
 from memvault.core.memory.search_plan import VAULT_TABLE, search_plan, vectors_plan
-from memvault.core.models import AppendResult, Candidate, EmbedJob, MemoryRow, Message, SearchQuery, VaultStats
+from memvault.core.models import (
+    AppendResult,
+    Candidate,
+    EmbedJob,
+    ForgetResult,
+    MemoryRow,
+    Message,
+    SearchQuery,
+    VaultStats,
+)
 from memvault.core.ports import SyncSql
-from memvault.core.sql import placeholders, run_sync
+from memvault.core.sql import run_sync
 from memvault.core.tokens import estimate_tokens
 from memvault.core.vectors import VectorSet, pack
 
@@ -66,41 +83,20 @@ class VaultStore:
         created: list[MemoryRow] = []
         stored_messages: set[str] = set()
         for plan in plans:
-            digest = content_hash(plan.text)
-            chunk = MemoryRow(
-                id=f"c-{digest[:24]}",
-                kind="chunk",
-                text=plan.text,
-                role=_dominant_role(plan.messages),
-                model=next((m.model for m in plan.messages if m.model), None),
-                ts_start=min(m.timestamp for m in plan.messages),
-                ts_end=max(m.timestamp for m in plan.messages),
-                token_count=estimate_tokens(plan.text),
-                source_ids=tuple(m.id for m in plan.messages),
-                content_hash=digest,
-            )
-            if self._insert(chunk):
+            chunk = chunk_row(plan.text, plan.messages)
+            if insert_row(self._sql, chunk, plan.carry_chars):
                 created.append(chunk)
             for message in plan.messages:
                 if message.id in stored_messages:
                     continue
                 stored_messages.add(message.id)
-                row = _message_row(message, parent_id=chunk.id)
-                if self._insert(row):
+                row = message_row(message, parent_id=chunk.id)
+                if insert_row(self._sql, row):
                     created.append(row)
                 self._sql.execute(
                     "DELETE FROM buffer WHERE id = ? AND content_hash = ?", (message.id, row.content_hash)
                 )
         return created
-
-    def _insert(self, row: MemoryRow) -> bool:
-        existing = self._sql.execute(
-            "SELECT id FROM rows WHERE kind = ? AND content_hash = ?", (row.kind, row.content_hash)
-        )
-        if existing:
-            return False
-        self._sql.execute(f"INSERT INTO rows ({ROW_COLUMNS}, embedding) VALUES ({placeholders(12)})", row_values(row))
-        return True
 
     def _cut(self, flush: bool) -> list[MemoryRow]:
         carry = self._meta("carry") or ""
@@ -198,6 +194,19 @@ class VaultStore:
         self._sql.transaction(work)
         self._vectors = None
 
+    def forget(self, ids: Sequence[str]) -> ForgetResult:
+        def work() -> ForgetResult:
+            done, carry = forget_messages(self._sql, ids, self._meta("carry") or "")
+            self._set_meta("carry", carry)
+            return ForgetResult(done.forgotten, done.removed, self._state(done.created, 0))
+
+        result = self._sql.transaction(work)
+        if result.removed:
+            self._vectors = None
+            # Merge the keyword index's segments so the forgotten terms leave it now, not at some later merge.
+            self._sql.execute("INSERT INTO rows_fts (rows_fts) VALUES ('optimize')")
+        return result
+
     def delete_older_than(self, cutoff: float) -> list[str]:
         def work() -> list[str]:
             ids = [r["id"] for r in self._sql.execute("SELECT id FROM rows WHERE ts_end < ?", (cutoff,))]
@@ -229,23 +238,3 @@ class VaultStore:
             newest=newest,
         )
 
-
-def _dominant_role(messages: Sequence[Message]) -> str:
-    roles = {m.role for m in messages}
-    return roles.pop() if len(roles) == 1 else "mixed"
-
-
-def _message_row(message: Message, parent_id: str) -> MemoryRow:
-    return MemoryRow(
-        id=f"m-{message_hash(message)[:24]}",
-        kind="message",
-        text=message.content,
-        role=message.role,
-        model=message.model,
-        ts_start=message.timestamp,
-        ts_end=message.timestamp,
-        token_count=estimate_tokens(message.content),
-        source_ids=(message.id,),
-        content_hash=message_hash(message),
-        parent_id=parent_id,
-    )

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memvault.core.deps import Deps
-from memvault.core.errors import Conflict, InvalidInput
+from memvault.core.errors import Conflict, InvalidInput, StorageUnavailable
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import session_of, vault_name
 from memvault.core.models import AppendResult, MemoryRow, Message, StoreResult
@@ -102,6 +102,29 @@ async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, r
         await deps.vaults.vault(name).clear(reset)
         await mirror.clear(key_id, name)
     return names
+
+
+async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | None = None) -> dict[str, list[str]]:
+    """Forget messages by id (the caller's id, or the one memvault assigned) in one session vault,
+    or without ``session_id`` in every vault of the key: their rows, pending entries, the chunks and
+    overlaps holding their text, and their vectors and keyword entries, in the vault and the mirror."""
+    wanted = list(dict.fromkeys(str(i) for i in ids))
+    if not wanted:
+        raise InvalidInput("ids must name at least one message")
+    mirror = MirrorStore(deps.db)
+    names = [vault_name(key_id, session_id)] if session_id is not None else await mirror.vaults_of(key_id)
+    found: set[str] = set()
+    for name in names:
+        vault = deps.vaults.vault(name)
+        result = await vault.forget(wanted)
+        embedded = replace(result.state, rows=tuple(await _embed_rows(deps, vault, result.state.rows)))
+        try:
+            await mirror.forget(key_id, name, wanted, replace(result, state=embedded), deps.clock())
+        except Exception as exc:
+            log.warning("mirror forget failed for one vault: %s", type(exc).__name__)
+            raise StorageUnavailable("the vault forgot these messages but its mirror copy could not be updated; retry") from exc
+        found.update(result.forgotten)
+    return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}
 
 
 async def purge_old_memory(deps: Deps, key_id: str, older_than: float) -> int:
