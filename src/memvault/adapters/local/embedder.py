@@ -130,10 +130,6 @@ class MiniLmEmbedder:
                 vectors[index] = vector
         return vectors
 
-    def warm_up(self) -> None:
-        """Load the model now rather than on the first request."""
-        self._model()
-
     def _model(self) -> _LoadedModel:
         if self._loaded is None:
             with self._load_lock:

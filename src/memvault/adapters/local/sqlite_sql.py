@@ -43,7 +43,3 @@ class SqliteSql:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-
-def open_memory() -> SqliteSql:
-    return SqliteSql(":memory:")
