@@ -3,9 +3,11 @@ the Durable Object RPC boundary and the HTTP API both speak plain data."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from types import UnionType
+from typing import Any, Self, Union, get_args, get_origin, get_type_hints
 
 
 class Role(StrEnum):
@@ -21,44 +23,68 @@ ROLES = tuple(role.value for role in Role)
 
 
 @dataclass(frozen=True)
-class Message:
+class Plain:
+    """Conversion of a frozen dataclass to and from plain data (what crosses the Durable Object
+    RPC boundary): each field by its annotation, nested ``Plain`` values and tuples included; a
+    field absent from the data takes its default."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        hints = _hints(cls)
+        values = {f.name: _typed(hints[f.name], data[f.name]) for f in fields(cls) if f.name in data}
+        return cls(**values)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Plain):
+        return value.to_dict()
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _typed(kind: Any, value: Any) -> Any:
+    args = get_args(kind)
+    if get_origin(kind) in (Union, UnionType):
+        return None if value is None else _typed(next(a for a in args if a is not type(None)), value)
+    if get_origin(kind) is tuple:
+        return tuple(_typed(args[0], v) for v in value or ())
+    if isinstance(kind, type) and issubclass(kind, Plain):
+        return kind.from_dict(value)
+    return kind(value) if kind in (str, int, float, bool) else value
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
+
+
+@dataclass(frozen=True)
+class Message(Plain):
     role: str
     content: str
     timestamp: float
     id: str
     model: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
-        return cls(
-            role=str(data["role"]),
-            content=str(data["content"]),
-            timestamp=float(data["timestamp"]),
-            id=str(data["id"]),
-            model=data.get("model"),
-        )
-
 
 @dataclass(frozen=True)
-class EmbedJob:
+class EmbedJob(Plain):
     """A stored row whose text still needs an embedding."""
 
     id: str
     text: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EmbedJob:
-        return cls(id=str(data["id"]), text=str(data["text"]))
-
 
 @dataclass(frozen=True)
-class MemoryRow:
+class MemoryRow(Plain):
     """One searchable row of a vault: a whole message or a ~300-token chunk of messages."""
 
     id: str
@@ -74,33 +100,9 @@ class MemoryRow:
     parent_id: str | None = None
     embedding: tuple[float, ...] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["source_ids"] = list(self.source_ids)
-        data["embedding"] = None if self.embedding is None else list(self.embedding)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MemoryRow:
-        embedding = data.get("embedding")
-        return cls(
-            id=str(data["id"]),
-            kind=str(data["kind"]),
-            text=str(data["text"]),
-            role=str(data["role"]),
-            model=data.get("model"),
-            ts_start=float(data["ts_start"]),
-            ts_end=float(data["ts_end"]),
-            token_count=int(data["token_count"]),
-            source_ids=tuple(str(s) for s in data.get("source_ids") or ()),
-            content_hash=str(data["content_hash"]),
-            parent_id=data.get("parent_id"),
-            embedding=None if embedding is None else tuple(float(x) for x in embedding),
-        )
-
 
 @dataclass(frozen=True)
-class AppendResult:
+class AppendResult(Plain):
     """What a vault reports after taking messages: the rows created (to embed and mirror),
     and the state of its pending buffer."""
 
@@ -110,28 +112,9 @@ class AppendResult:
     buffer_version: int
     accepted: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rows": [row.to_dict() for row in self.rows],
-            "buffer": [m.to_dict() for m in self.buffer],
-            "buffered_tokens": self.buffered_tokens,
-            "buffer_version": self.buffer_version,
-            "accepted": self.accepted,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AppendResult:
-        return cls(
-            rows=tuple(MemoryRow.from_dict(r) for r in data["rows"]),
-            buffer=tuple(Message.from_dict(m) for m in data["buffer"]),
-            buffered_tokens=int(data["buffered_tokens"]),
-            buffer_version=int(data["buffer_version"]),
-            accepted=int(data.get("accepted", 0)),
-        )
-
 
 @dataclass(frozen=True)
-class ForgetResult:
+class ForgetResult(Plain):
     """What a vault reports after forgetting messages: the message ids it found, the rows it
     deleted, and (as ``state``) the chunks it cut again and its pending buffer."""
 
@@ -139,20 +122,9 @@ class ForgetResult:
     removed: tuple[str, ...]
     state: AppendResult
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"forgotten": list(self.forgotten), "removed": list(self.removed), "state": self.state.to_dict()}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ForgetResult:
-        return cls(
-            forgotten=tuple(str(i) for i in data["forgotten"]),
-            removed=tuple(str(i) for i in data["removed"]),
-            state=AppendResult.from_dict(data["state"]),
-        )
-
 
 @dataclass(frozen=True)
-class Candidate:
+class Candidate(Plain):
     """A row found by one channel of a search, before fusion."""
 
     row: MemoryRow
@@ -161,45 +133,20 @@ class Candidate:
     score: float
 
     def to_dict(self) -> dict[str, Any]:
-        row = self.row.to_dict()
-        row["embedding"] = None  # vectors stay inside the vault; the caller only needs text and ranks
-        return {"row": row, "channel": self.channel, "rank": self.rank, "score": self.score}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Candidate:
-        return cls(
-            row=MemoryRow.from_dict(data["row"]),
-            channel=str(data["channel"]),
-            rank=int(data["rank"]),
-            score=float(data["score"]),
-        )
+        data = super().to_dict()
+        data["row"]["embedding"] = None  # vectors stay inside the vault; the caller needs text and ranks
+        return data
 
 
 @dataclass(frozen=True)
-class SearchQuery:
+class SearchQuery(Plain):
     text: str
     vector: tuple[float, ...] | None
     depth: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "vector": None if self.vector is None else list(self.vector),
-            "depth": self.depth,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SearchQuery:
-        vector = data.get("vector")
-        return cls(
-            text=str(data["text"]),
-            vector=None if vector is None else tuple(float(x) for x in vector),
-            depth=int(data["depth"]),
-        )
-
 
 @dataclass(frozen=True)
-class VaultStats:
+class VaultStats(Plain):
     messages: int
     chunks: int
     unembedded: int
@@ -208,14 +155,6 @@ class VaultStats:
     dimension: int | None
     oldest: float | None
     newest: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> VaultStats:
-        values: dict[str, Any] = {k: data.get(k) for k in cls.__dataclass_fields__}
-        return cls(**values)
 
 
 @dataclass

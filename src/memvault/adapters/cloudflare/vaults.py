@@ -14,17 +14,7 @@ from typing import Any
 from pyodide.ffi import JsException
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
-from memvault.core import errors
-from memvault.core.models import (
-    AppendResult,
-    Candidate,
-    EmbedJob,
-    ForgetResult,
-    MemoryRow,
-    Message,
-    SearchQuery,
-    VaultStats,
-)
+from memvault.core import errors, models
 
 
 class DurableObjectVaultDirectory:
@@ -46,39 +36,39 @@ class DurableObjectVault:
         except JsException as exc:
             raise error_from_rpc(method, str(exc)) from None
 
-    async def append(self, messages: Sequence[Message]) -> AppendResult:
-        return AppendResult.from_dict(await self._call("append", [m.to_dict() for m in messages]))
+    async def append(self, messages: Sequence[models.Message]) -> models.AppendResult:
+        return models.AppendResult.from_dict(await self._call("append", [m.to_dict() for m in messages]))
 
     async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
         plain = {id_: [float(x) for x in vector] for id_, vector in embeddings.items()}
         return int(await self._call("attach_embeddings", model_id, plain))
 
-    async def flush(self) -> AppendResult:
-        return AppendResult.from_dict(await self._call("flush"))
+    async def flush(self) -> models.AppendResult:
+        return models.AppendResult.from_dict(await self._call("flush"))
 
-    async def search(self, query: SearchQuery) -> list[Candidate]:
-        return [Candidate.from_dict(c) for c in await self._call("search", query.to_dict()) or []]
+    async def search(self, query: models.SearchQuery) -> list[models.Candidate]:
+        return [models.Candidate.from_dict(c) for c in await self._call("search", query.to_dict()) or []]
 
-    async def pending(self) -> list[Message]:
-        return [Message.from_dict(m) for m in await self._call("pending") or []]
+    async def pending(self) -> list[models.Message]:
+        return [models.Message.from_dict(m) for m in await self._call("pending") or []]
 
-    async def unembedded(self, limit: int) -> list[EmbedJob]:
-        return [EmbedJob.from_dict(j) for j in await self._call("unembedded", limit) or []]
+    async def unembedded(self, limit: int) -> list[models.EmbedJob]:
+        return [models.EmbedJob.from_dict(j) for j in await self._call("unembedded", limit) or []]
 
-    async def rows(self, after: str | None, limit: int) -> list[MemoryRow]:
-        return [MemoryRow.from_dict(r) for r in await self._call("rows", after, limit) or []]
+    async def rows(self, after: str | None, limit: int) -> list[models.MemoryRow]:
+        return [models.MemoryRow.from_dict(r) for r in await self._call("rows", after, limit) or []]
 
     async def clear(self, reset: bool) -> None:
         await self._call("clear", reset)
 
-    async def forget(self, ids: Sequence[str]) -> ForgetResult:
-        return ForgetResult.from_dict(await self._call("forget", [str(i) for i in ids]))
+    async def forget(self, ids: Sequence[str]) -> models.ForgetResult:
+        return models.ForgetResult.from_dict(await self._call("forget", [str(i) for i in ids]))
 
     async def delete_older_than(self, cutoff: float) -> list[str]:
         return [str(i) for i in await self._call("delete_older_than", cutoff) or []]
 
-    async def stats(self) -> VaultStats:
-        return VaultStats.from_dict(await self._call("stats"))
+    async def stats(self) -> models.VaultStats:
+        return models.VaultStats.from_dict(await self._call("stats"))
 
 
 # A Python exception raised in the Durable Object reaches the caller as a JS Error whose message

@@ -12,17 +12,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from memvault.adapters.local.sqlite_sql import SqliteSql
+from memvault.core import models
 from memvault.core.memory.store import VaultStore
-from memvault.core.models import (
-    AppendResult,
-    Candidate,
-    EmbedJob,
-    ForgetResult,
-    MemoryRow,
-    Message,
-    SearchQuery,
-    VaultStats,
-)
 
 T = TypeVar("T")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -48,37 +39,37 @@ class LocalVault:
 
         return await asyncio.to_thread(locked)
 
-    async def append(self, messages: Sequence[Message]) -> AppendResult:
+    async def append(self, messages: Sequence[models.Message]) -> models.AppendResult:
         return await self._call(lambda: self._store.append(messages))
 
     async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
         return await self._call(lambda: self._store.attach_embeddings(model_id, embeddings))
 
-    async def flush(self) -> AppendResult:
+    async def flush(self) -> models.AppendResult:
         return await self._call(self._store.flush)
 
-    async def search(self, query: SearchQuery) -> list[Candidate]:
+    async def search(self, query: models.SearchQuery) -> list[models.Candidate]:
         return await self._call(lambda: self._store.search(query))
 
-    async def pending(self) -> list[Message]:
+    async def pending(self) -> list[models.Message]:
         return await self._call(self._store.pending)
 
-    async def unembedded(self, limit: int) -> list[EmbedJob]:
+    async def unembedded(self, limit: int) -> list[models.EmbedJob]:
         return await self._call(lambda: self._store.unembedded(limit))
 
-    async def rows(self, after: str | None, limit: int) -> list[MemoryRow]:
+    async def rows(self, after: str | None, limit: int) -> list[models.MemoryRow]:
         return await self._call(lambda: self._store.rows(after, limit))
 
     async def clear(self, reset: bool) -> None:
         await self._call(lambda: self._store.clear(reset))
 
-    async def forget(self, ids: Sequence[str]) -> ForgetResult:
+    async def forget(self, ids: Sequence[str]) -> models.ForgetResult:
         return await self._call(lambda: self._store.forget(ids))
 
     async def delete_older_than(self, cutoff: float) -> list[str]:
         return await self._call(lambda: self._store.delete_older_than(cutoff))
 
-    async def stats(self) -> VaultStats:
+    async def stats(self) -> models.VaultStats:
         return await self._call(self._store.stats)
 
     def close(self) -> None:
