@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,8 @@ def imported_modules(path: Path) -> set[str]:
                 found.add(".".join([*base, node.module] if node.module else base))
             elif node.module:
                 found.add(node.module)
+                # ``from package import name`` may import a submodule: count that too.
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
     return found
 
 
@@ -100,6 +104,48 @@ def test_import_rule_holds() -> None:
     assert violations() == []
 
 
+WINGS = ("memvault.core.memory", "memvault.core.brain")
+# The floor's one orchestrator: the nightly run tends both wings.
+FLOOR_MAY_IMPORT_WINGS = {"memvault.core.maintenance"}
+
+
+def wing_of(module: str) -> str | None:
+    """``memory`` or ``brain`` for a module of a wing, ``floor`` for the rest of core, else None."""
+    for wing in WINGS:
+        if module == wing or module.startswith(f"{wing}."):
+            return wing.rsplit(".", 1)[1]
+    return "floor" if layer_of(module) == "core" else None
+
+
+def wing_violations() -> list[str]:
+    found = []
+    for path in python_files():
+        module = module_name(path)
+        own = wing_of(module)
+        if own is None:
+            continue
+        for imported in imported_modules(path):
+            target = wing_of(imported) if imported.startswith("memvault.") else None
+            if target in (None, "floor", own):
+                continue
+            if own == "floor" and module in FLOOR_MAY_IMPORT_WINGS:
+                continue
+            found.append(f"{module} ({own}) imports {imported} ({target})")
+    return found
+
+
+def test_the_wings_never_import_each_other_and_the_floor_imports_neither() -> None:
+    assert wing_violations() == []
+    assert {wing_of("memvault.core.memory.store"), wing_of("memvault.core.brain.facts")} == {"memory", "brain"}
+    assert wing_of("memvault.core.sql") == "floor"
+
+
+def test_the_checker_sees_a_wing_imported_by_name(tmp_path: Path) -> None:
+    crossing = tmp_path / "crossing.py"
+    crossing.write_text("from memvault.core import brain\nfrom memvault.core.brain.scopes import auth_of\n")
+    assert {wing_of(m) for m in imported_modules(crossing)} >= {"brain"}
+
+
 def test_checker_sees_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import fastapi\nfrom js import fetch\n")
@@ -118,3 +164,72 @@ def test_nothing_runs_at_import_time_beyond_definitions(path: Path) -> None:
                 assert name not in {"open", "connect", "getenv", "environ", "urlopen", "run"}, (
                     f"{module_name(path)} calls {name}() at import time"
                 )
+
+
+CORE = SRC / "memvault" / "core"
+# Headers are parsed and written in api/; binding names live with the Workers runtime and adapters.
+HEADER_WORDS = re.compile(
+    r"(?i)\b(x-[a-z0-9][a-z0-9-]*|authorization|content-type|content-length|referer|cookie|user-agent|"
+    r"cf-[a-z0-9-]+|anthropic-version|www-authenticate)\b"
+)
+
+
+def binding_names() -> set[str]:
+    config = tomllib.loads((ROOT / "wrangler.toml").read_text())
+    names: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in {"binding", "name"} and isinstance(value, str) and value.isupper():
+                    names.add(value)
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(config)
+    return names
+
+
+def strings_of(path: Path) -> list[str]:
+    """Every string literal of a module except docstrings (f-string parts included)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+def transport_names_in_core() -> list[str]:
+    bindings = binding_names()
+    found = []
+    for path in sorted(CORE.rglob("*.py")):
+        for text in strings_of(path):
+            if HEADER_WORDS.search(text):
+                found.append(f"{module_name(path)}: header name in {text[:60]!r}")
+            if text in bindings:
+                found.append(f"{module_name(path)}: binding name {text!r}")
+    return found
+
+
+def test_core_names_no_http_header_and_no_cloudflare_binding() -> None:
+    assert {"DB", "VAULT", "AI"} <= binding_names()
+    assert transport_names_in_core() == []
+
+
+def test_the_transport_name_check_sees_one(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""Mentions X-Memory-Mode in prose only."""\nNAME = "x-memory-mode"\nBINDING = "VECTORIZE"\n')
+    texts = strings_of(sample)
+    assert texts == ["x-memory-mode", "VECTORIZE"]
+    assert HEADER_WORDS.search(texts[0]) and "VECTORIZE" in binding_names()

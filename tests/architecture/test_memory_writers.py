@@ -1,5 +1,5 @@
-"""Only ``memory_core`` and ``memory_retrieval`` touch conversation vaults or the mirror; every
-surface goes through them (ARCHITECTURE.md section 2)."""
+"""Only the write and read paths of conversation memory (``core/memory/write.py`` and
+``core/memory/read.py``) touch vaults or the mirror; every surface goes through them (ARCHITECTURE.md section 2)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def storage_references(path: object) -> set[str]:
     return found
 
 
-def test_only_memory_core_and_retrieval_touch_vaults_and_mirror() -> None:
+def test_only_the_write_and_read_paths_touch_vaults_and_mirror() -> None:
     offenders = {}
     for path in python_files():
         module = module_name(path)
@@ -46,7 +46,7 @@ def test_only_memory_core_and_retrieval_touch_vaults_and_mirror() -> None:
     assert offenders == {}
 
 
-def test_mirror_is_written_only_by_memory_core() -> None:
+def test_mirror_is_written_only_by_the_write_path() -> None:
     writers = set()
     for path in python_files():
         tree = ast.parse(path.read_text())

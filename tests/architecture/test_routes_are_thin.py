@@ -1,7 +1,7 @@
 """The memory router's routes only translate: no storage or retrieval logic outside the pipeline.
 
 Provider route handlers call the forwarding pipeline and nothing else; codecs are pure (no I/O,
-no deps, no storage); only the core pipeline (``router_memory``) calls the store and search
+no deps, no storage); only the core pipeline (``core/memory/router.py``) calls the store and search
 operations, so a fix to either applies to every provider at once.
 """
 

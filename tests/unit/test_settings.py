@@ -37,3 +37,13 @@ def test_defaults_parse_and_units_convert() -> None:
 def test_bad_values_name_the_setting(name: str, value: str) -> None:
     with pytest.raises(InvalidInput, match=name):
         load_settings({name: value})
+
+
+def test_the_readme_layout_names_every_package() -> None:
+    text = README.read_text()
+    layout = text[text.index("## Layout") :]
+    layout = layout[: layout.index("```", layout.index("```") + 3)]
+    src = README.parent / "src" / "memvault"
+    packages = sorted(p.parent.relative_to(src).as_posix() for p in src.rglob("__init__.py") if p.parent != src)
+    missing = [p for p in packages if f"{p.rsplit('/', 1)[-1]}/" not in layout]
+    assert packages and missing == []

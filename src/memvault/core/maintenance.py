@@ -2,16 +2,16 @@
 
 For every memory key:
 1. archival purge: rows older than the long-term window leave the vaults and the mirror together
-   (``memory_core.purge_old_memory``), unless the key opted into keeping its archive;
+   (``memory.purge_old_memory``), unless the key opted into keeping its archive;
 2. stale buffer flush: a pending buffer left idle for longer than ``buffer_idle_hours`` becomes a
-   chunk now (``memory_core.flush_idle_buffers``), so it is embedded and searchable;
+   chunk now (``memory.flush_idle_buffers``), so it is embedded and searchable;
 3. reconcile: rows stored without a vector are embedded and vault rows missing from the mirror are
-   re-mirrored (``memory_core.reconcile_vault``);
+   re-mirrored (``memory.reconcile_vault``);
 4. brain facts written while the embedder was down, or changed since, are embedded
    (``brain.embed_pending``).
 
 This module only orchestrates: every read and write of a vault or the mirror goes through
-``memory_core`` / ``memory_retrieval``. One failing key or vault is recorded and skipped, never
+the memory wing's write and read paths. One failing key or vault is recorded and skipped, never
 allowed to stop the others.
 """
 

@@ -1,6 +1,6 @@
 """``VaultDirectory`` over the Vault Durable Object namespace (``env.VAULT``).
 
-Each vault is one Durable Object, named by ``core.vault_names`` (``{key}:core`` or
+Each vault is one Durable Object, named by ``core.memory.names`` (``{key}:core`` or
 ``{key}:session:{id}``). The client calls the stub's RPC methods, whose names are the
 ``VaultClient`` method names; every argument and result is plain data (``to_dict``/``from_dict``
 of the core models), so nothing but JSON-shaped values crosses the RPC boundary."""

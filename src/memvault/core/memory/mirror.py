@@ -1,5 +1,5 @@
 """The mirror: a copy of every vault's rows and pending buffer in the shared database (D1 in
-production). It answers searches when a vault cannot, and is written only by ``memory_core``."""
+production). It answers searches when a vault cannot, and is written only by the write path (``write.py``)."""
 
 from __future__ import annotations
 
