@@ -59,6 +59,18 @@ class Vault(DurableObject):  # type: ignore[misc]
     async def forget(self, ids: Any) -> Any:
         return to_js(self._store.forget([str(i) for i in to_py(ids)]).to_dict())
 
+    async def changes(self, after: Any, max_entries: Any, max_rows: Any) -> Any:
+        batch = self._store.changes(int(to_py(after)), int(to_py(max_entries)), int(to_py(max_rows)))
+        return to_js(batch.to_dict())
+
+    async def trim(self, upto: Any) -> Any:
+        self._store.trim(int(to_py(upto)))
+        return None
+
+    async def recent_messages(self, limit: Any, offset: Any) -> Any:
+        rows = self._store.recent_messages(int(to_py(limit)), int(to_py(offset)))
+        return to_js([row.to_dict() for row in rows])
+
     async def delete_older_than(self, cutoff: Any) -> Any:
         return to_js(self._store.delete_older_than(float(to_py(cutoff))))
 

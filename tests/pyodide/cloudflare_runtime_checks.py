@@ -204,10 +204,12 @@ async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
     assert found.items and any("Nautilus" in item.text for item in found.items), found
     forgotten = await memory.forget(deps, key.id, ["e2e-3", "e2e-404"])
     assert forgotten == {"forgotten": ["e2e-3"], "not_found": ["e2e-404"]}
+    await js.Promise.all(ctx.promises)  # the mirror catches up in the background (waitUntil)
     mirrored = await deps.db.query("SELECT text FROM mirror_rows WHERE key_id = ?", [key.id])
     assert mirrored and not any("pier 43" in row["text"] for row in mirrored), mirrored
     cleared = await memory.clear_memory(deps, key.id)
     assert cleared == [vault_name(key.id, None)]
+    await js.Promise.all(ctx.promises)
     assert await deps.db.query("SELECT id FROM mirror_rows WHERE key_id = ?", [key.id]) == []
 
 

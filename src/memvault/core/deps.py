@@ -33,3 +33,6 @@ class Deps:
     clock: Callable[[], float]
     # Set by the Workers composition root; read by /health. None in local mode.
     platform: PlatformReport | None = None
+    # Locally a write is acknowledged once the mirror applied it; on Workers the mirror catches up
+    # in the background (waitUntil) and the answer does not wait for D1.
+    sync_mirror_inline: bool = True

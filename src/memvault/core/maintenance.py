@@ -5,8 +5,9 @@ For every memory key:
    (``memory.purge_old_memory``), unless the key opted into keeping its archive;
 2. stale buffer flush: a pending buffer left idle for longer than ``buffer_idle_hours`` becomes a
    chunk now (``memory.flush_idle_buffers``), so it is embedded and searchable;
-3. reconcile: rows stored without a vector are embedded and vault rows missing from the mirror are
-   re-mirrored (``memory.reconcile_vault``);
+3. reconcile: rows stored without a vector are embedded, the mirror applies whatever its vault
+   logged and it could not apply before, and a mirror whose counts still differ from its vault's
+   is rebuilt from the vault (``memory.reconcile_vault``);
 4. brain facts written while the embedder was down, or changed since, are embedded
    (``brain.embed_pending``).
 
@@ -43,7 +44,8 @@ class MaintenanceReport:
     buffers_flushed: int = 0
     chunks_flushed: int = 0
     rows_embedded: int = 0
-    rows_remirrored: int = 0
+    changes_applied: int = 0
+    mirrors_rebuilt: int = 0
     facts_embedded: int = 0
     errors: list[str] = field(default_factory=list)
     duration_ms: float = 0.0
@@ -102,7 +104,8 @@ async def _tend_vaults(deps: Deps, key_id: str, now: float, report: MaintenanceR
         )
         if done is not None:
             report.rows_embedded += int(done.get("embedded", 0))
-            report.rows_remirrored += int(done.get("remirrored", 0))
+            report.changes_applied += done["applied"]
+            report.mirrors_rebuilt += done["rebuilt"]
 
 
 async def _guarded(report: MaintenanceReport, step: str, work: Callable[[], Awaitable[T]]) -> T | None:

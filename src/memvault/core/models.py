@@ -124,6 +124,38 @@ class ForgetResult(Plain):
 
 
 @dataclass(frozen=True)
+class BufferState(Plain):
+    """A vault's pending buffer as the mirror keeps it."""
+
+    messages: tuple[Message, ...]
+    tokens: int
+    version: int
+
+
+@dataclass(frozen=True)
+class Change(Plain):
+    """One entry of a vault's change log, resolved for the mirror: ``rows`` (rows added or
+    changed, in their current stored form), ``delete`` (row ids), ``buffer`` or ``clear``."""
+
+    seq: int
+    kind: str
+    rows: tuple[MemoryRow, ...] = ()
+    ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChangeBatch(Plain):
+    """Log entries after a sequence number, in order, with the vault's current pending buffer.
+    ``floor`` is the newest sequence number trimmed from the log (a mirror that applied less than
+    that missed entries and must be rebuilt); ``head`` the newest sequence number written."""
+
+    changes: tuple[Change, ...]
+    buffer: BufferState
+    head: int
+    floor: int
+
+
+@dataclass(frozen=True)
 class Candidate(Plain):
     """A row found by one channel of a search, before fusion."""
 

@@ -19,6 +19,7 @@ from memvault.adapters.local.http_client import HttpxClient
 from memvault.adapters.local.vaults import LocalVaultDirectory
 from memvault.adapters.local.vector_index import LocalVectorIndex
 from memvault.api.app import create_app
+from memvault.core import memory
 from memvault.core.deps import Deps
 from memvault.core.settings import Settings, load_settings
 
@@ -64,6 +65,8 @@ def create_local_app(environ: Mapping[str, str]) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         # Load the embedding model before the first request, so no early call answers degraded.
         await deps.embedder.embed(["warm up"])
+        # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now.
+        await memory.sync_all(deps)
         yield
         await close_local_deps(deps)
 

@@ -42,6 +42,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         cache=None if cache_binding is None else KvCache(cache_binding),
         clock=time.time,
         platform=platform_report(env, settings),
+        sync_mirror_inline=False,
     )
 
 

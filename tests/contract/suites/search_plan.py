@@ -13,7 +13,7 @@ from typing import Any
 
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.store import VaultStore
-from memvault.core.models import Candidate, Message, SearchQuery
+from memvault.core.models import BufferState, Candidate, Change, ChangeBatch, Message, SearchQuery
 
 KEY = "key_plan"
 VAULT = f"{KEY}:core"
@@ -54,7 +54,7 @@ async def _filled(pair: SqlPair, count: int = 30) -> tuple[VaultStore, MirrorSto
     state = store.append(conversation(count))
     store.attach_embeddings("bag-of-words", {row.id: vector_of(row.text) for row in state.rows})
     mirror = MirrorStore(pair.db)
-    await mirror.write(KEY, VAULT, store.rows(None, 10_000), 0.0, state)
+    await mirror.apply(KEY, VAULT, 0, store.changes(0, 10_000, 100_000), 0.0)
     return store, mirror
 
 
@@ -92,7 +92,8 @@ async def a_query_vector_of_another_dimension_uses_keywords_only(pair: SqlPair) 
 
 async def another_vaults_rows_never_appear_in_the_mirror_slice(pair: SqlPair) -> None:
     _, mirror = await _filled(pair)
-    await mirror.write("key_other", "key_other:core", _stranger_rows(conversation(40, prefix="x")), 0.0, None)
+    strangers = Change(seq=1, kind="rows", rows=tuple(_stranger_rows(conversation(40, prefix="x"))))
+    await mirror.apply("key_other", "key_other:core", 0, ChangeBatch((strangers,), BufferState((), 0, 0), 1, 0), 0.0)
     found = await mirror.search(KEY, VAULT, _query("copper lantern Turn of x", depth=100))
     assert found and all(s.startswith("m") for c in found for s in c.row.source_ids)
 

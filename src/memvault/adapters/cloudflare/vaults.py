@@ -64,6 +64,15 @@ class DurableObjectVault:
     async def forget(self, ids: Sequence[str]) -> models.ForgetResult:
         return models.ForgetResult.from_dict(await self._call("forget", [str(i) for i in ids]))
 
+    async def changes(self, after: int, max_entries: int, max_rows: int) -> models.ChangeBatch:
+        return models.ChangeBatch.from_dict(await self._call("changes", after, max_entries, max_rows))
+
+    async def trim(self, upto: int) -> None:
+        await self._call("trim", upto)
+
+    async def recent_messages(self, limit: int, offset: int) -> list[models.MemoryRow]:
+        return [models.MemoryRow.from_dict(r) for r in await self._call("recent_messages", limit, offset) or []]
+
     async def delete_older_than(self, cutoff: float) -> list[str]:
         return [str(i) for i in await self._call("delete_older_than", cutoff) or []]
 

@@ -66,6 +66,15 @@ class LocalVault:
     async def forget(self, ids: Sequence[str]) -> models.ForgetResult:
         return await self._call(lambda: self._store.forget(ids))
 
+    async def changes(self, after: int, max_entries: int, max_rows: int) -> models.ChangeBatch:
+        return await self._call(lambda: self._store.changes(after, max_entries, max_rows))
+
+    async def trim(self, upto: int) -> None:
+        await self._call(lambda: self._store.trim(upto))
+
+    async def recent_messages(self, limit: int, offset: int) -> list[models.MemoryRow]:
+        return await self._call(lambda: self._store.recent_messages(limit, offset))
+
     async def delete_older_than(self, cutoff: float) -> list[str]:
         return await self._call(lambda: self._store.delete_older_than(cutoff))
 

@@ -2,6 +2,7 @@
 the operations every surface calls."""
 
 from memvault.core.memory.read import export_memory, memory_stats, read_memory, search_memory, vaults_of
+from memvault.core.memory.sync import rebuild_mirror, sync_all, sync_mirror
 from memvault.core.memory.write import (
     clear_memory,
     flush_idle_buffers,
@@ -21,8 +22,11 @@ __all__ = [
     "memory_stats",
     "purge_old_memory",
     "read_memory",
+    "rebuild_mirror",
     "reconcile_vault",
     "search_memory",
     "store_conversation",
+    "sync_all",
+    "sync_mirror",
     "vaults_of",
 ]

@@ -24,6 +24,7 @@ class Forgotten:
     forgotten: tuple[str, ...]  # message ids found, in stored rows or in the buffer
     removed: tuple[str, ...]  # row ids deleted: the messages and the chunks cut again
     created: tuple[MemoryRow, ...]  # the chunks cut again without them
+    moved: tuple[str, ...] = ()  # rows of remaining messages, now children of a chunk cut again
 
 
 def forget_messages(sql: SyncSql, ids: Sequence[str], carry: str) -> tuple[Forgotten, str]:
@@ -40,6 +41,7 @@ def forget_messages(sql: SyncSql, ids: Sequence[str], carry: str) -> tuple[Forgo
     followers = [row for row in _chunks_after(sql, holders) if row.id not in {h.id for h in holders}]
     removed = [row.id for row in messages]
     created: list[MemoryRow] = []
+    moved: list[str] = []
     for batch in in_batches([row.id for row in messages]):
         sql.execute(f"DELETE FROM rows WHERE id IN ({placeholders(len(batch))})", batch)
     for batch in in_batches(sorted(found)):
@@ -48,12 +50,14 @@ def forget_messages(sql: SyncSql, ids: Sequence[str], carry: str) -> tuple[Forgo
         kept_prefix = "" if _quotes(prefix, texts) else prefix
         remaining = [m for m in _messages_of(sql, chunk) if m.id not in found]
         body = "\n".join(m.content for m in remaining)
-        _replace(sql, chunk, f"{kept_prefix}\n{body}" if kept_prefix else body, remaining, kept_prefix, removed, created)
+        text = f"{kept_prefix}\n{body}" if kept_prefix else body
+        moved += _replace(sql, chunk, text, remaining, kept_prefix, removed, created)
     for chunk, prefix in holders_with_carry(sql, followers):
         if prefix and _quotes(prefix, texts):
             remaining = _messages_of(sql, chunk)
-            _replace(sql, chunk, chunk.text[len(prefix) + 1 :], remaining, "", removed, created)
-    return Forgotten(tuple(sorted(found)), tuple(removed), tuple(created)), "" if _quotes(carry, texts) else carry
+            moved += _replace(sql, chunk, chunk.text[len(prefix) + 1 :], remaining, "", removed, created)
+    done = Forgotten(tuple(sorted(found)), tuple(removed), tuple(created), tuple(moved))
+    return done, "" if _quotes(carry, texts) else carry
 
 
 def holders_with_carry(sql: SyncSql, chunks: Sequence[MemoryRow]) -> list[tuple[MemoryRow, str]]:
@@ -75,16 +79,19 @@ def _replace(
     prefix: str,
     removed: list[str],
     created: list[MemoryRow],
-) -> None:
-    """Put ``text`` in place of ``chunk`` (nothing, when no message of it remains)."""
+) -> list[str]:
+    """Put ``text`` in place of ``chunk`` (nothing, when no message of it remains); returns the
+    rows that now point at the replacement."""
     sql.execute("DELETE FROM rows WHERE id = ?", (chunk.id,))
     removed.append(chunk.id)
     if not messages or not text.strip():
-        return
+        return []
     replacement = chunk_row(text, messages)
     if insert_row(sql, replacement, len(prefix) + 1 if prefix else 0):
         created.append(replacement)
+    children = [str(r["id"]) for r in sql.execute("SELECT id FROM rows WHERE parent_id = ?", (chunk.id,))]
     sql.execute("UPDATE rows SET parent_id = ? WHERE parent_id = ?", (replacement.id, chunk.id))
+    return children
 
 
 def _quotes(prefix: str, texts: Sequence[str]) -> bool:

@@ -1,117 +1,128 @@
-"""The mirror: a copy of every vault's rows and pending buffer in the shared database (D1 in
-production). It answers searches when a vault cannot, and is written only by the write path (``write.py``)."""
+"""The mirror: every vault's rows and pending buffer in the shared database (D1 in production),
+derived from each vault's change log and never written beside it. It answers searches when a
+vault cannot. Every batch that changes a vault's mirror also moves that vault's ``synced_seq``
+from the value it read (a compare-and-set the database enforces), so racing syncs cannot apply
+entries twice or out of order."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql, row_values
 from memvault.core.memory.search_plan import mirror_table, search_plan
-from memvault.core.models import AppendResult, Candidate, ForgetResult, MemoryRow, Message, SearchQuery
+from memvault.core.models import BufferState, Candidate, ChangeBatch, MemoryRow, Message, SearchQuery
 from memvault.core.ports import Database
 from memvault.core.sql import in_batches, placeholders, run_async
-from memvault.core.vectors import pack
+
+Statement = tuple[str, Sequence[Any]]
+_UPDATES = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in [*ROW_COLUMNS.split(",")[1:], "embedding"])
+_OWNER = "key_id = ? AND vault = ?"
+
+
+@dataclass(frozen=True)
+class SyncState:
+    synced_seq: int  # negative while a rebuild holds the vault's mirror
+    rebuild_started: float | None
 
 
 class MirrorStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def write(
-        self, key_id: str, vault: str, rows: Sequence[MemoryRow], now: float, state: AppendResult | None
-    ) -> None:
-        """Upsert rows and, given the vault's state, its buffer: an older buffer never replaces a newer one."""
-        statements: list[tuple[str, Sequence[Any]]] = [
-            ("INSERT OR IGNORE INTO vaults (key_id, vault, created_at) VALUES (?, ?, ?)", (key_id, vault, now))
+    async def register(self, key_id: str, vault: str, now: float) -> None:
+        """List a vault under its key before anything is written to it, so clear, purge and the
+        nightly run always reach it."""
+        await self._db.execute(
+            "INSERT OR IGNORE INTO vaults (key_id, vault, created_at) VALUES (?, ?, ?)", (key_id, vault, now)
+        )
+
+    async def sync_state(self, key_id: str, vault: str) -> SyncState:
+        found = await self._db.query(f"SELECT synced_seq, rebuild_started FROM vaults WHERE {_OWNER}", (key_id, vault))
+        if not found:
+            return SyncState(0, None)
+        started = found[0]["rebuild_started"]
+        return SyncState(int(found[0]["synced_seq"]), None if started is None else float(started))
+
+    def _claim(self, key_id: str, vault: str, expected: int, new: int, now: float) -> list[Statement]:
+        """The compare-and-set that opens every mirror batch (it aborts the batch if ``expected``
+        is no longer the vault's ``synced_seq``)."""
+        started = now if new < 0 else None
+        return [
+            ("INSERT OR IGNORE INTO vaults (key_id, vault, created_at) VALUES (?, ?, ?)", (key_id, vault, now)),
+            (
+                f"UPDATE vaults SET synced_seq = ?, claimed_seq = ?, rebuild_started = ? WHERE {_OWNER}",
+                (new, expected, started, key_id, vault),
+            ),
         ]
-        statements += [self._row_statement(key_id, vault, row) for row in rows]
-        if state is not None:
-            statements.append(self._buffer_statement(key_id, vault, state, now))
+
+    async def apply(self, key_id: str, vault: str, expected: int, batch: ChangeBatch, now: float) -> None:
+        """Apply log entries in order, with the buffer, in one batch."""
+        statements = self._claim(key_id, vault, expected, batch.changes[-1].seq, now)
+        for change in batch.changes:
+            if change.kind == "rows":
+                statements += [self._upsert(key_id, vault, row) for row in change.rows]
+            elif change.kind == "delete":
+                statements += self._deletes(key_id, vault, change.ids)
+            elif change.kind == "clear":
+                statements += self._clear(key_id, vault)
+        statements.append(self._buffer(key_id, vault, batch.buffer, now))
         await self._db.batch(statements)
 
-    async def forget(
-        self, key_id: str, vault: str, message_ids: Sequence[str], forgotten: ForgetResult, now: float
+    async def begin_rebuild(self, key_id: str, vault: str, expected: int, token: int, now: float) -> None:
+        """Claim the vault's mirror for a rebuild (``token`` > 0 names it) and empty it."""
+        await self._db.batch([*self._claim(key_id, vault, expected, -token, now), *self._clear(key_id, vault)])
+
+    async def rebuild_rows(self, key_id: str, vault: str, token: int, rows: Sequence[MemoryRow], now: float) -> None:
+        claim = self._claim(key_id, vault, -token, -token, now)
+        await self._db.batch([*claim, *(self._upsert(key_id, vault, row) for row in rows)])
+
+    async def finish_rebuild(
+        self, key_id: str, vault: str, token: int, head: int, buffer: BufferState, now: float
     ) -> None:
-        """Apply a vault's forget in one batch: drop the rows it removed, and also (so a retry after a
-        failed mirror write still reaches them) every row of these messages and every chunk holding
-        them; then add the chunks it cut again and its buffer."""
-        owner = "key_id = ? AND vault = ?"
-        statements: list[tuple[str, Sequence[Any]]] = []
-        for batch in in_batches(list(forgotten.removed)):
-            marks = placeholders(len(batch))
-            statements.append((f"DELETE FROM mirror_rows WHERE {owner} AND id IN ({marks})", (key_id, vault, *batch)))
-        for batch in in_batches(list(message_ids)):
-            marks = placeholders(len(batch))
-            messages = tuple(json.dumps([i]) for i in batch)
-            holders = (
-                "SELECT c.id FROM mirror_rows c, json_each(c.source_ids) AS source "
-                f"WHERE c.key_id = ? AND c.vault = ? AND c.kind = 'chunk' AND source.value IN ({marks})"
-            )
-            statements += [
-                (f"DELETE FROM mirror_rows WHERE {owner} AND kind = 'message' AND source_ids IN ({marks})",
-                 (key_id, vault, *messages)),
-                (f"DELETE FROM mirror_rows WHERE {owner} AND id IN ({holders})", (key_id, vault, key_id, vault, *batch)),
-            ]
-        statements += [self._row_statement(key_id, vault, row) for row in forgotten.state.rows]
-        statements.append(self._buffer_statement(key_id, vault, forgotten.state, now))
-        await self._db.batch(statements)
+        await self._db.batch([*self._claim(key_id, vault, -token, head, now), self._buffer(key_id, vault, buffer, now)])
 
     @staticmethod
-    def _row_statement(key_id: str, vault: str, row: MemoryRow) -> tuple[str, Sequence[Any]]:
+    def _upsert(key_id: str, vault: str, row: MemoryRow) -> Statement:
         return (
             f"INSERT INTO mirror_rows (key_id, vault, {ROW_COLUMNS}, embedding) VALUES (?, ?, {placeholders(12)}) "
-            "ON CONFLICT (key_id, vault, id) DO UPDATE SET embedding = COALESCE(excluded.embedding, embedding)",
+            f"ON CONFLICT (key_id, vault, id) DO UPDATE SET {_UPDATES}",
             (key_id, vault, *row_values(row)),
         )
 
     @staticmethod
-    def _buffer_statement(key_id: str, vault: str, state: AppendResult, now: float) -> tuple[str, Sequence[Any]]:
+    def _deletes(key_id: str, vault: str, ids: Sequence[str]) -> list[Statement]:
+        return [
+            (f"DELETE FROM mirror_rows WHERE {_OWNER} AND id IN ({placeholders(len(batch))})", (key_id, vault, *batch))
+            for batch in in_batches(list(ids))
+        ]
+
+    @staticmethod
+    def _clear(key_id: str, vault: str) -> list[Statement]:
+        return [
+            (f"DELETE FROM mirror_rows WHERE {_OWNER}", (key_id, vault)),
+            (f"DELETE FROM mirror_buffers WHERE {_OWNER}", (key_id, vault)),
+        ]
+
+    @staticmethod
+    def _buffer(key_id: str, vault: str, buffer: BufferState, now: float) -> Statement:
+        # updated_at moves only when the buffer's content does: the nightly run flushes idle buffers by it.
         return (
             "INSERT INTO mirror_buffers (key_id, vault, messages, tokens, version, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (key_id, vault) DO UPDATE SET messages = excluded.messages, tokens = excluded.tokens, "
             "version = excluded.version, updated_at = CASE WHEN excluded.messages = mirror_buffers.messages "
-            "THEN mirror_buffers.updated_at ELSE excluded.updated_at END WHERE excluded.version > mirror_buffers.version",
-            (
-                key_id,
-                vault,
-                json.dumps([m.to_dict() for m in state.buffer]),
-                state.buffered_tokens,
-                state.buffer_version,
-                now,
-            ),
+            "THEN mirror_buffers.updated_at ELSE excluded.updated_at END",
+            (key_id, vault, json.dumps([m.to_dict() for m in buffer.messages]), buffer.tokens, buffer.version, now),
         )
-
-    async def attach_embeddings(self, key_id: str, vault: str, embeddings: dict[str, list[float]]) -> None:
-        await self._db.batch(
-            [
-                (
-                    "UPDATE mirror_rows SET embedding = ? WHERE key_id = ? AND vault = ? AND id = ?",
-                    (pack(v), key_id, vault, i),
-                )
-                for i, v in embeddings.items()
-            ]
-        )
-
-    async def known_ids(self, key_id: str, vault: str, ids: Sequence[str]) -> set[str]:
-        known: set[str] = set()
-        for batch in in_batches(list(ids)):
-            found = await self._db.query(
-                f"SELECT id FROM mirror_rows WHERE key_id = ? AND vault = ? AND id IN ({placeholders(len(batch))})",
-                (key_id, vault, *batch),
-            )
-            known.update(r["id"] for r in found)
-        return known
 
     async def search(self, key_id: str, vault: str, query: SearchQuery) -> list[Candidate]:
         return await run_async(search_plan(mirror_table(key_id, vault), query), self._db.query)
 
     async def buffer(self, key_id: str, vault: str) -> list[Message]:
-        found = await self._db.query(
-            "SELECT messages FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault)
-        )
+        found = await self._db.query(f"SELECT messages FROM mirror_buffers WHERE {_OWNER}", (key_id, vault))
         return [Message.from_dict(m) for m in json.loads(found[0]["messages"])] if found else []
 
     async def idle_buffers(self, key_id: str, idle_before: float) -> list[str]:
@@ -122,38 +133,25 @@ class MirrorStore:
         )
         return [r["vault"] for r in found]
 
-    async def recent_messages(self, key_id: str, vault: str, limit: int, offset: int) -> list[MemoryRow]:
-        """Stored messages of one vault, newest first."""
-        found = await self._db.query(
-            f"SELECT {ROW_COLUMNS} FROM mirror_rows WHERE key_id = ? AND vault = ? AND kind = 'message' "
-            "ORDER BY ts_end DESC, id DESC LIMIT ? OFFSET ?",
-            (key_id, vault, limit, offset),
-        )
-        return [row_from_sql(d) for d in found]
-
     async def vaults_of(self, key_id: str) -> list[str]:
-        """Every vault of the key: its core vault, and each vault it has ever written to."""
+        """Every vault of the key: its core vault, and each vault ever registered for it."""
         found = await self._db.query("SELECT vault FROM vaults WHERE key_id = ?", (key_id,))
         return sorted({vault_name(key_id, None), *(r["vault"] for r in found)})
 
-    async def clear(self, key_id: str, vault: str) -> None:
-        await self._db.batch(
-            [
-                ("DELETE FROM mirror_rows WHERE key_id = ? AND vault = ?", (key_id, vault)),
-                ("DELETE FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault)),
-            ]
-        )
+    async def all_vaults(self) -> list[tuple[str, str]]:
+        """Every registered (key id, vault), for startup and nightly syncs."""
+        found = await self._db.query("SELECT key_id, vault FROM vaults ORDER BY key_id, vault")
+        return [(str(r["key_id"]), str(r["vault"])) for r in found]
 
-    async def delete_older_than(self, key_id: str, vault: str, cutoff: float) -> int:
-        return await self._db.execute(
-            "DELETE FROM mirror_rows WHERE key_id = ? AND vault = ? AND ts_end < ?", (key_id, vault, cutoff)
+    async def rows(self, key_id: str, vault: str, after: str | None, limit: int) -> list[MemoryRow]:
+        """The mirrored rows of one vault by id, embeddings included (for comparing with the vault)."""
+        found = await self._db.query(
+            f"SELECT {ROW_COLUMNS}, embedding FROM mirror_rows WHERE {_OWNER} AND id > ? ORDER BY id LIMIT ?",
+            (key_id, vault, after or "", limit),
         )
+        return [row_from_sql(d) for d in found]
 
     async def counts(self, key_id: str, vault: str) -> dict[str, int]:
-        rows = await self._db.query(
-            "SELECT COUNT(*) AS n FROM mirror_rows WHERE key_id = ? AND vault = ?", (key_id, vault)
-        )
-        buffered = await self._db.query(
-            "SELECT tokens FROM mirror_buffers WHERE key_id = ? AND vault = ?", (key_id, vault)
-        )
+        rows = await self._db.query(f"SELECT COUNT(*) AS n FROM mirror_rows WHERE {_OWNER}", (key_id, vault))
+        buffered = await self._db.query(f"SELECT tokens FROM mirror_buffers WHERE {_OWNER}", (key_id, vault))
         return {"rows": int(rows[0]["n"]), "buffered_tokens": int(buffered[0]["tokens"]) if buffered else 0}

@@ -215,16 +215,16 @@ async def vaults_of(deps: Deps, key_id: str) -> list[str]:
 
 
 async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
-    """One page of a vault's messages, newest first: pending messages, then stored ones (read from the
-    mirror, which pages by time cheaply)."""
+    """One page of a vault's messages, newest first: pending messages, then stored ones. Read from
+    the vault itself, which is never behind (the mirror may be, for a moment)."""
     if limit < 1 or offset < 0:
         raise InvalidInput("limit must be positive and offset not negative")
-    name = vault_name(key_id, session_id)
-    pending = sorted(await deps.vaults.vault(name).pending(), key=lambda m: -m.timestamp)
+    vault = deps.vaults.vault(vault_name(key_id, session_id))
+    pending = sorted(await vault.pending(), key=lambda m: -m.timestamp)
     page: list[dict[str, Any]] = [{"state": "pending", **m.to_dict()} for m in pending[offset : offset + limit]]
     if len(page) < limit:
         stored_offset = max(0, offset - len(pending))
-        rows = await MirrorStore(deps.db).recent_messages(key_id, name, limit - len(page), stored_offset)
+        rows = await vault.recent_messages(limit - len(page), stored_offset)
         page += [
             {
                 "state": "stored",

@@ -63,6 +63,16 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS rows_by_message_id ON rows (message_id) WHERE message_id IS NOT NULL",
         ),
     ),
+    (
+        # The change log the mirror is derived from. It starts as if one entry had been applied and
+        # trimmed, so a mirror that never applied one is behind the floor and is rebuilt once from
+        # the vault: rows mirrored before the log existed are made exact, not trusted.
+        "0004_change_log",
+        (
+            "CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, ids TEXT NOT NULL)",
+            "INSERT INTO meta (key, value) VALUES ('log_head', '1'), ('log_floor', '1') ON CONFLICT (key) DO NOTHING",
+        ),
+    ),
 )
 
 

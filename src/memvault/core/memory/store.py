@@ -1,12 +1,14 @@
 """One conversation vault over a synchronous SQL port: the logic of a Vault Durable Object, and of
 one local SQLite file. Every method is one short transaction, so a vault serves one request at a
-time and never holds half a write."""
+time and never holds half a write; every mutation appends to the change log in that same
+transaction, and the mirror is derived from the log."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memvault.core.errors import InvalidInput
+from memvault.core.errors import Conflict, InvalidInput
+from memvault.core.memory import changelog
 from memvault.core.memory.chunking import ChunkPlan, plan_chunks
 from memvault.core.memory.forgetting import forget_messages
 from memvault.core.memory.rows import (
@@ -22,6 +24,7 @@ from memvault.core.memory.search_plan import VAULT_TABLE, search_plan, vectors_p
 from memvault.core.models import (
     AppendResult,
     Candidate,
+    ChangeBatch,
     EmbedJob,
     ForgetResult,
     MemoryRow,
@@ -31,7 +34,6 @@ from memvault.core.models import (
 )
 from memvault.core.ports import SyncSql
 from memvault.core.sql import run_sync
-from memvault.core.tokens import estimate_tokens
 from memvault.core.vectors import VectorSet, pack
 
 
@@ -53,23 +55,44 @@ class VaultStore:
             (key, value),
         )
 
-    def _buffer(self) -> list[Message]:
-        return [
-            Message(role=r["role"], content=r["content"], timestamp=float(r["ts"]), id=r["id"], model=r["model"])
-            for r in self._sql.execute("SELECT id, role, content, ts, model FROM buffer ORDER BY seq")
-        ]
-
     def _state(self, rows: Sequence[MemoryRow], accepted: int) -> AppendResult:
-        version = int(self._meta("buffer_version") or 0) + 1
-        self._set_meta("buffer_version", str(version))
-        buffer = self._buffer()
+        """Log the rows created and the buffer's new version; report both."""
+        changelog.log(self._sql, changelog.ROWS, [row.id for row in rows])
+        self._set_meta("buffer_version", str(int(self._meta("buffer_version") or 0) + 1))
+        changelog.log(self._sql, changelog.BUFFER)
+        buffer = changelog.buffer_state(self._sql)
         return AppendResult(
             rows=tuple(rows),
-            buffer=tuple(buffer),
-            buffered_tokens=sum(estimate_tokens(m.content) for m in buffer),
-            buffer_version=version,
+            buffer=buffer.messages,
+            buffered_tokens=buffer.tokens,
+            buffer_version=buffer.version,
             accepted=accepted,
         )
+
+    def _stored_message(self, message_id: str) -> tuple[str, str] | None:
+        """Role and text stored under a message id, in a row or in the buffer."""
+        found = self._sql.execute(
+            "SELECT role, text FROM rows WHERE message_id = ? AND kind = 'message' "
+            "UNION ALL SELECT role, content AS text FROM buffer WHERE id = ? LIMIT 1",
+            (message_id, message_id),
+        )
+        return (str(found[0]["role"]), str(found[0]["text"])) if found else None
+
+    def _new_messages(self, messages: Sequence[Message]) -> list[Message]:
+        """The messages not stored yet. An id names one message per vault: sent again with the same
+        role and text it is a re-send, stored once; with other text it is a conflict."""
+        seen: dict[str, tuple[str, str]] = {}
+        fresh: list[Message] = []
+        for message in messages:
+            earlier = seen.get(message.id) or self._stored_message(message.id)
+            if earlier is not None:
+                if earlier != (message.role, message.content):
+                    raise Conflict(f"message id {message.id!r} is already stored with other content")
+                continue
+            seen[message.id] = (message.role, message.content)
+            if not self._is_known(message_hash(message)):
+                fresh.append(message)
+        return fresh
 
     def _is_known(self, digest: str) -> bool:
         found = self._sql.execute(
@@ -100,24 +123,21 @@ class VaultStore:
 
     def _cut(self, flush: bool) -> list[MemoryRow]:
         carry = self._meta("carry") or ""
-        plans, _, carry = plan_chunks(self._buffer(), carry, self._chunk_tokens, self._overlap_tokens, flush=flush)
+        buffer = list(changelog.buffer_state(self._sql).messages)
+        plans, _, carry = plan_chunks(buffer, carry, self._chunk_tokens, self._overlap_tokens, flush=flush)
         created = self._store_plans(plans)
         self._set_meta("carry", carry)
         return created
 
     def append(self, messages: Sequence[Message]) -> AppendResult:
         def work() -> AppendResult:
-            accepted = 0
-            for message in messages:
-                digest = message_hash(message)
-                if self._is_known(digest):
-                    continue
+            fresh = self._new_messages(messages)
+            for message in fresh:
                 self._sql.execute(
                     "INSERT INTO buffer (id, role, content, ts, model, content_hash) VALUES (?, ?, ?, ?, ?, ?)",
-                    (message.id, message.role, message.content, message.timestamp, message.model, digest),
+                    (message.id, message.role, message.content, message.timestamp, message.model, message_hash(message)),
                 )
-                accepted += 1
-            return self._state(self._cut(flush=False), accepted)
+            return self._state(self._cut(flush=False), len(fresh))
 
         return self._sql.transaction(work)
 
@@ -131,7 +151,7 @@ class VaultStore:
         if any(len(vector) != dimension for vector in embeddings.values()):
             raise InvalidInput("embeddings of one call must share a dimension")
 
-        def work() -> int:
+        def work() -> list[str]:
             stored = self._meta("dimension")
             if stored is not None and (int(stored) != dimension or self._meta("model_id") != model_id):
                 raise InvalidInput(
@@ -139,15 +159,17 @@ class VaultStore:
                 )
             self._set_meta("dimension", str(dimension))
             self._set_meta("model_id", model_id)
-            changed = 0
+            changed = []
             for row_id, vector in embeddings.items():
-                self._sql.execute("UPDATE rows SET embedding = ? WHERE id = ?", (pack(vector), row_id))
-                changed += 1
+                if self._sql.execute("SELECT 1 AS hit FROM rows WHERE id = ?", (row_id,)):
+                    self._sql.execute("UPDATE rows SET embedding = ? WHERE id = ?", (pack(vector), row_id))
+                    changed.append(row_id)
+            changelog.log(self._sql, changelog.ROWS, changed)
             return changed
 
         changed = self._sql.transaction(work)
-        self._extend_vectors(embeddings)
-        return changed
+        self._extend_vectors({row_id: embeddings[row_id] for row_id in changed})
+        return len(changed)
 
     def _extend_vectors(self, embeddings: dict[str, list[float]]) -> None:
         """Keep the in-memory vector set current without re-reading every row after each store."""
@@ -171,7 +193,7 @@ class VaultStore:
         return run_sync(search_plan(VAULT_TABLE, query, self._vector_set()), self._sql.execute)
 
     def pending(self) -> list[Message]:
-        return self._buffer()
+        return list(changelog.buffer_state(self._sql).messages)
 
     def unembedded(self, limit: int) -> list[EmbedJob]:
         found = self._sql.execute("SELECT id, text FROM rows WHERE embedding IS NULL ORDER BY ts_end LIMIT ?", (limit,))
@@ -183,6 +205,14 @@ class VaultStore:
         )
         return [row_from_sql(d) for d in found]
 
+    def recent_messages(self, limit: int, offset: int) -> list[MemoryRow]:
+        """Stored messages, newest first."""
+        found = self._sql.execute(
+            f"SELECT {ROW_COLUMNS} FROM rows WHERE kind = 'message' ORDER BY ts_end DESC, id DESC LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return [row_from_sql(d) for d in found]
+
     def clear(self, reset: bool) -> None:
         def work() -> None:
             self._sql.execute("DELETE FROM rows")
@@ -190,6 +220,7 @@ class VaultStore:
             self._sql.execute("DELETE FROM meta WHERE key = 'carry'")
             if reset:
                 self._sql.execute("DELETE FROM meta WHERE key IN ('dimension', 'model_id')")
+            changelog.log(self._sql, changelog.CLEAR)
 
         self._sql.transaction(work)
         self._vectors = None
@@ -198,6 +229,8 @@ class VaultStore:
         def work() -> ForgetResult:
             done, carry = forget_messages(self._sql, ids, self._meta("carry") or "")
             self._set_meta("carry", carry)
+            changelog.log(self._sql, changelog.DELETE, done.removed)
+            changelog.log(self._sql, changelog.ROWS, done.moved)
             return ForgetResult(done.forgotten, done.removed, self._state(done.created, 0))
 
         result = self._sql.transaction(work)
@@ -211,7 +244,10 @@ class VaultStore:
         def work() -> list[str]:
             ids = [r["id"] for r in self._sql.execute("SELECT id FROM rows WHERE ts_end < ?", (cutoff,))]
             self._sql.execute("DELETE FROM rows WHERE ts_end < ?", (cutoff,))
-            self._sql.execute("DELETE FROM buffer WHERE ts < ?", (cutoff,))
+            changelog.log(self._sql, changelog.DELETE, ids)
+            if self._sql.execute("SELECT 1 AS hit FROM buffer WHERE ts < ? LIMIT 1", (cutoff,)):
+                self._sql.execute("DELETE FROM buffer WHERE ts < ?", (cutoff,))
+                self._state((), 0)
             return ids
 
         ids = self._sql.transaction(work)
@@ -219,22 +255,27 @@ class VaultStore:
             self._vectors = None
         return ids
 
+    def changes(self, after: int, max_entries: int, max_rows: int) -> ChangeBatch:
+        return self._sql.transaction(lambda: changelog.read(self._sql, after, max_entries, max_rows))
+
+    def trim(self, upto: int) -> None:
+        self._sql.transaction(lambda: changelog.trim(self._sql, upto))
+
     def stats(self) -> VaultStats:
         # Separate small queries, each answered from an index rather than a scan of every row.
         kinds = {r["kind"]: int(r["n"]) for r in self._sql.execute("SELECT kind, COUNT(*) AS n FROM rows GROUP BY kind")}
         unembedded = self._sql.execute("SELECT COUNT(*) AS n FROM rows WHERE embedding IS NULL")[0]["n"]
         oldest = self._sql.execute("SELECT MIN(ts_end) AS t FROM rows")[0]["t"]
         newest = self._sql.execute("SELECT MAX(ts_end) AS t FROM rows")[0]["t"]
-        buffer = self._buffer()
+        buffer = changelog.buffer_state(self._sql)
         dimension = self._meta("dimension")
         return VaultStats(
             messages=kinds.get("message", 0),
             chunks=kinds.get("chunk", 0),
             unembedded=int(unembedded),
-            buffered_messages=len(buffer),
-            buffered_tokens=sum(estimate_tokens(m.content) for m in buffer),
+            buffered_messages=len(buffer.messages),
+            buffered_tokens=buffer.tokens,
             dimension=None if dimension is None else int(dimension),
             oldest=oldest,
             newest=newest,
         )
-

@@ -1,5 +1,8 @@
-"""The only functions that write conversation memory. The vault is the source of truth; the mirror
-is written here and nowhere else, right after the vault, so the two never drift by design."""
+"""The only functions that write conversation memory. Each registers the vault first (a write that
+cannot register fails), changes the vault (which logs the change in the same transaction), embeds
+what it created, then brings the mirror up to date from the vault's log: awaited locally, in the
+background on Workers. A failed sync leaves the entries in the log, for the next write to that
+vault, the local server's startup or the nightly run."""
 
 from __future__ import annotations
 
@@ -8,15 +11,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memvault.core.deps import Deps
-from memvault.core.errors import Conflict, InvalidInput, StorageUnavailable
+from memvault.core.errors import Conflict, InvalidInput, MemvaultError, StorageUnavailable
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import session_of, vault_name
+from memvault.core.memory.sync import rebuild_mirror, sync_mirror
 from memvault.core.models import AppendResult, MemoryRow, Message, StoreResult
 from memvault.core.ports import VaultClient
 from memvault.core.redaction import redact
 
 log = logging.getLogger(__name__)
-REMIRROR_PAGE = 200
 
 
 async def store_conversation(
@@ -31,23 +34,46 @@ async def store_conversation(
         kinds.extend(redaction.kinds)
         cleaned.append(replace(message, content=redaction.text) if redaction.kinds else message)
     name = vault_name(key_id, session_id)
-    vault = deps.vaults.vault(name)
+    vault = await _registered(deps, key_id, name)
     await _check_dimension(deps, vault)
-    result = await _embed_and_mirror(deps, key_id, name, vault, await vault.append(cleaned))
-    return replace(result, redactions=tuple(dict.fromkeys(kinds)))
-
-
-async def _embed_and_mirror(deps: Deps, key_id: str, name: str, vault: VaultClient, state: AppendResult) -> StoreResult:
-    """Finish a vault write: embed the rows it created, then mirror them with the vault's buffer."""
+    state = await vault.append(cleaned)
     rows = await _embed_rows(deps, vault, state.rows)
-    mirrored = await _mirror(deps, key_id, name, rows, state)
     return StoreResult(
         rows_stored=sum(1 for r in rows if r.kind == "message"),
         chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
         tokens_buffered=state.buffered_tokens,
         messages_accepted=state.accepted,
-        mirrored=mirrored,
+        redactions=tuple(dict.fromkeys(kinds)),
+        mirrored=await _sync(deps, key_id, name),
     )
+
+
+async def _registered(deps: Deps, key_id: str, name: str) -> VaultClient:
+    try:
+        await MirrorStore(deps.db).register(key_id, name, deps.clock())
+    except MemvaultError:
+        raise
+    except Exception as exc:
+        raise StorageUnavailable("the memory store could not register this vault; nothing was written") from exc
+    return deps.vaults.vault(name)
+
+
+async def _sync(deps: Deps, key_id: str, name: str) -> bool:
+    """Mirror what the vault logged: awaited, or handed to the background where the platform
+    finishes work after the response. Whether the mirror is known to be up to date."""
+
+    async def run() -> None:
+        await sync_mirror(deps, key_id, name)
+
+    if not deps.sync_mirror_inline:
+        deps.background.run(run)
+        return False
+    try:
+        await run()
+    except Exception as exc:  # the vault holds the data and the log; the next write or run heals the mirror
+        log.warning("mirror sync failed for one vault: %s", type(exc).__name__)
+        return False
+    return True
 
 
 async def _check_dimension(deps: Deps, vault: VaultClient) -> None:
@@ -61,7 +87,7 @@ async def _check_dimension(deps: Deps, vault: VaultClient) -> None:
 
 
 async def _embed_rows(deps: Deps, vault: VaultClient, rows: Sequence[MemoryRow]) -> list[MemoryRow]:
-    """Embed new rows; on failure they stay stored, found by keyword, and the nightly cron embeds them."""
+    """Embed new rows; on failure they stay stored, found by keyword, and the nightly run embeds them."""
     embedded: list[MemoryRow] = []
     batch_size = max(1, deps.settings.embed_batch)
     for start in range(0, len(rows), batch_size):
@@ -81,26 +107,17 @@ async def _embed_rows(deps: Deps, vault: VaultClient, rows: Sequence[MemoryRow])
     return embedded
 
 
-async def _mirror(deps: Deps, key_id: str, name: str, rows: Sequence[MemoryRow], state: AppendResult) -> bool:
-    try:
-        await MirrorStore(deps.db).write(key_id, name, rows, deps.clock(), state)
-    except Exception as exc:  # the vault holds the data; the nightly reconcile re-mirrors it
-        log.warning("mirror write failed for one vault: %s", type(exc).__name__)
-        return False
-    return True
-
-
 async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, reset: bool = False) -> list[str]:
-    """Clear one session vault, or (without ``session_id``) every vault of the key, with their
-    mirror rows and mirrored buffers. Returns the vaults cleared."""
-    mirror = MirrorStore(deps.db)
+    """Clear one session vault, or (without ``session_id``) every vault of the key; the mirror
+    follows from the vaults' logs. Returns the vaults cleared."""
     if session_id is not None:
         names = [vault_name(key_id, session_id)]
     else:
-        names = await mirror.vaults_of(key_id)
+        names = await MirrorStore(deps.db).vaults_of(key_id)
     for name in names:
-        await deps.vaults.vault(name).clear(reset)
-        await mirror.clear(key_id, name)
+        vault = await _registered(deps, key_id, name)
+        await vault.clear(reset)
+        await _sync(deps, key_id, name)
     return names
 
 
@@ -111,40 +128,44 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
     wanted = list(dict.fromkeys(str(i) for i in ids))
     if not wanted:
         raise InvalidInput("ids must name at least one message")
-    mirror = MirrorStore(deps.db)
-    names = [vault_name(key_id, session_id)] if session_id is not None else await mirror.vaults_of(key_id)
+    if session_id is not None:
+        names = [vault_name(key_id, session_id)]
+    else:
+        names = await MirrorStore(deps.db).vaults_of(key_id)
     found: set[str] = set()
     for name in names:
-        vault = deps.vaults.vault(name)
+        vault = await _registered(deps, key_id, name)
         result = await vault.forget(wanted)
-        embedded = replace(result.state, rows=tuple(await _embed_rows(deps, vault, result.state.rows)))
-        try:
-            await mirror.forget(key_id, name, wanted, replace(result, state=embedded), deps.clock())
-        except Exception as exc:
-            log.warning("mirror forget failed for one vault: %s", type(exc).__name__)
-            raise StorageUnavailable("the vault forgot these messages but its mirror copy could not be updated; retry") from exc
+        await _embed_rows(deps, vault, result.state.rows)
+        await _sync(deps, key_id, name)
         found.update(result.forgotten)
     return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}
 
 
 async def purge_old_memory(deps: Deps, key_id: str, older_than: float) -> int:
-    """Delete rows (and pending messages) older than ``older_than`` from every vault of the key and
-    from the mirror together. Returns the number of rows deleted from the vaults."""
-    mirror = MirrorStore(deps.db)
+    """Delete rows (and pending messages) older than ``older_than`` from every vault of the key; the
+    mirror follows from the vaults' logs. Returns the number of rows deleted from the vaults."""
     removed = 0
-    for name in await mirror.vaults_of(key_id):
-        vault = deps.vaults.vault(name)
+    for name in await MirrorStore(deps.db).vaults_of(key_id):
+        vault = await _registered(deps, key_id, name)
         removed += len(await vault.delete_older_than(older_than))
-        await mirror.delete_older_than(key_id, name, older_than)
-        await mirror.write(key_id, name, [], deps.clock(), await vault.append([]))
+        await _sync(deps, key_id, name)
     return removed
 
 
 async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) -> StoreResult:
     """Turn a vault's pending buffer into a chunk now, however short (used for idle buffers)."""
     name = vault_name(key_id, session_id)
-    vault = deps.vaults.vault(name)
-    return await _embed_and_mirror(deps, key_id, name, vault, await vault.flush())
+    vault = await _registered(deps, key_id, name)
+    state: AppendResult = await vault.flush()
+    rows = await _embed_rows(deps, vault, state.rows)
+    return StoreResult(
+        rows_stored=sum(1 for r in rows if r.kind == "message"),
+        chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
+        tokens_buffered=state.buffered_tokens,
+        messages_accepted=0,
+        mirrored=await _sync(deps, key_id, name),
+    )
 
 
 async def flush_idle_buffers(deps: Deps, key_id: str, idle_before: float) -> list[StoreResult]:
@@ -158,25 +179,21 @@ async def flush_idle_buffers(deps: Deps, key_id: str, idle_before: float) -> lis
 async def reconcile_vault(
     deps: Deps, key_id: str, session_id: str | None = None, embed_limit: int = 500
 ) -> dict[str, int]:
-    """Embed rows stored without a vector, and copy into the mirror any vault row it lacks."""
+    """The nightly check of one vault: embed rows stored without a vector, apply the log to the
+    mirror, and rebuild the mirror if its row count still differs from the vault's."""
     name = vault_name(key_id, session_id)
     vault = deps.vaults.vault(name)
-    mirror = MirrorStore(deps.db)
     jobs = await vault.unembedded(embed_limit)
     embedded = 0
     if jobs:
         vectors = await deps.embedder.embed([job.text for job in jobs])
-        embeddings = {job.id: v for job, v in zip(jobs, vectors, strict=True)}
-        embedded = await vault.attach_embeddings(deps.embedder.model_id, embeddings)
-        await mirror.attach_embeddings(key_id, name, embeddings)
-    remirrored = 0
-    after: str | None = None
-    while page := await vault.rows(after, REMIRROR_PAGE):
-        known = await mirror.known_ids(key_id, name, [r.id for r in page])
-        missing = [r for r in page if r.id not in known]
-        if missing:
-            await mirror.write(key_id, name, missing, deps.clock(), None)
-            remirrored += len(missing)
-        after = page[-1].id
-    await mirror.write(key_id, name, [], deps.clock(), await vault.append([]))
-    return {"embedded": embedded, "remirrored": remirrored}
+        embedded = await vault.attach_embeddings(
+            deps.embedder.model_id, {job.id: v for job, v in zip(jobs, vectors, strict=True)}
+        )
+    outcome = await sync_mirror(deps, key_id, name)
+    rebuilt = outcome.rebuilt
+    stats, counts = await vault.stats(), await MirrorStore(deps.db).counts(key_id, name)
+    if stats.messages + stats.chunks != counts["rows"] or stats.buffered_tokens != counts["buffered_tokens"]:
+        await rebuild_mirror(deps, key_id, name)
+        rebuilt = True
+    return {"embedded": embedded, "applied": outcome.applied, "rebuilt": int(rebuilt)}
