@@ -75,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
     _key_argument(forget)
     forget.set_defaults(run=lambda a: _with_deps(lambda d: _forget(d, a)))
 
+    commands.add_parser("maintenance", help="run the nightly maintenance once, now").set_defaults(
+        run=lambda a: _with_deps(_maintenance)
+    )
+    commands.add_parser("check", help="compare every vault with its mirror; exit 1 if any differ").set_defaults(
+        run=lambda a: _with_deps(_check)
+    )
+
     stats = commands.add_parser("stats", help="counts of a key's vaults and mirror")
     _key_argument(stats)
     stats.set_defaults(run=lambda a: _with_deps(lambda d: _stats(d, a)))
@@ -168,6 +175,22 @@ async def _search(deps: Deps, args: argparse.Namespace) -> None:
 async def _forget(deps: Deps, args: argparse.Namespace) -> None:
     key = await keys.authenticate(deps.db, args.key)
     print(json.dumps(await memory.forget(deps, key.id, args.ids, args.session)))
+
+
+async def _maintenance(deps: Deps) -> None:
+    from memvault.runtime.cron import run_cron
+
+    await run_cron(deps, "manual")
+
+
+async def _check(deps: Deps) -> int:
+    differences: list[str] = []
+    for key_id, name in await memory.all_vaults(deps):
+        differences += await memory.mirror_differences(deps, key_id, name)
+    for line in differences:
+        print(line)
+    print(json.dumps({"differences": len(differences)}))
+    return 1 if differences else 0
 
 
 async def _stats(deps: Deps, args: argparse.Namespace) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from suites import database, search_plan, sync_sql, vault
+from suites import database, mirror, search_plan, sync_sql, vault
 
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.sqlite_sql import SqliteSql
@@ -28,6 +28,15 @@ async def test_sync_sql_contract(check: Check, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("check", database.CHECKS, ids=lambda c: c.__name__)
 async def test_database_contract(check: Check, tmp_path: Path) -> None:
+    db = SqliteDatabase(tmp_path / "db.sqlite3")
+    try:
+        await check(db)
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("check", mirror.CHECKS, ids=lambda c: c.__name__)
+async def test_mirror_contract(check: Check, tmp_path: Path) -> None:
     db = SqliteDatabase(tmp_path / "db.sqlite3")
     try:
         await check(db)

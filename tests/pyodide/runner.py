@@ -114,6 +114,7 @@ FACTORIES: dict[str, Factory] = {
     "vector_index": new_vector_index,
     "sync_sql": new_sync_sql,
     "search_plan": new_sql_pair,
+    "mirror": new_database,
     "vault": new_vault,
 }
 

@@ -1,8 +1,8 @@
 """Conversation memory: one vault per (memory key, vault), a mirror derived from the vaults, and
 the operations every surface calls."""
 
-from memvault.core.memory.read import export_memory, memory_stats, read_memory, search_memory, vaults_of
-from memvault.core.memory.sync import rebuild_mirror, sync_all, sync_mirror
+from memvault.core.memory.read import all_vaults, export_memory, memory_stats, read_memory, search_memory, vaults_of
+from memvault.core.memory.sync import mirror_differences, rebuild_mirror, sync_all, sync_mirror
 from memvault.core.memory.write import (
     clear_memory,
     flush_idle_buffers,
@@ -14,12 +14,14 @@ from memvault.core.memory.write import (
 )
 
 __all__ = [
+    "all_vaults",
     "clear_memory",
     "export_memory",
     "flush_idle_buffers",
     "flush_pending",
     "forget",
     "memory_stats",
+    "mirror_differences",
     "purge_old_memory",
     "read_memory",
     "rebuild_mirror",

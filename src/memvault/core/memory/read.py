@@ -209,6 +209,11 @@ def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
 
 
+async def all_vaults(deps: Deps) -> list[tuple[str, str]]:
+    """Every registered (key id, vault name)."""
+    return await MirrorStore(deps.db).all_vaults()
+
+
 async def vaults_of(deps: Deps, key_id: str) -> list[str]:
     """Names of every vault the key has (its core vault always among them)."""
     return await MirrorStore(deps.db).vaults_of(key_id)

@@ -95,3 +95,28 @@ async def sync_all(deps: Deps) -> dict[str, int]:
 
 def _stale(deps: Deps, started: float | None) -> bool:
     return started is None or deps.clock() - started > STALE_REBUILD_SECONDS
+
+
+async def mirror_differences(deps: Deps, key_id: str, name: str, page: int = 500) -> list[str]:
+    """How one vault's mirror differs from the vault (empty when they hold exactly the same rows,
+    vectors included, and the same pending buffer): a check for operators and tests."""
+    vault, mirror = deps.vaults.vault(name), MirrorStore(deps.db)
+    differences: list[str] = []
+    held: dict[str, dict[str, object]] = {}
+    after: str | None = None
+    while rows := await vault.rows(after, page):
+        held.update((row.id, row.to_dict()) for row in rows)
+        after = rows[-1].id
+    after = None
+    while rows := await mirror.rows(key_id, name, after, page):
+        for row in rows:
+            expected = held.pop(row.id, None)
+            if expected is None:
+                differences.append(f"{name}: {row.id} is in the mirror only")
+            elif expected != row.to_dict():
+                differences.append(f"{name}: {row.id} differs")
+        after = rows[-1].id
+    differences += [f"{name}: {row_id} is missing from the mirror" for row_id in held]
+    if [m.to_dict() for m in await vault.pending()] != [m.to_dict() for m in await mirror.buffer(key_id, name)]:
+        differences.append(f"{name}: the pending buffers differ")
+    return differences
