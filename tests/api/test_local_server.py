@@ -28,10 +28,10 @@ def environment(data_dir: Path) -> dict[str, str]:
 
 
 @contextmanager
-def server(data_dir: Path, port: int) -> Iterator[str]:
+def server(data_dir: Path, port: int, env: dict[str, str] | None = None) -> Iterator[str]:
     process = subprocess.Popen(
         [str(MEMVAULT), "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=environment(data_dir),
+        env=env or environment(data_dir),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

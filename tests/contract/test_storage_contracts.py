@@ -64,3 +64,29 @@ async def test_search_plan_contract(check: Check, tmp_path: Path) -> None:
     finally:
         sql.close()
         db.close()
+
+
+def test_vault_file_names_differ_for_every_vault_name_even_ignoring_case() -> None:
+    from memvault.adapters.local.vaults import vault_filename
+
+    names = ["k:session:!00", "k:session:\u2100", "k:session:Chat", "k:session:chat", "k:session:%21", "k:session:!",
+             "k:session:" + "x" * 300, "k:session:" + "x" * 299 + "y", "k:core", "k:session:core"]
+    files = [vault_filename(n) for n in names]
+    assert len({f.lower() for f in files}) == len(names)
+    assert all(len(f) < 255 and "/" not in f for f in files)
+
+
+async def test_a_vault_file_of_the_earlier_naming_is_moved_not_lost(tmp_path: Path) -> None:
+    from memvault.core.models import Message
+
+    defaults = load_settings({})
+    sizes = {"chunk_tokens": defaults.chunk_tokens, "overlap_tokens": defaults.chunk_overlap_tokens}
+    earlier = LocalVaultDirectory(tmp_path, **sizes)
+    await earlier.vault("k:session:Chat").append([Message("user", "kept across the rename", 1.0, "m1")])
+    earlier.close()
+    (tmp_path / "k%3Asession%3A%43hat.sqlite3").rename(tmp_path / "k%3Asession%3AChat.sqlite3")
+    reopened = LocalVaultDirectory(tmp_path, **sizes)
+    try:
+        assert [m.id for m in await reopened.vault("k:session:Chat").pending()] == ["m1"]
+    finally:
+        reopened.close()

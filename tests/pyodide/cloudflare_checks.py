@@ -63,8 +63,8 @@ async def check_d1_batch_is_atomic_and_execute_counts(h: Any) -> None:
     assert await db.execute("INSERT INTO t VALUES (?, ?)", ["a", True]) == 1
     try:
         await db.batch([("INSERT INTO t VALUES (?, ?)", ["b", 0]), ("INSERT INTO t VALUES (?, ?)", ["a", 0])])
-    except JsException:
-        pass
+    except StorageUnavailable as exc:
+        assert "INSERT" not in exc.message and "'a'" not in exc.message, exc.message
     else:
         raise AssertionError("a failing batch did not raise")
     assert await db.query("SELECT k, flag FROM t ORDER BY k") == [{"k": "a", "flag": 1}]

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 import memvault
+from memvault.api import errors
 from memvault.api.dependencies import DEPS_SCOPE_KEY
 from memvault.api.limits import BodySizeLimit
 from memvault.api.routes import brain, health, memory, providers
 from memvault.core.deps import Deps
-from memvault.core.errors import MemvaultError
 
 
 def create_app(deps: Deps) -> FastAPI:
@@ -26,8 +24,7 @@ def create_app(deps: Deps) -> FastAPI:
         max_bytes=deps.settings.max_body_bytes,
         exempt=lambda path: any(regex.match(path) for regex in provider_paths),
     )
-    app.add_exception_handler(MemvaultError, _render_domain_error)  # type: ignore[arg-type]
-    app.add_exception_handler(RequestValidationError, _render_validation_error)  # type: ignore[arg-type]
+    errors.install(app)
     for module in (health, memory, providers, brain):
         app.include_router(module.router)
     return app
@@ -41,19 +38,3 @@ def serve_with(app: ASGIApp, deps: Deps) -> ASGIApp:
         await app({**scope, DEPS_SCOPE_KEY: deps}, receive, send)
 
     return bound
-
-
-def error_body(code: str, message: str) -> dict[str, object]:
-    return {"error": {"code": code, "message": message}}
-
-
-async def _render_domain_error(request: Request, exc: MemvaultError) -> JSONResponse:
-    return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
-
-
-async def _render_validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
-        problems.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
-    return JSONResponse(error_body("invalid_request", "; ".join(problems)), status_code=422)

@@ -123,7 +123,7 @@ async def _parse_call(
     raw = await read_body(request, deps.settings.max_body_bytes)
     try:
         body = require_object(json.loads(raw))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # malformed, not UTF-8, or nested past any real request
         raise InvalidInput("the request body is not valid JSON") from exc
     return raw, body, codec.extract(body, stream=stream), options, key_id
 
@@ -135,6 +135,7 @@ async def forward_with_memory(
     deps = get_deps(request)
     codec = CODECS[provider]
     try:
+        _check_path(request.url.path)
         raw, body, conversation, options, key_id = await _parse_call(request, deps, codec, stream)
     except MemvaultError as exc:
         return error_response(codec, exc.status, exc.message)
@@ -170,6 +171,12 @@ async def forward_with_memory(
     return _relay_response(relayed, upstream.status, relayed_headers(upstream.headers, memory))
 
 
+def _check_path(path: str) -> None:
+    """A path forwarded upstream must be one a URL can carry as is (no control characters)."""
+    if not path.isprintable() or any(c in path for c in " \\"):
+        raise InvalidInput("the request path holds characters a provider URL cannot carry")
+
+
 async def _remember(deps: Deps, key_id: str, conversation: Conversation, tap: Tap, options: MemoryOptions) -> None:
     """Background: assemble the relayed reply, then store the turn if the answer is complete."""
     reply = read_reply(tap)
@@ -182,6 +189,7 @@ async def pass_through(request: Request, provider: str) -> Response:
     deps = get_deps(request)
     codec = CODECS[provider]
     try:
+        _check_path(request.url.path)
         await memory_key_id(deps, request.headers)
         raw = await read_body(request, deps.settings.max_body_bytes)
         headers = upstream_headers(request.headers.items(), codec)

@@ -1,4 +1,6 @@
-"""Refuse request bodies over the configured size before any handler reads them."""
+"""Refuse request bodies over the configured size before any handler reads them, however they
+arrive: a declared Content-Length is checked at once, a chunked body is read up to the limit
+first and then handed on whole, so the refusal is always a 413 in the documented envelope."""
 
 from __future__ import annotations
 
@@ -22,29 +24,38 @@ class BodySizeLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._refuse(send)
             return
-        seen = 0
-
-        async def limited_receive() -> Message:
-            nonlocal seen
+        body = bytearray()
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
-            return message
-
-        try:
-            await self.app(scope, limited_receive, send)
-        except _TooLarge:
-            await self._refuse(send)
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message]), send)
+                return
+            body.extend(message.get("body", b""))
+            if len(body) > self.max_bytes:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay([{"type": "http.request", "body": bytes(body), "more_body": False}], receive), send)
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(
             {"error": {"code": "payload_too_large", "message": f"request body is larger than {self.max_bytes} bytes"}}
         ).encode()
-        await send({"type": "http.response.start", "status": 413, "headers": [(b"content-type", b"application/json")]})
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
+    """A receive that hands out ``messages`` first, then waits on ``then`` (for the disconnect)."""
+    pending = list(messages)
+
+    async def receive() -> Message:
+        if pending:
+            return pending.pop(0)
+        if then is None:
+            return {"type": "http.disconnect"}
+        return await then()
+
+    return receive

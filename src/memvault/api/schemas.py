@@ -55,3 +55,33 @@ class SearchResponse(BaseModel):
 
 class PurgeRequest(BaseModel):
     older_than: StrictFloat | StrictInt | StrictStr = Field(description="Epoch seconds or ISO 8601.")
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Stable machine-readable name, e.g. `invalid_request`, `conflict`.")
+    message: str = Field(description="What was wrong, naming the field where there is one.")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+_MEANINGS = {
+    400: "Malformed request: unreadable JSON, a broken rule.",
+    401: "No credential, or one nobody issued.",
+    403: "A known credential asking for what it may not do.",
+    404: "Absent, or behind a wall (never told apart).",
+    409: "Contradicts what is stored (e.g. a message id already used for other text).",
+    413: "Body larger than the limit.",
+    422: "A field's value is out of its domain; the message names the field.",
+    503: "A store could not answer; nothing was half-written.",
+    507: "A store is full; nothing of the write was stored.",
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, object]]:
+    """OpenAPI entries of the errors a route may answer, all in the ``{"error": …}`` envelope."""
+    return {status: {"model": ErrorBody, "description": _MEANINGS[status]} for status in statuses}
+
+
+NDJSON = {"application/x-ndjson": {"schema": {"type": "string", "description": "One JSON object per line."}}}

@@ -50,5 +50,9 @@ class StorageUnavailable(MemvaultError, status=503, code="storage_unavailable"):
     """A store could not answer; nothing was half-written."""
 
 
+class StorageFull(MemvaultError, status=507, code="insufficient_storage"):
+    """A store ran out of space; the write was rolled back whole."""
+
+
 class UpstreamUnavailable(MemvaultError, status=502, code="upstream_unavailable"):
     """The provider behind the memory router could not be reached."""

@@ -171,3 +171,18 @@ async def test_nothing_cleared_comes_back_through_the_mirror_fallback(memvault: 
     await memvault.client.delete("/v1/memory", headers=memvault.auth)
     memvault.deps.vaults = BrokenVaults()
     assert (await search(memvault, "gone lanterns tomatoes"))["items"] == []
+
+
+async def test_a_full_disk_under_the_vault_is_a_507_and_stores_nothing(memvault: Memvault) -> None:
+    await store(memvault, chat(0, 5))
+    vault = memvault.deps.vaults.vault(f"{memvault.key_id}:core")
+    connection = vault._sql._conn  # type: ignore[attr-defined]
+    pages = connection.execute("PRAGMA page_count").fetchone()[0]
+    connection.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own SQLITE_FULL from here on
+    response = await memvault.client.post("/v1/memory", json={"messages": chat(100, 150, topic="wide " * 8)}, headers=memvault.auth)
+    assert response.status_code == 507 and response.json()["error"]["code"] == "insufficient_storage"
+    connection.execute("PRAGMA max_page_count = 1073741823")
+    stats = await vault.stats()
+    assert stats.messages + stats.buffered_messages == 5
+    assert (await store(memvault, chat(5, 1)))["messages_accepted"] == 1
+    assert await in_step(memvault) == []

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+from pyodide.ffi import JsException
+
 from memvault.adapters.cloudflare.convert import js_array, sql_param, to_py
+from memvault.core.errors import StorageFull, StorageUnavailable
 from memvault.core.ports import Row
+
+
+@contextmanager
+def d1_errors() -> Iterator[None]:
+    """D1 failures as the domain errors the edge renders; the statement and its values stay out."""
+    try:
+        yield
+    except JsException as exc:
+        if "SQLITE_FULL" in str(exc):
+            raise StorageFull("the database is full; nothing of this write was stored") from exc
+        raise StorageUnavailable("the database failed") from exc
 
 
 class D1Database:
@@ -20,11 +35,13 @@ class D1Database:
         return statement
 
     async def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        result = await self._statement(sql, params).all()
+        with d1_errors():
+            result = await self._statement(sql, params).all()
         return [_row(r) for r in (to_py(result.results) or [])]
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        result = await self._statement(sql, params).run()
+        with d1_errors():
+            result = await self._statement(sql, params).run()
         meta = to_py(result.meta) or {}
         return int(meta.get("changes") or 0)
 
@@ -32,7 +49,8 @@ class D1Database:
         if not statements:
             return
         # D1 runs a batch as one implicit transaction: a failing statement rolls back the rest.
-        await self._db.batch(js_array([self._statement(sql, params) for sql, params in statements]))
+        with d1_errors():
+            await self._db.batch(js_array([self._statement(sql, params) for sql, params in statements]))
 
 
 def _row(row: dict[str, Any]) -> Row:

@@ -6,13 +6,28 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from memvault.core.errors import StorageFull, StorageUnavailable
 from memvault.core.ports import Row
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[4] / "migrations"
+
+
+@contextmanager
+def storage_errors() -> Iterator[None]:
+    """SQLite failures as the domain errors the edge renders (507 for a full disk, else 503).
+    Only the error's type and SQLite's own words travel on: never the statement or its values."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        words = str(exc).split(":", 1)[0][:80]
+        if isinstance(exc, sqlite3.OperationalError) and "full" in words:
+            raise StorageFull("the local database is full; nothing of this write was stored") from exc
+        raise StorageUnavailable(f"the local database failed ({type(exc).__name__}: {words})") from exc
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
@@ -72,22 +87,23 @@ class SqliteDatabase:
         apply_migrations(self._conn, migrations_dir)
 
     def _query(self, sql: str, params: Sequence[Any]) -> list[Row]:
-        with self._lock:
+        with self._lock, storage_errors():
             return [dict(row) for row in self._conn.execute(sql, tuple(params)).fetchall()]
 
     def _execute(self, sql: str, params: Sequence[Any]) -> int:
-        with self._lock:
+        with self._lock, storage_errors():
             return self._conn.execute(sql, tuple(params)).rowcount
 
     def _batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
-        with self._lock:
+        with self._lock, storage_errors():
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 for sql, params in statements:
                     self._conn.execute(sql, tuple(params))
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
 
     async def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:

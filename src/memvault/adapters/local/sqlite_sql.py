@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memvault.adapters.local.database import connect
+from memvault.adapters.local.database import connect, storage_errors
 from memvault.core.ports import Row
 
 T = TypeVar("T")
@@ -20,24 +20,26 @@ class SqliteSql:
         self._depth = 0
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        with self._lock:
+        with self._lock, storage_errors():
             cursor = self._conn.execute(sql, tuple(params))
             return [dict(row) for row in cursor.fetchall()]
 
     def transaction(self, work: Callable[[], T]) -> T:
-        with self._lock:
+        with self._lock, storage_errors():
             if self._depth:
                 return work()
             self._conn.execute("BEGIN IMMEDIATE")
             self._depth += 1
             try:
                 result = work()
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # A failed COMMIT (a full disk) may have ended the transaction already.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
             finally:
                 self._depth -= 1
-            self._conn.execute("COMMIT")
             return result
 
     def close(self) -> None:

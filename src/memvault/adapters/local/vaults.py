@@ -17,9 +17,22 @@ from memvault.core.memory.store import VaultStore
 
 T = TypeVar("T")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_SAFE = re.compile(r"[a-z0-9_.-]")
 
 
 def vault_filename(name: str) -> str:
+    """A file name for a vault, different for every vault name even on a file system that ignores
+    case: lower-case letters, digits and ``_.-`` stay, every other character becomes the %XX
+    escapes of its UTF-8 bytes (``%`` included, upper-case hex); a name too long for one file
+    name keeps a readable start and a digest of the whole name."""
+    safe = "".join(c if _SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode()) for c in name)
+    if len(safe) > 120:
+        safe = safe[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()
+    return f"{safe}.sqlite3"
+
+
+def _earlier_filename(name: str) -> str:
+    """The name files had before escapes were made injective (kept to move such files over)."""
     safe = _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", name)
     if len(safe) > 120:
         safe = safe[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:32]
@@ -99,6 +112,8 @@ class LocalVaultDirectory:
             if name not in self._open:
                 self._root.mkdir(parents=True, exist_ok=True)
                 path = self._root / vault_filename(name)
+                if all(ord(c) < 256 for c in name):  # beyond that, earlier names were ambiguous
+                    _move_earlier_file(self._root / _earlier_filename(name), path)
                 self._open[name] = LocalVault(path, self._chunk_tokens, self._overlap_tokens)
             return self._open[name]
 
@@ -107,3 +122,12 @@ class LocalVaultDirectory:
             for vault in self._open.values():
                 vault.close()
             self._open.clear()
+
+
+def _move_earlier_file(earlier: Path, path: Path) -> None:
+    if earlier == path or path.exists() or not earlier.exists():
+        return
+    for suffix in ("", "-wal", "-shm"):
+        companion = earlier.with_name(earlier.name + suffix)
+        if companion.exists():
+            companion.rename(path.with_name(path.name + suffix))

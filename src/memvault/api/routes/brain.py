@@ -11,10 +11,11 @@ from fastapi.responses import Response
 
 from memvault.api.brain_schemas import SkillIn, SyncRequest, WriteRequest
 from memvault.api.dependencies import DepsParam, brain_token
+from memvault.api.schemas import NDJSON, error_responses
 from memvault.core import brain
 from memvault.core.brain.scopes import Credential, auth_of
 
-router = APIRouter(tags=["brain"])
+router = APIRouter(tags=["brain"], responses=error_responses(400, 401, 403, 404, 409, 413, 422, 503, 507))
 
 
 def brain_credential(request: Request, deps: DepsParam) -> Credential:
@@ -56,7 +57,11 @@ async def history(deps: DepsParam, credential: CredentialParam, id: str = "") ->
     return await brain.history(deps, credential, id)
 
 
-@router.get("/memory/export")
+@router.get(
+    "/memory/export",
+    response_class=Response,
+    responses={200: {"description": "Every fact the credential may read, one JSON object per line.", "content": NDJSON}},
+)
 async def export(deps: DepsParam, credential: CredentialParam, source_prefix: str | None = None) -> Response:
     rows = await brain.export_rows(deps, credential, source_prefix)
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)

@@ -8,12 +8,19 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query
 
 from memvault.api.dependencies import DepsParam, KeyParam
-from memvault.api.schemas import PurgeRequest, SearchRequest, SearchResponse, StoreRequest, StoreResponse
+from memvault.api.schemas import (
+    PurgeRequest,
+    SearchRequest,
+    SearchResponse,
+    StoreRequest,
+    StoreResponse,
+    error_responses,
+)
 from memvault.core import memory
 from memvault.core.memory.messages import messages_from
 from memvault.core.times import parse_time, require_time
 
-router = APIRouter(prefix="/v1/memory", tags=["memory"])
+router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=error_responses(400, 401, 409, 413, 422, 503, 507))
 SessionHeader = Annotated[str | None, Header(alias="X-Session-ID", max_length=200)]
 
 

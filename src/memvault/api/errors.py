@@ -1,0 +1,90 @@
+"""Every error the app answers, rendered once: memvault's envelope ``{"error": {code, message}}``
+on its own routes, the provider's own envelope on the provider paths, whatever raised it (a domain
+error, request validation, the framework's 404/405/400, or something unexpected)."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from memvault.api.providers import CODECS
+from memvault.core.errors import MemvaultError
+
+log = logging.getLogger("memvault.api")
+
+CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "rate_limited",
+}
+MESSAGES = {
+    400: "the request body could not be read: it is not valid JSON (or not valid UTF-8)",
+    404: "no such route",
+    405: "this route does not take that method",
+}
+
+
+def error_body(code: str, message: str) -> dict[str, object]:
+    return {"error": {"code": code, "message": message}}
+
+
+def provider_of(path: str) -> str | None:
+    """Which provider's clients call ``path``; None for memvault's own routes."""
+    if path.startswith("/v1/memory") or not path.startswith(("/v1/", "/v1beta/")):
+        return None
+    if path.startswith("/v1beta/") or ":" in path.rsplit("/", 1)[-1]:
+        return "gemini"
+    if path.startswith("/v1/messages"):
+        return "anthropic"
+    return "openai"
+
+
+def render(path: str, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    provider = provider_of(path)
+    body = error_body(code, message) if provider is None else CODECS[provider].error_body(status, message)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _domain(request: Request, exc: MemvaultError) -> JSONResponse:
+    return render(request.url.path, exc.status, exc.code, exc.message)
+
+
+async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    problems = []
+    for error in exc.errors():
+        if error.get("type") == "json_invalid":
+            problems.append(f"the request body is not valid JSON (near character {error.get('loc', ('', '?'))[-1]})")
+            continue
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        problems.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
+    return render(request.url.path, 422, "invalid_request", "; ".join(problems))
+
+
+async def _framework(request: Request, exc: HTTPException) -> JSONResponse:
+    status = exc.status_code
+    message = MESSAGES.get(status) or (exc.detail if isinstance(exc.detail, str) else "request refused")
+    return render(request.url.path, status, CODES.get(status, "error"), message, dict(exc.headers or {}))
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    # The type only: an exception's text may quote stored memory.
+    log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
+    return render(request.url.path, 500, "internal_error", "memvault failed to answer this request")
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(MemvaultError, _domain)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, _framework)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unexpected)
