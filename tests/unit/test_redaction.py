@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvault.core.redaction import API_KEY, CARD_NUMBER, PRIVATE_KEY, SSN, luhn_valid, redact
+from memvault.core.redaction import API_KEY, CARD_NUMBER, PASSWORD, PRIVATE_KEY, SSN, TOKEN, luhn_valid, redact
 
 SECRETS = [
     ("my visa is 4111 1111 1111 1111 exp 12/29", CARD_NUMBER, "4111 1111 1111 1111"),
@@ -35,6 +35,18 @@ SECRETS = [
         PRIVATE_KEY,
         "MC4CAQAwBQYDK2VwBCIEIA==",
     ),
+    # The attacker's holes: a card among other numbers, dots, bare SSNs, keys without a vendor word.
+    ("visa 4111 1111 1111 1111 123 exp 12/29", CARD_NUMBER, "4111 1111 1111 1111"),
+    ("ref 12 4242.4242.4242.4242", CARD_NUMBER, "4242.4242.4242.4242"),
+    ("SSN 123.45.6789 on the form", SSN, "123.45.6789"),
+    ("his SSN is 536228745", SSN, "536228745"),
+    ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", API_KEY, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("maps key AIzaWV1mKaUyvBPs0jSO2Jkf08MMF1ulMMCw3XV", API_KEY, "AIzaWV1mKaUyvBPs0jSO2Jkf08MMF1ulMMCw3XV"),
+    ("app token xapp-1-A0123456789-2790321408149-1a1bc7f90d4794d3f706", API_KEY, "2790321408149-1a1bc7f90d4794d3f706"),
+    ("session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlMTIz", TOKEN, "eyJzdWIiOiIxMjM0In0"),
+    ("db_password=s3cretP@ss in .env", PASSWORD, "s3cretP@ss"),
+    ('{"user": "ada", "password": "correct horse"}', PASSWORD, "correct horse"),
+    ("token=Q7v9Lm2Xk4Rt8Wp1 in the link", TOKEN, "Q7v9Lm2Xk4Rt8Wp1"),
 ]
 
 BENIGN = [
@@ -58,6 +70,12 @@ BENIGN = [
     "xox is a hug",
     "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
     "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----",
+    "sk-onboarding-checklist-2024 is the Notion page",
+    "xoxo-grandma says hi",
+    "USPS 9400 1118 9922 3344 5566 77",
+    "IBAN DE89 3704 0044 0532 0130 00",
+    "password: reset it from the login page",
+    "max_tokens=4096",
 ]
 
 
@@ -96,3 +114,20 @@ def test_redaction_is_idempotent() -> None:
 def test_luhn() -> None:
     assert luhn_valid("4111111111111111")
     assert not luhn_valid("4111111111111112")
+
+
+def test_a_card_keeps_its_neighbours_and_loses_only_itself() -> None:
+    assert redact("card 4111 1111 1111 1111 123").text == "card [redacted:card_number ending 1111] 123"
+    assert redact("ref 55 20 4242 4242 4242 4242").text == "ref 55 20 [redacted:card_number ending 4242]"
+
+
+def test_context_secrets_keep_their_label() -> None:
+    assert redact("password: hunter2").text == "password: [redacted:password]"
+    assert redact("my password is Summer2024!").text == "my password is [redacted:password]"
+    assert redact("FOO_PASSWORD=abc123xyz").text == "FOO_PASSWORD=[redacted:password]"
+    assert redact("her SSN: 536228745").text == "her SSN: [redacted:ssn]"
+
+
+def test_a_password_named_but_not_given_is_kept() -> None:
+    for text in ("Password is required.", "password=${DB_PASSWORD}", "login(user=user, password=password)"):
+        assert redact(text).text == text

@@ -13,7 +13,7 @@ from typing import Any
 from memvault.core.brain.rows import ENTRY_TYPES
 from memvault.core.brain.scopes import SCOPES, Credential
 from memvault.core.errors import InvalidInput, PayloadTooLarge
-from memvault.core.redaction import redact
+from memvault.core.redaction import redact, refuse_secret
 from memvault.core.times import parse_time
 
 ITEM_FIELDS = frozenset(
@@ -99,8 +99,7 @@ def parse_item(raw: Any, defaults: Mapping[str, Any], credential: Credential) ->
     content_field = "fact" if "fact" in raw else "content"
     gate = redact(_text(raw, content_field, None, MAX_CONTENT_CHARS))
     source = _text(raw, "source", defaults.get("source", "api"), MAX_SOURCE_CHARS)
-    if redact(source).kinds:
-        raise InvalidInput("source looks like it contains a secret; sources are identifiers")
+    refuse_secret("source", source)
     entry_type = raw.get("entry_type", defaults.get("entry_type", "fact"))
     if entry_type not in ENTRY_TYPES:
         raise InvalidInput(f"entry_type must be one of {', '.join(ENTRY_TYPES)}")

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from memvault.core.errors import InvalidField, InvalidInput
 from memvault.core.models import ROLES, Message
+from memvault.core.redaction import refuse_secret
 from memvault.core.times import parse_time
 
 MAX_ID_CHARS = 200
@@ -59,4 +60,5 @@ def _message_id(value: object, where: str) -> str:
     text = str(value)
     if len(text) > MAX_ID_CHARS or not text.isprintable():
         raise InvalidField(f"{where}.id must be at most {MAX_ID_CHARS} printable characters")
+    refuse_secret(f"{where}.id", text)
     return text

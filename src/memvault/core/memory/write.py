@@ -17,7 +17,7 @@ from memvault.core.memory.names import session_of, vault_name
 from memvault.core.memory.sync import rebuild_mirror, sync_mirror
 from memvault.core.models import AppendResult, MemoryRow, Message, StoreResult
 from memvault.core.ports import VaultClient
-from memvault.core.redaction import redact
+from memvault.core.redaction import redact, refuse_secret
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,9 @@ async def store_conversation(
 
 
 async def _registered(deps: Deps, key_id: str, name: str) -> VaultClient:
+    session = session_of(name)
+    if session is not None:
+        refuse_secret("session id", session)  # the vault's name is stored in the shared database
     try:
         await MirrorStore(deps.db).register(key_id, name, deps.clock())
     except MemvaultError:
