@@ -251,6 +251,14 @@ async def check_brain_over_d1_r2_and_vectorize_keeps_its_walls(h: Any) -> None:
         pass
     else:
         raise AssertionError("a fact behind the wall must read as absent")
+    # D1 runs the in-scope BM25 statements too: several terms, a phrase, a long query.
+    before = await brain.search_brain(deps, family, "green door cabin Lake Orta", "keyword")
+    await brain.ingest_facts(deps, writer, {"source": "notes:biz2", "scope": "business",
+                                            "facts": [{"content": f"green door cabin Lake Orta {i}"} for i in range(5)]})
+    after = await brain.search_brain(deps, family, "green door cabin Lake Orta", "keyword")
+    assert before == after and [r["id"] for r in after["results"]] == list(family_ids), after
+    words = " ".join(f"word{i}" for i in range(120))
+    assert (await brain.search_brain(deps, family, f"cabin {words}", "keyword"))["results"]
 
 
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [

@@ -26,6 +26,7 @@ ALL_SCOPES = ["business", "family", "shared", "mildred"]
 CREDENTIALS: dict[str, tuple[list[str], bool]] = {
     "writer": (ALL_SCOPES, True),
     "biz-writer": (["business"], True),
+    "family+shared-writer": (["family", "shared"], True),
     "business": (["business"], False),
     "family": (["family"], False),
     "mildred": (["mildred"], False),

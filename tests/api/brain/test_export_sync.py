@@ -70,3 +70,24 @@ async def test_bad_sync_input_is_a_4xx_and_writes_nothing(brain: Brain) -> None:
     reader = await brain.client.post("/memory/sync", headers=brain.headers("business"), json={
         "direction": "push", "source": "files:", "items": [{"content": "x", "scope": "business"}]})
     assert reader.status_code == 403
+
+
+async def test_a_link_across_the_wall_reads_as_null(brain: Brain) -> None:
+    """A writer of both scopes moves a fact from business to family: a business reader still sees
+    the old row, but not the id of its successor, on any path; a reader of both sees the link."""
+    old = (await brain.write({"content": "Acme's account manager is Priya", "scope": "business",
+                              "source": "crm:acme"}))["ids"][0]
+    brain.clock.advance(10)
+    new = (await brain.write({"content": "Acme's account manager is Tomasz", "scope": "family",
+                              "source": "crm:acme", "supersedes": old}))["ids"][0]
+    pull = {"direction": "pull", "source": "crm:"}
+    for reader, link in (("business", None), ("reader-all", new)):
+        exported = {r["id"]: r for r in await _export(brain, reader)}
+        assert exported[old]["superseded_by"] == link and exported[old]["current"] is False
+        chain = (await brain.get("/memory/history", reader, id=old)).json()["chain"]
+        assert chain[0]["id"] == old and chain[0]["superseded_by"] == link
+        pulled = (await brain.client.post("/memory/sync", json=pull, headers=brain.headers(reader))).json()
+        assert [(r["id"], r["superseded_by"]) for r in pulled["retired"]] == [(old, link)]
+        past = (await brain.get("/memory/search", reader, q="account manager", as_of=brain.clock.now - 5)).json()
+        assert [(r["id"], r["superseded_by"]) for r in past["results"]] == [(old, link)]
+    assert new not in (await brain.get("/memory/export", "business")).text

@@ -3,6 +3,9 @@ vector recall (re-checked against the database), and ``as_of`` reads the past.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from brain_env import Brain, brain_fixture  # noqa: F401
 
 CORPUS = [
@@ -114,3 +117,40 @@ async def test_bad_search_input_is_a_4xx(brain: Brain) -> None:
                    {"q": "x", "as_of": "yesterday"}, {"q": "x", "type": "memo"}, {"q": "x" * 1001}):
         response = await brain.client.get("/memory/search", params=params, headers=brain.headers("business"))
         assert 400 <= response.status_code < 500, params
+
+
+async def test_term_frequency_and_rarity_order_the_scattered_matches(brain: Brain) -> None:
+    many = (await brain.write({"content": "ledger ledger ledger audit", "scope": "business"}))["ids"][0]
+    once = (await brain.write({"content": "ledger audit summary note", "scope": "business"}))["ids"][0]
+    assert [r["id"] for r in await _search(brain, "ledger")] == [many, once]
+    rare = (await brain.write({"content": "NVDA quarterly report", "scope": "business"}))["ids"][0]
+    for n in range(5):
+        await brain.write({"content": f"quarterly report number {n}", "scope": "business"})
+    results = await _search(brain, "report NVDA")
+    assert results[0]["id"] == rare and len(results) == 6
+
+
+class ParameterCounter:
+    """Delegates to the real database and remembers how many parameters each statement bound."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.bound: list[int] = []
+
+    async def query(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        self.bound.append(len(params))
+        return await self.inner.query(sql, params)
+
+
+async def test_a_long_query_stays_within_d1s_parameter_limit(brain: Brain) -> None:
+    # More distinct terms than one statement could bind, each in a few rows; the rarest one, in
+    # a single row, must still be scored.
+    for n in range(3):
+        await brain.write({"content": " ".join(f"word{i}" for i in range(150)) + f" copy {n}", "scope": "business"})
+    target = (await brain.write({"content": "the zebra code is 7731", "scope": "business"}))["ids"][0]
+    counter = ParameterCounter(brain.deps.db)
+    brain.deps.db = counter  # type: ignore[assignment]
+    query = (" ".join(f"word{i}" for i in range(150)) + " 7731")[-1000:]
+    results = await _search(brain, query, type="fact", as_of="2100-01-01T00:00:00")
+    assert len(results) == 4 and target in [r["id"] for r in results]
+    assert len(counter.bound) > 2 and max(counter.bound) <= 100

@@ -1,12 +1,16 @@
-"""The scope walls, property-tested: facts land in random scopes, a random credential reads them
-through every read path (HTTP and the core functions the RPC methods call), and nothing outside
-the credential's scopes ever comes back. Referer and friends never identify anyone."""
+"""The scope walls, property-tested: facts land in random scopes, a writer of every scope links
+some of them across scopes (supersedes, or moves a source by reconcile), and every credential reads
+them through every read path (HTTP and the core functions the RPC methods call): no row, no link,
+no error message and no score ever tells it anything from outside its scopes. Referer and friends
+never identify anyone."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +25,27 @@ from memvault.core.errors import NotFound
 
 WORDS = ["invoice", "20028", "NVDA", "Okonkwo", "garden", "passport", "roof", "ledger", "piano", "tax"]
 
+ID = re.compile(r"mem-[0-9a-f]{16}")
+WRITERS = sorted(name for name, (_, writer) in CREDENTIALS.items() if writer)
+# What follows a fact, if anything: a version that supersedes it, or its source moved by
+# reconcile; either may land in another scope, which links the old row across the wall.
+successor_strategy = st.one_of(st.none(), st.tuples(st.sampled_from(["supersede", "move"]), st.sampled_from(ALL_SCOPES)))
 fact_strategy = st.tuples(
     st.sampled_from(ALL_SCOPES),
     st.sampled_from(WORDS),
     st.sampled_from(WORDS),
     st.booleans(),  # pinned
     st.booleans(),  # long enough to go to the blob store
-    st.booleans(),  # superseded by a later version
+    successor_strategy,
 )
+Fact = tuple[str, str, str, bool, bool, tuple[str, str] | None]
+
+
+@dataclass(frozen=True)
+class Written:
+    scope: str
+    source: str
+    content: str
 
 
 def _scopes_of(payload: Any) -> list[str]:
@@ -45,19 +62,32 @@ def _scopes_of(payload: Any) -> list[str]:
     return found
 
 
-async def _populate(brain: Brain, facts: list[tuple[str, str, str, bool, bool, bool]]) -> dict[str, str]:
-    ids: dict[str, str] = {}
-    for n, (scope, w1, w2, pinned, long, superseded) in enumerate(facts):
+def _ids_in(payload: Any) -> set[str]:
+    """Every fact id anywhere in a response: rows, links, chains, retirements, messages."""
+    return set(ID.findall(json.dumps(payload)))
+
+
+async def _populate(brain: Brain, facts: list[Fact]) -> dict[str, Written]:
+    written: dict[str, Written] = {}
+
+    async def write(payload: dict[str, Any]) -> str:
+        item = payload["facts"][0] if "facts" in payload else payload
+        new_id: str = (await brain.write(payload))["ids"][0]
+        written[new_id] = Written(payload["scope"], payload["source"], item["content"])
+        return new_id
+
+    for n, (scope, w1, w2, pinned, long, successor) in enumerate(facts):
         text = f"{w1} {w2} note {n}" + (" filler" * 200 if long else "")
-        result = await brain.write({"content": text, "scope": scope, "source": f"src:{n}", "pinned": pinned})
-        ids[result["ids"][0]] = scope
-        if superseded:
-            brain.clock.advance(5)
-            newer = await brain.write({"content": f"{w2} {w1} revised {n}", "scope": scope, "source": f"src:{n}",
-                                       "supersedes": result["ids"][0]})
-            ids[newer["ids"][0]] = scope
+        first = await write({"content": text, "scope": scope, "source": f"src:{n}", "pinned": pinned})
         brain.clock.advance(5)
-    return ids
+        if successor is not None and successor[0] == "supersede":
+            await write({"content": f"{w2} {w1} revised {n}", "scope": successor[1], "source": f"src:{n}",
+                         "supersedes": first})
+        elif successor is not None:
+            await write({"source": f"src:{n}", "scope": successor[1], "reconcile": True,
+                         "facts": [{"content": f"{w2} {w1} moved {n}"}]})
+        brain.clock.advance(5)
+    return written
 
 
 async def _every_read(brain: Brain, reader: str, query: str, as_of: float) -> list[Any]:
@@ -82,36 +112,109 @@ async def _every_read(brain: Brain, reader: str, query: str, as_of: float) -> li
     return [*http, *rpc]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(facts=st.lists(fact_strategy, min_size=1, max_size=7), reader=st.sampled_from(sorted(CREDENTIALS)),
-       query=st.sampled_from(WORDS))
-def test_no_read_path_returns_a_row_outside_the_credentials_scopes(
-    facts: list[tuple[str, str, str, bool, bool, bool]], reader: str, query: str
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(facts=st.lists(fact_strategy, min_size=1, max_size=6), query=st.sampled_from(WORDS))
+def test_no_read_path_returns_a_row_or_a_link_outside_the_credentials_scopes(facts: list[Fact], query: str) -> None:
+    async def scenario(data_dir: Path) -> None:
+        brain = await open_brain(data_dir)
+        try:
+            written = await _populate(brain, facts)
+            as_of = brain.clock.now - 7
+            for reader, (scopes, _) in sorted(CREDENTIALS.items()):
+                allowed = set(scopes)
+                readable = {fact_id for fact_id, fact in written.items() if fact.scope in allowed}
+                for response in await _every_read(brain, reader, query, as_of):
+                    assert set(_scopes_of(response)) <= allowed, response
+                    assert _ids_in(response) <= readable, (reader, response)
+                credential = auth_of(f"tok-{reader}", brain.deps.settings)
+                for fact_id, fact in written.items():
+                    body = await brain.get("/memory/body", reader, id=fact_id)
+                    chain = await brain.get("/memory/history", reader, id=fact_id)
+                    assert body.status_code == chain.status_code == (200 if fact.scope in allowed else 404)
+                    assert _ids_in(chain.json()) <= readable | {fact_id}, (reader, chain.json())
+                    if chain.status_code == 200:
+                        assert set(_scopes_of(chain.json())) <= allowed
+                    if fact.scope not in allowed:
+                        with pytest.raises(NotFound):
+                            await core.get_body(brain.deps, credential, fact_id)
+                        with pytest.raises(NotFound):
+                            await core.history(brain.deps, credential, fact_id)
+                # The wall is not over-tight either: export holds exactly the readable rows, and
+                # a link shows whenever its other end is readable.
+                exported = await core.export_rows(brain.deps, credential)
+                assert sorted(r["id"] for r in exported) == sorted(readable)
+                stored = {r["id"]: r["superseded_by"] for r in await brain.deps.db.query("SELECT id, superseded_by FROM memory")}
+                for row in exported:
+                    assert row["superseded_by"] == (stored[row["id"]] if stored[row["id"]] in readable else None)
+            for name in WRITERS:
+                await _errors_name_nothing_behind_the_wall(brain, name, written)
+        finally:
+            await close_brain(brain)
+
+    with tempfile.TemporaryDirectory() as data_dir:
+        asyncio.run(scenario(Path(data_dir)))
+
+
+async def _errors_name_nothing_behind_the_wall(brain: Brain, writer: str, written: dict[str, Written]) -> None:
+    """A writer that supersedes an already superseded fact, or sends a fact whose id lives in a
+    scope it cannot read, is refused by a message naming only what it sent or may read."""
+    allowed = set(CREDENTIALS[writer][0])
+    readable = {fact_id for fact_id, fact in written.items() if fact.scope in allowed}
+    retired = {r["id"] for r in await brain.deps.db.query("SELECT id FROM memory WHERE superseded_at IS NOT NULL")}
+    rows = await brain.count()
+    for fact_id, fact in sorted(written.items()):
+        if fact.scope in allowed and fact_id in retired:
+            attempt = {"content": f"rival of {fact_id}", "scope": fact.scope, "source": "rival", "supersedes": fact_id}
+        elif fact.scope not in allowed:
+            attempt = {"content": fact.content, "source": fact.source, "scope": sorted(allowed)[0]}
+        else:
+            continue
+        response = await brain.client.post("/memory/write", json=attempt, headers=brain.headers(writer))
+        assert response.status_code == 409, (writer, attempt, response.text)
+        message = response.json()["error"]["message"]
+        assert ID.findall(message) and set(ID.findall(message)) <= readable | {fact_id}, (writer, message)
+        assert not {scope for scope in ALL_SCOPES if scope in message} - allowed, (writer, message)
+    assert await brain.count() == rows
+
+
+# Readers that some scope is hidden from, and what they search for.
+WALLED_READERS = sorted(name for name, (scopes, _) in CREDENTIALS.items() if set(scopes) != set(ALL_SCOPES))
+text_strategy = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reader=st.sampled_from(WALLED_READERS), visible_texts=st.lists(text_strategy, min_size=1, max_size=8),
+       query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join),
+       walled=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 4), text_strategy), min_size=1, max_size=8))
+def test_scores_are_the_same_whatever_lies_behind_the_wall(
+    reader: str, visible_texts: list[str], query: str, walled: list[tuple[int, int, str]]
 ) -> None:
-    allowed = set(CREDENTIALS[reader][0])
+    """The precise no-leak property: rows added behind the wall, holding the query's very terms
+    (repeated, and beside other words), change neither the reader's scores nor its order."""
+    allowed = CREDENTIALS[reader][0]
+    hidden = [scope for scope in ALL_SCOPES if scope not in allowed]
+
+    async def answers(brain: Brain, as_of: float) -> list[Any]:
+        credential = brain.credential(reader)
+        return [
+            await core.search_brain(brain.deps, credential, query, mode, when, kind, 50)
+            for mode in ("keyword", "hybrid") for when in (None, as_of) for kind in (None, "fact")
+        ] + [await core.recall(brain.deps, credential, query, None, None),
+             await core.recall(brain.deps, credential, query, as_of, 800)]
 
     async def scenario(data_dir: Path) -> None:
         brain = await open_brain(data_dir)
         try:
-            ids = await _populate(brain, facts)
-            as_of = brain.clock.now - 7
-            for response in await _every_read(brain, reader, query, as_of):
-                assert set(_scopes_of(response)) <= allowed, response
-            for fact_id, scope in ids.items():
-                body = await brain.get("/memory/body", reader, id=fact_id)
-                chain = await brain.get("/memory/history", reader, id=fact_id)
-                assert body.status_code == chain.status_code == (200 if scope in allowed else 404)
-                if chain.status_code == 200:
-                    assert set(_scopes_of(chain.json())) <= allowed
-                credential = auth_of(f"tok-{reader}", brain.deps.settings)
-                if scope not in allowed:
-                    with pytest.raises(NotFound):
-                        await core.get_body(brain.deps, credential, fact_id)
-                    with pytest.raises(NotFound):
-                        await core.history(brain.deps, credential, fact_id)
-            # The wall is not over-tight either: export holds exactly the readable rows.
-            exported = await core.export_rows(brain.deps, auth_of(f"tok-{reader}", brain.deps.settings))
-            assert sorted(r["id"] for r in exported) == sorted(i for i, s in ids.items() if s in allowed)
+            for n, text in enumerate(visible_texts):
+                await brain.write({"content": text, "scope": allowed[n % len(allowed)], "source": f"v:{n}"})
+                brain.clock.advance(3)
+            as_of = brain.clock.now - 2
+            before = await answers(brain, as_of)
+            assert before[0]["results"] or not set(query.split()) & set(" ".join(visible_texts).split())
+            for n, (where, repeat, text) in enumerate(walled):
+                content = " ".join([query] * repeat + [text])
+                await brain.write({"content": content, "scope": hidden[where % len(hidden)], "source": f"w:{n}"})
+            assert await answers(brain, as_of) == before
         finally:
             await close_brain(brain)
 
@@ -198,7 +301,7 @@ async def test_every_read_statement_carries_the_scope_clause(brain: Brain) -> No
     for path in ("/memory/body", "/memory/history"):
         assert (await brain.get(path, "shared+business", id=first)).status_code == 200
     await brain.get("/memory/skill", "shared+business", slug="s")
-    reads = [sql for sql in recorder.seen if sql.lstrip().upper().startswith("SELECT")]
+    reads = [sql for sql in recorder.seen if sql.lstrip().upper().startswith(("SELECT", "WITH"))]
     assert len(reads) >= 15
     for sql in reads:
         assert "scope IN (" in sql, sql

@@ -200,3 +200,24 @@ async def test_resending_a_superseding_fact_is_a_no_op(brain: Brain) -> None:
     rival = await brain.client.post("/memory/write", headers=brain.headers("writer"), json={
         "content": "rate is 3.9%", "source": "bank", "scope": "business", "supersedes": old})
     assert rival.status_code == 409 and await brain.count() == rows
+
+
+async def test_refusals_name_no_fact_behind_the_wall(brain: Brain) -> None:
+    """A writer of every scope supersedes a business fact by a family one. A business-only writer
+    who tries to supersede it again learns it is superseded, not by what; nor does a refusal of a
+    fact whose id already lives in family name that scope."""
+    old = (await brain.write({"content": "rate is 4.1%", "source": "bank", "scope": "business"}))["ids"][0]
+    new = (await brain.write({"content": "rate is 4.4%", "source": "bank", "scope": "family", "supersedes": old}))["ids"][0]
+    rival = {"content": "rate is 3.9%", "source": "bank", "scope": "business", "supersedes": old}
+    walled = await brain.client.post("/memory/write", headers=brain.headers("biz-writer"), json=rival)
+    assert walled.status_code == 409
+    assert walled.json()["error"]["message"] == f"{old} is already superseded"
+    seen = await brain.client.post("/memory/write", headers=brain.headers("writer"), json=rival)
+    assert seen.status_code == 409 and new in seen.json()["error"]["message"]
+    taken = await brain.client.post("/memory/write", headers=brain.headers("biz-writer"), json={
+        "content": "rate is 4.4%", "source": "bank", "scope": "business"})
+    assert taken.status_code == 409
+    assert new in taken.json()["error"]["message"] and "family" not in taken.json()["error"]["message"]
+    named = await brain.client.post("/memory/write", headers=brain.headers("writer"), json={
+        "content": "rate is 4.4%", "source": "bank", "scope": "business"})
+    assert named.status_code == 409 and "'family'" in named.json()["error"]["message"]

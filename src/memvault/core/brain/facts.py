@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memvault.core.brain.fact_input import FactInput, WriteRequest, parse_write
-from memvault.core.brain.rows import BODY_PREFIX, body_key
+from memvault.core.brain.rows import BODY_PREFIX, body_key, readable_ids
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
@@ -83,12 +83,20 @@ async def _superseded_targets(deps: Deps, credential: Credential, items: Sequenc
     if missing:
         raise InvalidInput(f"supersedes names no fact this credential may write: {', '.join(missing)}")
     pending = {}
-    for fid, row in found.items():
+    for fid, row in sorted(found.items()):
         if row["superseded_at"] is None:
             pending[fid] = row
         elif row["superseded_by"] != wanted[fid]:
-            raise Conflict(f"{fid} is already superseded by {row['superseded_by'] or 'a reconcile'}")
+            raise Conflict(await _already_superseded(deps, credential, fid, row["superseded_by"]))
     return pending
+
+
+async def _already_superseded(deps: Deps, credential: Credential, fid: str, successor: str | None) -> str:
+    # The successor may sit in a scope this credential cannot read (a writer of several scopes
+    # superseded across them); then the message reads as it does with no successor at all.
+    if successor and successor in await readable_ids(deps, credential, [successor]):
+        return f"{fid} is already superseded by {successor}; supersede that fact instead"
+    return f"{fid} is already superseded"
 
 
 class _Plan:
@@ -162,15 +170,42 @@ async def _store_body(deps: Deps, item: FactInput) -> tuple[str, str | None]:
 
 
 async def ingest_facts(deps: Deps, credential: Credential, payload: Any) -> dict[str, Any]:
+    request, plan = await plan_facts(deps, credential, payload)
+    if plan.statements:
+        await deps.db.batch(plan.statements)
+    hook_chars = deps.settings.brain_hook_chars
+    embedding = await embed_facts(deps, [(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type)
+                                         for i in plan.touched])
+    redacted = [{"id": i.id, "kinds": list(i.redacted)} for i in request.items if i.redacted]
+    return {**plan.counts, "ids": [i.id for i in request.items], "redacted": redacted, "embedding": embedding}
+
+
+def _taken_elsewhere(credential: Credential, item: FactInput, scope: str) -> str:
+    """Ids are md5(source|fact) across scopes, so the same source and text cannot live in two
+    scopes. The refusal names the caller's own id, and the other scope only if it may read it."""
+    where = f"in scope {scope!r}" if scope in credential.scopes else "in another scope"
+    return f"fact {item.id} already exists {where}; give it another source to store it in {item.scope!r}"
+
+
+def _sole_successors(items: Sequence[FactInput]) -> dict[str, str]:
+    """A source whose new version is exactly one fact (a file, a skill) gets a supersession chain."""
+    by_source: dict[str, list[str]] = {}
+    for item in items:
+        by_source.setdefault(item.source, []).append(item.id)
+    return {source: ids[0] for source, ids in by_source.items() if len(ids) == 1}
+
+
+async def plan_facts(deps: Deps, credential: Credential, payload: Any) -> tuple[WriteRequest, _Plan]:
+    """Every check, read and blob write of a brain write, returning its statements unrun: ``ingest_facts``
+    runs them as one batch, skill registration inside its own batch; ``plan.touched`` is embedded after."""
     request = parse_write(payload, credential, deps.settings.brain_max_batch)
     existing = await _existing(deps, [item.id for item in request.items])
     for item in request.items:
         row = existing.get(item.id)
         if row is not None and row["scope"] != item.scope:
-            raise Conflict(f"fact {item.id} already exists in another scope")
+            raise Conflict(_taken_elsewhere(credential, item, row["scope"]))
     targets = await _superseded_targets(deps, credential, request.items)
     retiring = await _retire_candidates(deps, credential, request) if request.reconcile else []
-
     plan = _Plan(deps.clock(), credential.name)
     for item in request.items:
         row = existing.get(item.id)
@@ -191,21 +226,7 @@ async def ingest_facts(deps: Deps, credential: Credential, payload: Any) -> dict
     for row in retiring:
         if row["id"] not in targets:
             plan.retire("retired", row, plan.now, successor.get(row["source"]))
-    if plan.statements:
-        await deps.db.batch(plan.statements)
-    hook_chars = deps.settings.brain_hook_chars
-    embedding = await embed_facts(deps, [(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type)
-                                         for i in plan.touched])
-    redacted = [{"id": i.id, "kinds": list(i.redacted)} for i in request.items if i.redacted]
-    return {**plan.counts, "ids": [i.id for i in request.items], "redacted": redacted, "embedding": embedding}
-
-
-def _sole_successors(items: Sequence[FactInput]) -> dict[str, str]:
-    """A source whose new version is exactly one fact (a file, a skill) gets a supersession chain."""
-    by_source: dict[str, list[str]] = {}
-    for item in items:
-        by_source.setdefault(item.source, []).append(item.id)
-    return {source: ids[0] for source, ids in by_source.items() if len(ids) == 1}
+    return request, plan
 
 
 async def embed_facts(deps: Deps, rows: Sequence[tuple[str, str, str, str]]) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memvault.core.brain.facts import ingest_facts
-from memvault.core.brain.rows import FACT_COLUMNS, blob_key_of, fact_out
+from memvault.core.brain.rows import FACT_COLUMNS, blob_key_of, fact_out, readable_links
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, NotFound
@@ -65,7 +65,9 @@ async def history(deps: Deps, credential: Credential, fact_id: Any) -> dict[str,
                 chain[nxt["id"]] = nxt
                 frontier.append(nxt)
     ordered = sorted(chain.values(), key=lambda r: (float(r["valid_from"]), float(r["updated_at"]), r["id"]))
-    return {"id": start["id"], "chain": [fact_out(r, current=r["superseded_at"] is None) for r in ordered]}
+    # The walk stops at the wall; the last readable row's link past it reads as null.
+    readable = await readable_links(deps, credential, ordered)
+    return {"id": start["id"], "chain": [fact_out(r, readable, current=r["superseded_at"] is None) for r in ordered]}
 
 
 async def export_rows(
@@ -89,10 +91,11 @@ async def export_rows(
         page = await deps.db.query(
             f"SELECT seq, {FACT_COLUMNS} FROM memory WHERE {where} AND seq > ? ORDER BY seq LIMIT ?", [*extra, after, PAGE]
         )
+        readable = await readable_links(deps, credential, page)
         for row in page:
             current = row["superseded_at"] is None
             body = await _full_text(deps, row) if current and row["body_uri"] else None
-            out.append(fact_out(row, current=current, body=body))
+            out.append(fact_out(row, readable, current=current, body=body))
         if len(page) < PAGE:
             return out
         after = page[-1]["seq"]

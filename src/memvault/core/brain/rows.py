@@ -1,13 +1,16 @@
 """What every brain read shares: the visibility predicate (scope wall + point in time), the
-public shape of a fact, and input parsing helpers that give clear errors."""
+public shape of a fact with its links walled, and input parsing helpers that give clear errors."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Sequence
 from enum import StrEnum
 from typing import Any
 
 from memvault.core.brain.scopes import Credential, scope_filter
+from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
+from memvault.core.sql import in_batches, placeholders
 
 
 class EntryType(StrEnum):
@@ -44,8 +47,28 @@ def visible(credential: Credential, as_of: float | None, alias: str = "") -> tup
     return f"{wall} AND {when}", [*params_out, as_of, as_of]
 
 
-def fact_out(row: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """The public, JSON-able shape of a fact row."""
+async def readable_ids(deps: Deps, credential: Credential, ids: Iterable[str]) -> set[str]:
+    """Which of ``ids`` name a row (current or not) in the credential's scopes."""
+    wall, params = scope_filter(credential)
+    found: set[str] = set()
+    for group in in_batches(sorted(set(ids))):
+        sql = f"SELECT id FROM memory WHERE {wall} AND id IN ({placeholders(len(group))})"
+        found.update(row["id"] for row in await deps.db.query(sql, [*params, *group]))
+    return found
+
+
+async def readable_links(deps: Deps, credential: Credential, rows: Sequence[dict[str, Any]]) -> set[str]:
+    """The ids ``fact_out`` may show as links of ``rows``, which were read through the wall. A
+    writer holding several scopes may supersede a fact from another scope, so a link can point
+    past the reader's wall; such a link is shown as null, never as the other row's id."""
+    own = {row["id"] for row in rows}
+    linked = {row["superseded_by"] for row in rows if row["superseded_by"]} - own
+    return own | await readable_ids(deps, credential, linked)
+
+
+def fact_out(row: dict[str, Any], readable: Collection[str], **extra: Any) -> dict[str, Any]:
+    """The public, JSON-able shape of a fact row; ``readable`` comes from ``readable_links``."""
+    successor = row["superseded_by"]
     return {
         "id": row["id"],
         "entry_type": row["entry_type"],
@@ -56,7 +79,7 @@ def fact_out(row: dict[str, Any], **extra: Any) -> dict[str, Any]:
         "confidence": row["confidence"],
         "valid_from": row["valid_from"],
         "superseded_at": row["superseded_at"],
-        "superseded_by": row["superseded_by"],
+        "superseded_by": successor if successor in readable else None,
         "has_body": bool(row["body_uri"]),
         "content_hash": row["content_hash"],
         "updated_at": row["updated_at"],

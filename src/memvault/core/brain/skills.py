@@ -1,6 +1,10 @@
 """Skills: named, versioned instructions, idempotent by (scope, slug). Registering changed content
 bumps the version and supersedes the old row; each current skill is also a brain fact
-(``entry_type='skill'``, source ``skill:<scope>/<slug>``) so search and recall find it."""
+(``entry_type='skill'``, source ``skill:<scope>/<slug>``) so search and recall find it.
+
+Every field passes the secret gate before anything is written: a secret in an identifier (slug,
+scope) is refused, one in the text (name, description, content) is redacted. The skill rows, their
+event and the mirrored fact are written in one atomic batch; embedding follows it."""
 
 from __future__ import annotations
 
@@ -10,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memvault.core.brain.fact_input import MAX_CONTENT_CHARS
-from memvault.core.brain.facts import event, ingest_facts
+from memvault.core.brain.facts import embed_facts, event, hook_of, plan_facts
 from memvault.core.brain.scopes import SCOPES, Credential, scope_filter
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput, NotFound
-from memvault.core.redaction import redact
+from memvault.core.errors import InvalidInput, NotFound, PayloadTooLarge
+from memvault.core.redaction import redact, refuse_secret
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 FIELDS = frozenset({"slug", "name", "description", "content", "scope"})
@@ -29,6 +33,18 @@ def _slug(value: Any) -> str:
     if not isinstance(value, str) or not SLUG.match(value):
         raise InvalidInput("slug must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
     return value
+
+
+def _scope(payload: Mapping[str, Any], credential: Credential) -> str:
+    scope = payload.get("scope")
+    if isinstance(scope, str):
+        refuse_secret("scope", scope)
+    if scope is None and len(credential.scopes) == 1:
+        scope = next(iter(credential.scopes))
+    if scope not in SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
+    credential.require_scope(scope)
+    return str(scope)
 
 
 def _text(payload: Mapping[str, Any], name: str, default: str | None, limit: int) -> tuple[str, tuple[str, ...]]:
@@ -53,16 +69,16 @@ async def register_skill(deps: Deps, credential: Credential, payload: Any) -> di
     unknown = set(payload) - FIELDS
     if unknown:
         raise InvalidInput(f"unknown skill fields: {', '.join(sorted(unknown))}")
+    if isinstance(payload.get("slug"), str):
+        refuse_secret("slug", payload["slug"])
     slug = _slug(payload.get("slug"))
+    scope = _scope(payload, credential)
     content, kinds = _text(payload, "content", None, MAX_CONTENT_CHARS)
     name, name_kinds = _text(payload, "name", slug, 200)
     description, description_kinds = _text(payload, "description", "", 2000)
-    scope = payload.get("scope")
-    if scope is None and len(credential.scopes) == 1:
-        scope = next(iter(credential.scopes))
-    if scope not in SCOPES:
-        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
-    credential.require_scope(scope)
+    fact = f"Skill {name} ({slug}): {description}\n\n{content}"
+    if len(fact) > MAX_CONTENT_CHARS:
+        raise PayloadTooLarge(f"name, description and content together are longer than {MAX_CONTENT_CHARS} characters")
     digest = hashlib.sha256(f"{name}\n{description}\n{content}".encode()).hexdigest()
     wall, params = scope_filter(credential)
     rows = await deps.db.query(
@@ -83,11 +99,15 @@ async def register_skill(deps: Deps, credential: Credential, payload: Any) -> di
                        [new_id, slug, scope, version, name, description, content, digest, now]))
     statements.append(event(now, credential.name, "skill_registered", new_id, scope, f"skill:{slug}",
                             version=version, content_hash=digest))
-    await deps.db.batch(statements)
-    await ingest_facts(deps, credential, {
-        "facts": [{"content": f"Skill {name} ({slug}): {description}\n\n{content}", "entry_type": "skill"}],
-        "source": f"skill:{scope}/{slug}", "scope": scope, "reconcile": True,
+    mirrored, plan = await plan_facts(deps, credential, {
+        "facts": [{"content": fact, "entry_type": "skill"}], "source": f"skill:{scope}/{slug}", "scope": scope,
+        "reconcile": True,
     })
+    await deps.db.batch([*statements, *plan.statements])
+    hook_chars = deps.settings.brain_hook_chars
+    await embed_facts(deps, [(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched])
+    # The mirrored fact passed the gate whole; whatever it caught is reported with the fields'.
+    redacted = sorted({*redacted, *(kind for item in mirrored.items for kind in item.redacted)})
     row = dict(zip([c.strip() for c in COLUMNS.split(",")],
                    [new_id, slug, scope, version, name, description, content, digest, now, None, None], strict=True))
     return {"status": "registered" if version == 1 else "updated", "skill": _out(row), "redacted": redacted}
