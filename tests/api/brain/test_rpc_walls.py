@@ -33,3 +33,14 @@ async def test_rpc_refuses_unknown_tokens_and_readers_that_write(brain: Brain) -
         await rpc.brain_write(brain.deps, token("reader-all"), {"source": "x", "scope": "business", "facts": [{"content": "y"}]})
     written = await rpc.brain_write(brain.deps, token("writer"), {"source": "x", "scope": "business", "facts": [{"content": "y"}]})
     assert written
+
+
+@pytest.mark.parametrize("bad", [["tok-writer"], 7, 7.5, True, None, {"token": "tok-writer"}, b"tok-writer"])
+async def test_rpc_answers_any_token_that_is_not_text_with_401(brain: Brain, bad: object) -> None:
+    for call in (
+        rpc.brain_search(brain.deps, bad, "harbour", None, None),  # type: ignore[arg-type]
+        rpc.brain_recall(brain.deps, bad, "harbour"),  # type: ignore[arg-type]
+        rpc.brain_write(brain.deps, bad, {"source": "x", "scope": "business", "facts": [{"content": "y"}]}),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(Unauthorized):
+            await call

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import tempfile
 from dataclasses import dataclass
@@ -39,6 +40,9 @@ fact_strategy = st.tuples(
     successor_strategy,
 )
 Fact = tuple[str, str, str, bool, bool, tuple[str, str] | None]
+
+# Longer attack runs: WALL_EXAMPLES=400 .venv/bin/python -m pytest tests/api/brain/test_walls.py
+WALL_EXAMPLES = int(os.environ.get("WALL_EXAMPLES", "20"))
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ async def _every_read(brain: Brain, reader: str, query: str, as_of: float) -> li
     return [*http, *rpc]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=WALL_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(facts=st.lists(fact_strategy, min_size=1, max_size=6), query=st.sampled_from(WORDS))
 def test_no_read_path_returns_a_row_or_a_link_outside_the_credentials_scopes(facts: list[Fact], query: str) -> None:
     async def scenario(data_dir: Path) -> None:
@@ -182,7 +186,7 @@ WALLED_READERS = sorted(name for name, (scopes, _) in CREDENTIALS.items() if set
 text_strategy = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=WALL_EXAMPLES + 5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reader=st.sampled_from(WALLED_READERS), visible_texts=st.lists(text_strategy, min_size=1, max_size=8),
        query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join),
        walled=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 4), text_strategy), min_size=1, max_size=8))
