@@ -65,18 +65,33 @@ def test_bad_values_are_refused(headers: dict[str, str]) -> None:
         options(**headers)
 
 
-def test_context_block_lists_items_with_their_day() -> None:
+def test_context_block_lists_items_under_their_day() -> None:
     item = SearchItem("My cat is  called\nBiscuit.", 1.0, "hot", 0.0, 86400.0, ["m1"], "user", 6, "vault")
     block, count = render_context([item])
-    assert count == 1 and block.splitlines()[1] == "- [1970-01-02, user] My cat is called Biscuit."
+    assert count == 1 and block.splitlines()[1:] == ["1970-01-02", "- user: My cat is called Biscuit."]
     assert render_context([]) == ("", 0)
 
 
-def test_context_block_keeps_within_the_token_limit() -> None:
+def test_context_block_shows_days_oldest_first_and_writes_each_date_once() -> None:
+    day = 86400.0
+    items = [
+        SearchItem("third", 0.9, "", 3 * day, 3 * day + 5, ["c"], "user", 1, "vault"),
+        SearchItem("first", 0.8, "", day, day + 9, ["a"], "assistant", 1, "vault"),
+        SearchItem("second", 0.7, "", day, day + 1, ["b"], "user", 1, "vault"),
+    ]
+    block, count = render_context(items)
+    assert count == 3
+    assert block.splitlines()[1:] == ["1970-01-02", "- user: second", "- assistant: first", "1970-01-04", "- user: third"]
+
+
+def test_context_block_keeps_within_the_token_limit_and_takes_items_in_rank_order() -> None:
     long = SearchItem("word " * 200, 1.0, "hot", 0.0, 0.0, ["a"], "user", 200, "vault")
     short = SearchItem("short fact", 0.5, "hot", 0.0, 0.0, ["b"], "assistant", 2, "vault")
-    block, count = render_context([long, short], 60)
-    assert count == 1 and "short fact" in block and estimate_tokens(block) <= 60
+    block, count = render_context([short, long], 80)
+    assert count == 2 and "short fact" in block and "word word" in block and block.endswith("…")
+    assert estimate_tokens(block) <= 80
+    block, count = render_context([long, short], 80)
+    assert count == 1 and "short fact" not in block and estimate_tokens(block) <= 80
     assert render_context([long], 10) == ("", 0)
 
 

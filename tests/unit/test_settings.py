@@ -27,12 +27,12 @@ def test_defaults_parse_and_units_convert() -> None:
     settings = load_settings({})
     assert settings.hot_window_hours == 4 * 3600
     assert settings.long_term_window_days == 90 * 86400
-    assert settings.window_shares == (0.2, 0.3, 0.3)
+    assert settings.recency_weight == 0.25
     assert load_settings({"MEMVAULT_CHUNK_TOKENS": "120"}).chunk_tokens == 120
 
 
 @pytest.mark.parametrize(
-    "name, value", [("MEMVAULT_CHUNK_TOKENS", "many"), ("MEMVAULT_WINDOW_SHARES", "0.9,0.9,0.9"), ("MEMVAULT_WINDOW_SHARES", "1")]
+    "name, value", [("MEMVAULT_CHUNK_TOKENS", "many"), ("MEMVAULT_RECENCY_WEIGHT", "-1"), ("MEMVAULT_RECENCY_WEIGHT", "lots")]
 )
 def test_bad_values_name_the_setting(name: str, value: str) -> None:
     with pytest.raises(InvalidInput, match=name):

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from memvault.core.memory.windows import Ranked, WindowPolicy, fill_budget
-from memvault.core.ranking import fts_match_expression, query_terms, reciprocal_rank_fusion
+from memvault.core.memory.windows import WindowPolicy, fill_in_order
+from memvault.core.models import SearchItem
+from memvault.core.ranking import (
+    exact_tokens,
+    fts_match_expression,
+    normalize_text,
+    query_terms,
+    reciprocal_rank_fusion,
+)
 
-POLICY = WindowPolicy(4 * 3600, 3 * 86400, 90 * 86400, (0.2, 0.3, 0.3))
+POLICY = WindowPolicy(4 * 3600, 3 * 86400, 90 * 86400, 0.25)
+
+
+def item(key: str, tokens: int, score: float) -> SearchItem:
+    return SearchItem(" ".join(["w"] * ((tokens * 3) // 4)), score, "", 0.0, 0.0, [key], "user", tokens, "vault")
 
 
 def test_window_boundaries() -> None:
@@ -16,20 +27,32 @@ def test_window_boundaries() -> None:
 
 
 def test_budget_is_never_exceeded_and_best_come_first() -> None:
-    items = [Ranked(f"k{i}", 70, 1.0 / (i + 1), ("hot", "working", "long_term", "archive")[i % 4]) for i in range(40)]
-    chosen = fill_budget(items, POLICY, 1000, 100)
+    items = [item(f"k{i}", 72, 1.0 / (i + 1)) for i in range(40)]
+    chosen = fill_in_order(items, 1000, None)
     assert sum(r.tokens for r in chosen) <= 1000
-    assert [r.score for r in chosen] == sorted((r.score for r in chosen), reverse=True)
-    assert chosen[0].key == "k0"
+    assert [r.source_ids for r in chosen] == [r.source_ids for r in items[: len(chosen)]]
+    assert len(chosen) == 14 and chosen[-1].text.endswith("…")  # 13 whole, the 14th cut to the 64 left
+    assert len(fill_in_order(items, 72 * 13 + 10, None)) == 13  # too little left to be worth a cut
 
 
-def test_each_window_gets_its_share_when_relevant_enough() -> None:
-    items = [Ranked(f"old{i}", 100, 1.0 - i * 0.01, "archive") for i in range(20)]
-    items.append(Ranked("hot", 100, 0.6, "hot"))
-    chosen = {r.key for r in fill_budget(items, POLICY, 500, 100)}
-    assert "hot" in chosen
-    items[-1] = Ranked("hot", 100, 0.1, "hot")
-    assert "hot" not in {r.key for r in fill_budget(items, POLICY, 500, 100)}
+def test_an_explicit_limit_caps_the_count_and_no_limit_fills_the_budget() -> None:
+    items = [item(f"k{i}", 10, 1.0) for i in range(200)]
+    assert len(fill_in_order(items, 1000, None)) == 100
+    assert len(fill_in_order(items, 1000, 20)) == 20
+
+
+def test_recency_lifts_a_score_by_at_most_its_weight_and_halves_each_working_window() -> None:
+    now = 1e9
+    assert POLICY.recency_factor(now, now) == 1.25
+    assert abs(POLICY.recency_factor(now - 3 * 86400, now) - 1.125) < 1e-9
+    assert 1.0 <= POLICY.recency_factor(now - 365 * 86400, now) < 1.0001
+    assert POLICY.recency_factor(now + 60, now) == 1.25  # a clock a little behind is not a penalty
+
+
+def test_the_same_text_and_the_tokens_that_must_match() -> None:
+    assert normalize_text("What is my  CAT called?") == normalize_text("what is my cat called") == "what is my cat called"
+    assert exact_tokens("Invoice 1237 is due on Tuesday.") == {"1237", "tuesday"}
+    assert exact_tokens("Last year I moved to Lisbon.") == exact_tokens("I moved to Lisbon last year.") == {"lisbon"}
 
 
 def test_rrf_rewards_agreement() -> None:

@@ -163,6 +163,7 @@ class Candidate(Plain):
     channel: str  # "vector" | "keyword" | "context" (a message of a chunk that was hit)
     rank: int
     score: float
+    twin_of: str | None = None  # the newest near-duplicate found beside this row, which stands for it
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 RRF_K = 60
@@ -44,3 +45,26 @@ def reciprocal_rank_fusion(
         for rank, item_id in enumerate(ranking, start=1):
             scores[item_id] = scores.get(item_id, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+_NOT_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)(\w+)")
+_TOKEN = re.compile(r"[\w.,:/-]*\w", re.UNICODE)
+
+
+def normalize_text(text: str) -> str:
+    """Case, width, punctuation and spacing folded away: how "the same text" is told."""
+    return " ".join(_NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+
+
+def exact_tokens(text: str) -> frozenset[str]:
+    """The tokens two texts must share to say the same thing however close their meaning: numbers
+    and codes (anything with a digit) and names (capitalised words not opening a sentence)."""
+    openers = {match.group(1) for match in _SENTENCE_START.finditer(text)}
+    found = set()
+    for token in _TOKEN.findall(text):
+        if any(c.isdigit() for c in token):
+            found.add(token.strip(".,:/-").casefold())
+        elif token[:1].isupper() and token != "I" and token not in openers:
+            found.add(token.casefold())
+    return frozenset(found)

@@ -42,11 +42,11 @@ def _days(raw: str) -> float:
     return float(raw) * 86400.0
 
 
-def _shares(raw: str) -> tuple[float, ...]:
-    shares = tuple(float(part) for part in raw.split(","))
-    if len(shares) != 3 or any(s < 0 for s in shares) or sum(shares) > 1.0 + 1e-9:
-        raise ValueError("three non-negative shares summing to at most 1")
-    return shares
+def _weight(raw: str) -> float:
+    value = float(raw)
+    if not 0.0 <= value <= 10.0:
+        raise ValueError("must be between 0 and 10")
+    return value
 
 
 def _names(separator: str) -> Callable[[str], tuple[str, ...]]:
@@ -71,8 +71,8 @@ class Settings:
     hot_window_hours: float = setting("4", "Recency window `hot`, in hours.", _hours)
     working_window_days: float = setting("3", "Recency window `working`, in days.", _days)
     long_term_window_days: float = setting("90", "Recency window `long_term`, in days; older chunks are purged nightly.", _days)
-    window_shares: tuple[float, ...] = setting("0.2,0.3,0.3", "Shares of the result budget reserved for hot, working and long-term; the rest is backfilled by score.", _shares)
-    search_limit: int = setting("20", "Default number of items a search returns at most.", _count)
+    recency_weight: float = setting("0.25", "How much recency lifts a memory's score: up to 1 + this for one from just now, halving with every working window of age.", _weight)
+    search_limit: int = setting("20", "Default number of results of a brain search (conversation-memory search fills its token budget instead, capped only by a `limit` the caller gives).", _count)
     search_budget_tokens: int = setting("1000", "Default token budget of a search result.", _count)
     read_page_size: int = setting("50", "Default number of messages one `get_memory` page holds.", _count)
     race_timeout_ms: int = setting("1500", "How long retrieval waits for vault or mirror before giving up.", _count)

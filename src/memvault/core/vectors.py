@@ -92,6 +92,20 @@ class VectorSet:
         return scored[:k]
 
 
+def similar_pairs(blobs: Sequence[bytes], dimension: int, threshold: float) -> list[tuple[int, int]]:
+    """Index pairs ``(i, j)``, ``i < j``, of the stored vectors whose cosine is at least ``threshold``."""
+    rows = _unit_rows(blobs, dimension)
+    if _np is not None:
+        similar = _np.triu(rows @ rows.T, k=1) >= threshold
+        return [(int(i), int(j)) for i, j in zip(*_np.nonzero(similar), strict=True)]
+    return [
+        (i, j)
+        for i in range(len(rows))
+        for j in range(i + 1, len(rows))
+        if sum(x * y for x, y in zip(rows[i], rows[j], strict=True)) >= threshold
+    ]
+
+
 def _unit_rows(blobs: Sequence[bytes], dimension: int) -> Any:
     if _np is None:
         return [normalize(unpack(b)) for b in blobs]

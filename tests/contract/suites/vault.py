@@ -16,7 +16,7 @@ def conversation(count: int, start: float = 1_000_000.0, prefix: str = "m") -> l
     return [
         Message(
             role="user" if i % 2 == 0 else "assistant",
-            content=f"Turn {i} talks about {WORDS[i % len(WORDS)]} and {WORDS[(i * 7) % len(WORDS)]}. " * 3,
+            content=f"Turn {i} of {prefix} talks about {WORDS[i % len(WORDS)]} and {WORDS[(i * 7) % len(WORDS)]}. " * 3,
             timestamp=start + i * 60,
             id=f"{prefix}{i}",
         )

@@ -30,13 +30,24 @@ class Forgotten:
 def forget_messages(sql: SyncSql, ids: Sequence[str], carry: str) -> tuple[Forgotten, str]:
     """Forget the messages ``ids``; ``carry`` is the overlap waiting for the next cut. Returns what
     was done and the carry to keep."""
-    wanted = list(dict.fromkeys(ids))
+    asked = list(dict.fromkeys(ids))
+    # An id that repeated a stored text names that message: forgetting it forgets the text.
+    aliases: dict[str, str] = {}
+    for batch in in_batches(asked):
+        for entry in sql.execute(
+            f"SELECT message_id, canonical FROM aliases WHERE message_id IN ({placeholders(len(batch))})", batch
+        ):
+            aliases[str(entry["message_id"])] = str(entry["canonical"])
+    wanted = list(dict.fromkeys([*asked, *aliases.values()]))
     messages = _select(sql, "message_id", wanted, "kind = 'message'")
     pending = _select_buffer(sql, wanted)
     texts = [row.text for row in messages] + [str(entry["content"]) for entry in pending]
     found = {row.source_ids[0] for row in messages} | {str(entry["id"]) for entry in pending}
     if not found:
         return Forgotten((), (), ()), carry
+    for batch in in_batches(sorted(found)):
+        sql.execute(f"DELETE FROM aliases WHERE canonical IN ({placeholders(len(batch))})", batch)
+    found |= {alias for alias, canonical in aliases.items() if canonical in found}
     holders = _chunks_holding(sql, sorted(found))
     followers = [row for row in _chunks_after(sql, holders) if row.id not in {h.id for h in holders}]
     removed = [row.id for row in messages]

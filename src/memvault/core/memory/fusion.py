@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memvault.core.models import Candidate, MemoryRow
-from memvault.core.ranking import RRF_K
 
 # How many of the best-ranked chunks lend their messages to a search as context.
 CONTEXT_CHUNKS = 8
@@ -15,9 +14,13 @@ CONTEXT_CHUNKS = 8
 
 @dataclass(frozen=True)
 class FusionWeights:
+    """Measured on the LoCoMo dev split (scripts/bench_locomo.py): a small k lets a message's top
+    rank in one channel count for more than middling ranks in both, and a chunk hit lends its
+    messages as much as a hit of their own (recall@1000 0.83 -> 0.86 against k=60, chunk 0.6)."""
+
     message: float = 1.0
-    chunk: float = 0.6
-    k: int = RRF_K
+    chunk: float = 1.0
+    k: int = 10
 
 
 def fuse_candidates(
@@ -25,10 +28,12 @@ def fuse_candidates(
 ) -> list[tuple[MemoryRow, float]]:
     """Score every message row found: its own ranks in each channel, plus the ranks of the chunk it
     belongs to (a chunk hit lends its score to the messages it holds). Chunks are not returned
-    themselves: a message is the unit that fits a small budget."""
+    themselves: a message is the unit that fits a small budget. Near-duplicates collapse into the
+    newest of them, which keeps the best score among them."""
     rows: dict[str, MemoryRow] = {}
     message_score: dict[str, float] = {}
     chunk_score: dict[str, float] = {}
+    stands_for: dict[str, str] = {}
     for candidate in candidates:
         row = candidate.row
         contribution = 1.0 / (weights.k + candidate.rank)
@@ -36,13 +41,17 @@ def fuse_candidates(
             chunk_score[row.id] = chunk_score.get(row.id, 0.0) + contribution
             continue
         rows.setdefault(row.id, row)
+        if candidate.twin_of is not None:
+            stands_for[row.id] = candidate.twin_of
         if candidate.channel != "context":
             message_score[row.id] = message_score.get(row.id, 0.0) + contribution
-    scored = []
+    best: dict[str, float] = {}
     for row_id, row in rows.items():
         own = message_score.get(row_id, 0.0)
         lent = chunk_score.get(row.parent_id, 0.0) if row.parent_id else 0.0
-        scored.append((row, weights.message * own + weights.chunk * lent))
+        keeper = stands_for.get(row_id, row_id) if stands_for.get(row_id) in rows else row_id
+        best[keeper] = max(best.get(keeper, 0.0), weights.message * own + weights.chunk * lent)
+    scored = [(rows[row_id], score) for row_id, score in best.items()]
     scored.sort(key=lambda item: (-item[1], -item[0].ts_end, item[0].id))
     return scored
 

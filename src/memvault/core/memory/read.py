@@ -6,33 +6,23 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.fusion import fuse_candidates
+from memvault.core.memory.assemble import VaultAnswer, rank_items, without_repeats
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import vault_name
-from memvault.core.memory.windows import Ranked, WindowPolicy, fill_budget
-from memvault.core.models import Candidate, Message, SearchItem, SearchQuery, SearchResult
-from memvault.core.ranking import RRF_K, query_terms
-from memvault.core.tokens import estimate_tokens
+from memvault.core.memory.windows import WindowPolicy, fill_in_order
+from memvault.core.models import SearchQuery, SearchResult
 
 log = logging.getLogger(__name__)
 SEARCH_DEPTH = 60
 
 
-@dataclass
-class _Answer:
-    source: str
-    candidates: list[Candidate]
-    pending: list[Message]
-
-
 def window_policy(deps: Deps) -> WindowPolicy:
     s = deps.settings
-    return WindowPolicy(s.hot_window_hours, s.working_window_days, s.long_term_window_days, s.window_shares)
+    return WindowPolicy(s.hot_window_hours, s.working_window_days, s.long_term_window_days, s.recency_weight)
 
 
 async def search_memory(
@@ -44,12 +34,16 @@ async def search_memory(
     budget_tokens: int | None = None,
     now: float | None = None,
     session_id: str | None = None,
+    exclude: Sequence[str] = (),
 ) -> SearchResult:
-    limit = deps.settings.search_limit if limit is None else limit
+    """The best items of the key's memory (its core vault, and ``session_id``'s vault) for ``query``
+    that fit ``budget_tokens``, best first. The budget is the constraint: ``limit`` caps the number
+    of items only when the caller gives one. Items that say no more than one of the ``exclude``
+    texts (the request's own messages, for the memory router) are left out."""
     budget = deps.settings.search_budget_tokens if budget_tokens is None else budget_tokens
     if not query.strip():
         raise InvalidInput("query must not be empty")
-    if limit < 1 or budget < 1:
+    if (limit is not None and limit < 1) or budget < 1:
         raise InvalidInput("limit and budget_tokens must be positive")
     now = deps.clock() if now is None else now
     started = time.perf_counter()
@@ -58,7 +52,8 @@ async def search_memory(
     search = SearchQuery(text=query, vector=vector, depth=SEARCH_DEPTH)
     names = [vault_name(key_id, None)] + ([vault_name(key_id, session_id)] if session_id else [])
     answers = await asyncio.gather(*(_race(deps, key_id, name, search, metrics) for name in names))
-    items = _assemble(answers, names, query, window_policy(deps), now, budget, limit)
+    ranked = without_repeats(rank_items([a for a in answers if a is not None], query, window_policy(deps), now), exclude)
+    items = fill_in_order(ranked, budget, limit)
     metrics["total_ms"] = _ms(started)
     return SearchResult(items=items, tokens=sum(i.tokens for i in items), metrics=metrics)
 
@@ -75,7 +70,7 @@ async def _embed_query(deps: Deps, query: str, metrics: dict[str, Any]) -> tuple
     return tuple(vector)
 
 
-async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics: dict[str, Any]) -> _Answer | None:
+async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics: dict[str, Any]) -> VaultAnswer | None:
     """Ask the vault and the mirror; the first good answer wins. The mirror is asked after a short
     head start for the vault (or at once if the vault fails), so a healthy vault is not slowed by
     a full mirror scan."""
@@ -84,15 +79,15 @@ async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics:
     timings: dict[str, float | None] = {"vault_ms": None, "mirror_ms": None}
     started = time.perf_counter()
 
-    async def from_vault() -> _Answer:
+    async def from_vault() -> VaultAnswer:
         candidates, pending = await asyncio.gather(vault.search(query), vault.pending())
         timings["vault_ms"] = _ms(started)
-        return _Answer("vault", candidates, pending)
+        return VaultAnswer(name, "vault", candidates, pending)
 
-    async def from_mirror() -> _Answer:
+    async def from_mirror() -> VaultAnswer:
         candidates, pending = await asyncio.gather(mirror.search(key_id, name, query), mirror.buffer(key_id, name))
         timings["mirror_ms"] = _ms(started)
-        return _Answer("mirror", candidates, pending)
+        return VaultAnswer(name, "mirror", candidates, pending)
 
     winner = await _first_good(
         from_vault, from_mirror, deps.settings.mirror_head_start_ms / 1000, deps.settings.race_timeout_ms / 1000
@@ -102,11 +97,11 @@ async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics:
 
 
 async def _first_good(
-    primary: Callable[[], Awaitable[_Answer]],
-    fallback: Callable[[], Awaitable[_Answer]],
+    primary: Callable[[], Awaitable[VaultAnswer]],
+    fallback: Callable[[], Awaitable[VaultAnswer]],
     head_start: float,
     timeout: float,
-) -> _Answer | None:
+) -> VaultAnswer | None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     first = asyncio.ensure_future(primary())
@@ -130,79 +125,6 @@ async def _first_good(
     finally:
         for task in pending:
             task.cancel()
-
-
-def _assemble(
-    answers: Sequence[_Answer | None],
-    names: Sequence[str],
-    query: str,
-    policy: WindowPolicy,
-    now: float,
-    budget: int,
-    limit: int,
-) -> list[SearchItem]:
-    items: dict[str, SearchItem] = {}
-    for answer, name in zip(answers, names, strict=True):
-        if answer is None:
-            continue
-        vault = "core" if name.endswith(":core") else "session"
-        found = [
-            (
-                row.id,
-                row.text,
-                row.ts_start,
-                row.ts_end,
-                list(row.source_ids),
-                row.role,
-                row.token_count,
-                score,
-                answer.source,
-            )
-            for row, score in fuse_candidates(answer.candidates)
-        ]
-        found += [
-            (
-                f"pending/{position}",
-                m.content,
-                m.timestamp,
-                m.timestamp,
-                [m.id],
-                m.role,
-                estimate_tokens(m.content),
-                score,
-                "buffer",
-            )
-            for position, (m, score) in enumerate(_score_pending(answer.pending, query))
-        ]
-        for key, text, ts_start, ts_end, source_ids, role, tokens, score, origin in found:
-            items[f"{name}/{key}"] = SearchItem(
-                text=text,
-                score=round(score, 6),
-                window=policy.window_of(ts_end, now),
-                ts_start=ts_start,
-                ts_end=ts_end,
-                source_ids=source_ids,
-                role=role,
-                tokens=tokens,
-                origin=origin,
-                vault=vault,
-            )
-    ranked = [Ranked(key, item.tokens, item.score, item.window) for key, item in items.items()]
-    return [items[r.key] for r in fill_budget(ranked, policy, budget, limit)]
-
-
-def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message, float]]:
-    """Pending messages are not indexed yet: rank them by the query terms they contain, the
-    newest first among equals, and keep only those that share a term with the query."""
-    terms = set(query_terms(query))
-    scored = []
-    for message in pending:
-        overlap = len(terms & set(query_terms(message.content)))
-        if overlap:
-            scored.append((message, overlap))
-    scored.sort(key=lambda pair: (-pair[1], -pair[0].timestamp))
-    # Weighted like a row found by both channels at that rank, so a match competes with indexed rows.
-    return [(message, 2.0 / (RRF_K + rank)) for rank, (message, _) in enumerate(scored, start=1)]
 
 
 def _ms(started: float) -> float:

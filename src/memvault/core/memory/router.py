@@ -17,18 +17,17 @@ from datetime import UTC, datetime
 
 from memvault.core.deps import Deps
 from memvault.core.memory.read import search_memory
+from memvault.core.memory.recall_query import recall_query
+from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
 from memvault.core.memory.write import store_conversation
 from memvault.core.models import Message, SearchItem
-from memvault.core.tokens import estimate_tokens
+from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
 log = logging.getLogger("memvault.router")
 
 MODES = ("auto", "read", "write", "off")
 STATUS_OK, STATUS_DEGRADED, STATUS_OFF = "ok", "degraded", "off"
-CONTEXT_HEADING = (
-    "Relevant memory from earlier conversations with this user "
-    "(recalled automatically; it may be incomplete or out of date):"
-)
+CONTEXT_HEADING = "Memory of earlier conversations with this user (recalled automatically; may be incomplete or out of date):"
 
 
 @dataclass(frozen=True)
@@ -70,11 +69,9 @@ class Conversation:
         return None
 
     def query(self) -> str:
-        """What to recall for: the latest user text (a tool-result turn has none of its own)."""
-        for turn in reversed(self.turns):
-            if turn.role == "user" and turn.text.strip():
-                return turn.text
-        return ""
+        """What to recall for: the latest user text (a tool-result turn has none of its own), with
+        the turns before it when it refers back to them."""
+        return recall_query([(turn.role, turn.text) for turn in self.turns])
 
 
 @dataclass(frozen=True)
@@ -105,21 +102,32 @@ def degraded(retrieval_ms: float = 0.0) -> PreparedMemory:
 
 
 def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None) -> tuple[str, int]:
-    """The context block and how many items it holds; items that would break the limit are left
-    out (search budgets the texts, this also counts the heading and each line's date and role)."""
-    lines = [CONTEXT_HEADING]
+    """The context block and how many items it holds. Items are taken in rank order while the
+    block stays within the limit (the first that does not fit is cut to what is left, then no
+    more), and shown by day, oldest first, so each day's date is written once."""
     used = estimate_tokens(CONTEXT_HEADING)
+    days: dict[str, list[tuple[float, str]]] = {}
     for item in items:
         day = datetime.fromtimestamp(item.ts_end, tz=UTC).strftime("%Y-%m-%d")
-        line = f"- [{day}, {item.role}] {' '.join(item.text.split())}"
-        cost = estimate_tokens(line)
+        opening = 0 if day in days else estimate_tokens(day)
+        prefix = f"- {item.role}: "
+        text = " ".join(item.text.split())
+        cost = opening + estimate_tokens(prefix + text)
         if limit_tokens is not None and used + cost > limit_tokens:
-            continue
-        lines.append(line)
+            left = limit_tokens - used - opening - estimate_tokens(prefix)
+            text = clip_to_tokens(text, left) if left >= MIN_CLIPPED_TOKENS else ""
+            if text:
+                days.setdefault(day, []).append((item.ts_end, prefix + text))
+            break
+        days.setdefault(day, []).append((item.ts_end, prefix + text))
         used += cost
-    if len(lines) == 1:
+    count = sum(len(lines) for lines in days.values())
+    if not count:
         return "", 0
-    return "\n".join(lines), len(lines) - 1
+    blocks = [CONTEXT_HEADING]
+    for day in sorted(days):
+        blocks += [day, *(line for _, line in sorted(days[day], key=lambda entry: entry[0]))]
+    return "\n".join(blocks), count
 
 
 async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions) -> PreparedMemory:
@@ -134,7 +142,15 @@ async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: 
     timeout = deps.settings.race_timeout_ms / 1000.0 + 1.0
     try:
         result = await asyncio.wait_for(
-            search_memory(deps, key_id, query, budget_tokens=options.context_limit, session_id=options.session_id),
+            search_memory(
+                deps,
+                key_id,
+                query,
+                budget_tokens=options.context_limit,
+                session_id=options.session_id,
+                # The request says these itself: memory that repeats them would spend the budget twice.
+                exclude=[turn.text for turn in conversation.turns],
+            ),
             timeout,
         )
     except Exception as exc:  # fail open: the chat call must go through without memory

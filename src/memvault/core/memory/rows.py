@@ -9,6 +9,7 @@ from typing import Any
 
 from memvault.core.models import MemoryRow, Message
 from memvault.core.ports import SyncSql
+from memvault.core.ranking import normalize_text
 from memvault.core.sql import placeholders
 from memvault.core.tokens import estimate_tokens
 from memvault.core.vectors import pack, unpack
@@ -21,7 +22,8 @@ def content_hash(text: str) -> str:
 
 
 def message_hash(message: Message) -> str:
-    return content_hash(f"{message.role}\n{message.timestamp:.3f}\n{message.content}")
+    """The same normalised text from the same role is one message, whenever it was said."""
+    return content_hash(f"{message.role}\n{normalize_text(message.content)}")
 
 
 def row_from_sql(data: dict[str, Any]) -> MemoryRow:

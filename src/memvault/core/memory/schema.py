@@ -73,6 +73,16 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "INSERT INTO meta (key, value) VALUES ('log_head', '1'), ('log_floor', '1') ON CONFLICT (key) DO NOTHING",
         ),
     ),
+    (
+        # The same text said again is one message: how often, and under which other ids.
+        "0005_occurrences_and_aliases",
+        (
+            "ALTER TABLE rows ADD COLUMN occurrences INTEGER NOT NULL DEFAULT 1",
+            "ALTER TABLE buffer ADD COLUMN occurrences INTEGER NOT NULL DEFAULT 1",
+            "CREATE TABLE IF NOT EXISTS aliases (message_id TEXT PRIMARY KEY, canonical TEXT NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS aliases_by_canonical ON aliases (canonical)",
+        ),
+    ),
 )
 
 

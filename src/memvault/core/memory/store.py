@@ -6,6 +6,7 @@ transaction, and the mirror is derived from the log."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.memory import changelog
@@ -70,19 +71,23 @@ class VaultStore:
         )
 
     def _stored_message(self, message_id: str) -> tuple[str, str] | None:
-        """Role and text stored under a message id, in a row or in the buffer."""
+        """Role and text stored under a message id (its own, or one it repeated), in a row or in
+        the buffer."""
         found = self._sql.execute(
-            "SELECT role, text FROM rows WHERE message_id = ? AND kind = 'message' "
-            "UNION ALL SELECT role, content AS text FROM buffer WHERE id = ? LIMIT 1",
-            (message_id, message_id),
+            "SELECT role, text FROM rows WHERE kind = 'message' AND message_id IN "
+            "(?, (SELECT canonical FROM aliases WHERE message_id = ?)) "
+            "UNION ALL SELECT role, content AS text FROM buffer WHERE id IN "
+            "(?, (SELECT canonical FROM aliases WHERE message_id = ?)) LIMIT 1",
+            (message_id, message_id, message_id, message_id),
         )
         return (str(found[0]["role"]), str(found[0]["text"])) if found else None
 
-    def _new_messages(self, messages: Sequence[Message]) -> list[Message]:
+    def _new_messages(self, messages: Sequence[Message]) -> list[tuple[Message, int]]:
         """The messages not stored yet. An id names one message per vault: sent again with the same
-        role and text it is a re-send, stored once; with other text it is a conflict."""
+        role and text it is a re-send, stored once; with other text it is a conflict. A new id
+        whose text is already stored is that message said again: it counts one more occurrence."""
         seen: dict[str, tuple[str, str]] = {}
-        fresh: list[Message] = []
+        fresh: dict[str, tuple[Message, int]] = {}
         for message in messages:
             earlier = seen.get(message.id) or self._stored_message(message.id)
             if earlier is not None:
@@ -90,17 +95,43 @@ class VaultStore:
                     raise Conflict(f"message id {message.id!r} is already stored with other content")
                 continue
             seen[message.id] = (message.role, message.content)
-            if not self._is_known(message_hash(message)):
-                fresh.append(message)
-        return fresh
+            digest = message_hash(message)
+            if digest in fresh:
+                first, count = fresh[digest]
+                fresh[digest] = (replace(first, timestamp=max(first.timestamp, message.timestamp)), count + 1)
+                self._said_again(digest, message, first.id)
+            elif not self._said_again(digest, message, None):
+                fresh[digest] = (message, 1)
+        return list(fresh.values())
 
-    def _is_known(self, digest: str) -> bool:
-        found = self._sql.execute(
-            "SELECT 1 AS hit FROM rows WHERE kind = 'message' AND content_hash = ? "
-            "UNION ALL SELECT 1 AS hit FROM buffer WHERE content_hash = ? LIMIT 1",
-            (digest, digest),
+    def _said_again(self, digest: str, message: Message, canonical: str | None) -> bool:
+        """Count ``message`` as one more occurrence of the stored message with its text, if there
+        is one (or of ``canonical``, earlier in the same batch); whether it was."""
+        if canonical is None:
+            row = self._sql.execute(
+                "SELECT id, message_id FROM rows WHERE kind = 'message' AND content_hash = ?", (digest,)
+            )
+            if row:
+                self._sql.execute(
+                    "UPDATE rows SET occurrences = occurrences + 1, ts_end = max(ts_end, ?) WHERE id = ?",
+                    (message.timestamp, row[0]["id"]),
+                )
+                changelog.log(self._sql, changelog.ROWS, [str(row[0]["id"])])
+                canonical = str(row[0]["message_id"])
+            else:
+                pending = self._sql.execute("SELECT id FROM buffer WHERE content_hash = ?", (digest,))
+                if not pending:
+                    return False
+                self._sql.execute(
+                    "UPDATE buffer SET occurrences = occurrences + 1, ts = max(ts, ?) WHERE id = ?",
+                    (message.timestamp, pending[0]["id"]),
+                )
+                canonical = str(pending[0]["id"])
+        self._sql.execute(
+            "INSERT INTO aliases (message_id, canonical) VALUES (?, ?) ON CONFLICT (message_id) DO NOTHING",
+            (message.id, canonical),
         )
-        return bool(found)
+        return True
 
     def _store_plans(self, plans: Sequence[ChunkPlan]) -> list[MemoryRow]:
         created: list[MemoryRow] = []
@@ -132,10 +163,11 @@ class VaultStore:
     def append(self, messages: Sequence[Message]) -> AppendResult:
         def work() -> AppendResult:
             fresh = self._new_messages(messages)
-            for message in fresh:
+            for message, occurrences in fresh:
                 self._sql.execute(
-                    "INSERT INTO buffer (id, role, content, ts, model, content_hash) VALUES (?, ?, ?, ?, ?, ?)",
-                    (message.id, message.role, message.content, message.timestamp, message.model, message_hash(message)),
+                    "INSERT INTO buffer (id, role, content, ts, model, content_hash, occurrences) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (message.id, message.role, message.content, message.timestamp, message.model, message_hash(message),
+                     occurrences),
                 )
             return self._state(self._cut(flush=False), len(fresh))
 

@@ -1,16 +1,20 @@
-"""Recency windows ("KRONOS"): hot, working and long-term each get a share of the result budget;
-what is left is backfilled by score, whatever the age."""
+"""Recency ("KRONOS"): the hot, working and long-term windows label how old an item is, and fold
+into its score as one recency component, so relevance and recency are ranked once together. The
+result is then filled in that order until the budget is spent."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-# A window's reserved share only admits items at least this relevant, relative to the best item:
-# recency earns a place for relevant memories, not for whatever happens to be recent.
-RELEVANCE_FLOOR = 0.5
+from memvault.core.models import SearchItem
+from memvault.core.tokens import clip_to_tokens, estimate_tokens
+
 WINDOWS = ("hot", "working", "long_term")
 ARCHIVE = "archive"
+# The last item is cut to the budget left only when at least this much is left for it.
+MIN_CLIPPED_TOKENS = 24
 
 
 @dataclass(frozen=True)
@@ -18,7 +22,7 @@ class WindowPolicy:
     hot_seconds: float
     working_seconds: float
     long_term_seconds: float
-    shares: tuple[float, ...]
+    recency_weight: float
 
     def window_of(self, timestamp: float, now: float) -> str:
         age = now - timestamp
@@ -30,40 +34,29 @@ class WindowPolicy:
             return "long_term"
         return ARCHIVE
 
-
-@dataclass(frozen=True)
-class Ranked:
-    key: str
-    tokens: int
-    score: float
-    window: str
+    def recency_factor(self, timestamp: float, now: float) -> float:
+        """1 for an old memory, up to ``1 + recency_weight`` for one from just now: the boost halves
+        with every working window of age, so hot items get nearly all of it, long-term ones little."""
+        age = max(now - timestamp, 0.0)
+        return 1.0 + self.recency_weight * math.pow(0.5, age / self.working_seconds)
 
 
-def fill_budget(ranked: Sequence[Ranked], policy: WindowPolicy, budget_tokens: int, limit: int) -> list[Ranked]:
-    """Pick items: first each window's best items up to its share of the budget, then the best of
-    the rest by score. Returns them in score order (best first)."""
-    chosen: dict[str, Ranked] = {}
+def fill_in_order(ranked: Sequence[SearchItem], budget_tokens: int, limit: int | None) -> list[SearchItem]:
+    """Take items best first while they fit. At the first that does not, take its head cut to
+    the budget left (if enough is left to be worth reading) and stop: so what a budget returns
+    is always the start of what a larger budget returns."""
+    chosen: list[SearchItem] = []
     spent = 0
-    by_score = sorted(ranked, key=lambda r: -r.score)
-    floor = RELEVANCE_FLOOR * by_score[0].score if by_score else 0.0
-    for window, share in zip(WINDOWS, policy.shares, strict=True):
-        allowance = int(budget_tokens * share)
-        used = 0
-        for item in by_score:
-            if len(chosen) >= limit:
-                break
-            if item.window != window or item.key in chosen or item.score < floor:
-                continue
-            if used + item.tokens > allowance or spent + item.tokens > budget_tokens:
-                continue
-            chosen[item.key] = item
-            used += item.tokens
-            spent += item.tokens
-    for item in by_score:
-        if len(chosen) >= limit:
+    for item in ranked:
+        if limit is not None and len(chosen) >= limit:
             break
-        if item.key in chosen or spent + item.tokens > budget_tokens:
+        if spent + item.tokens <= budget_tokens:
+            chosen.append(item)
+            spent += item.tokens
             continue
-        chosen[item.key] = item
-        spent += item.tokens
-    return sorted(chosen.values(), key=lambda r: -r.score)
+        left = budget_tokens - spent
+        text = clip_to_tokens(item.text, left) if left >= MIN_CLIPPED_TOKENS else ""
+        if text:
+            chosen.append(replace(item, text=text, tokens=estimate_tokens(text)))
+        break
+    return chosen

@@ -1,0 +1,80 @@
+"""From the candidates of a key's vaults to one ranked list of items: each vault's candidates fused
+into scored messages, pending messages scored beside them, recency folded into every score, ranked
+once. What a search returns is a prefix of this ranking (``windows.fill_in_order``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memvault.core.memory.fusion import FusionWeights, fuse_candidates
+from memvault.core.memory.windows import WindowPolicy
+from memvault.core.models import Candidate, Message, SearchItem
+from memvault.core.ranking import normalize_text, query_terms
+from memvault.core.tokens import estimate_tokens
+
+
+@dataclass
+class VaultAnswer:
+    """What one vault (or its mirror) answered: candidates and its pending buffer."""
+
+    name: str
+    source: str  # "vault" | "mirror"
+    candidates: list[Candidate]
+    pending: list[Message]
+
+
+def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy, now: float) -> list[SearchItem]:
+    """Every item found, best first: relevance times recency, newer first among equals."""
+    items: list[SearchItem] = []
+    for answer in answers:
+        vault = "core" if answer.name.endswith(":core") else "session"
+        for row, relevance in fuse_candidates(answer.candidates):
+            items.append(_item(row.text, row.ts_start, row.ts_end, list(row.source_ids), row.role,
+                               row.token_count, relevance, answer.source, vault, policy, now))
+        for message, relevance in _score_pending(answer.pending, query):
+            items.append(_item(message.content, message.timestamp, message.timestamp, [message.id], message.role,
+                               estimate_tokens(message.content), relevance, "buffer", vault, policy, now))
+    items.sort(key=lambda item: (-item.score, -item.ts_end, item.source_ids))
+    return items
+
+
+def _item(
+    text: str, ts_start: float, ts_end: float, source_ids: list[str], role: str, tokens: int, relevance: float,
+    origin: str, vault: str, policy: WindowPolicy, now: float,
+) -> SearchItem:
+    return SearchItem(
+        text=text,
+        score=round(relevance * policy.recency_factor(ts_end, now), 6),
+        window=policy.window_of(ts_end, now),
+        ts_start=ts_start,
+        ts_end=ts_end,
+        source_ids=source_ids,
+        role=role,
+        tokens=tokens,
+        origin=origin,
+        vault=vault,
+    )
+
+
+def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message, float]]:
+    """Pending messages are not indexed yet: rank them by the query terms they contain, the
+    newest first among equals, and keep only those that share a term with the query."""
+    terms = set(query_terms(query))
+    scored = []
+    for message in pending:
+        overlap = len(terms & set(query_terms(message.content)))
+        if overlap:
+            scored.append((message, overlap))
+    scored.sort(key=lambda pair: (-pair[1], -pair[0].timestamp))
+    # Weighted like a row found by both channels at that rank, so a match competes with indexed rows.
+    k = FusionWeights().k
+    return [(message, 2.0 / (k + rank)) for rank, (message, _) in enumerate(scored, start=1)]
+
+
+def without_repeats(items: Sequence[SearchItem], texts: Sequence[str]) -> list[SearchItem]:
+    """``items`` less those whose whole text (normalised) is the same as, or part of, one of ``texts``."""
+    known = [normalize_text(text) for text in texts if text.strip()]
+    if not known:
+        return list(items)
+    return [item for item in items if not any(normalize_text(item.text) in text for text in known)]
