@@ -155,7 +155,7 @@ class RecallTable:
     def columns(self) -> list[tuple[str, int]]:
         """The project first, then each baseline; budgets ascending within a system."""
         systems = list(dict.fromkeys(system for system, _ in self.rows))
-        systems.sort(key=lambda system: system != "memvault")
+        systems.sort(key=lambda system: not system.startswith("memvault"))
         return sorted(self.rows, key=lambda column: (systems.index(column[0]), column[1]))
 
     def render(self) -> str:
@@ -212,7 +212,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def local_memvault(embedder: str, startup_seconds: float = 120.0) -> Iterator[LocalServer]:
+def local_memvault(embedder: str, startup_seconds: float = 120.0, **env_extra: str) -> Iterator[LocalServer]:
     """Start `memvault serve` on a free loopback port; stop it and delete its data afterwards."""
     import os
     import subprocess
@@ -223,7 +223,7 @@ def local_memvault(embedder: str, startup_seconds: float = 120.0) -> Iterator[Lo
     import httpx
 
     with tempfile.TemporaryDirectory(prefix="memvault-bench-") as data_dir:
-        env = {**os.environ, "MEMVAULT_DATA_DIR": data_dir, "MEMVAULT_EMBEDDER": embedder}
+        env = {**os.environ, "MEMVAULT_DATA_DIR": data_dir, "MEMVAULT_EMBEDDER": embedder, **env_extra}
         cli, port = memvault_cli(), free_port()
         url = f"http://127.0.0.1:{port}"
         log_path = Path(data_dir) / "server.log"
@@ -250,3 +250,39 @@ def local_memvault(embedder: str, startup_seconds: float = 120.0) -> Iterator[Lo
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+
+
+class CapturingUpstream:
+    """An OpenAI-compatible upstream on loopback that answers every chat call with a fixed reply
+    and keeps the system message it was sent: what the memory router injected."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        captured: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+                system = [m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system"]
+                captured.append("\n".join(str(s) for s in system))
+                reply = json.dumps({"id": "x", "object": "chat.completion", "model": "bench", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.captured = captured
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()

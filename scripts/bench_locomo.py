@@ -1,11 +1,19 @@
 """LoCoMo evidence recall within a context budget, next to single-turn baselines.
 
 The protocol is the README beside the data set (shared/bench/locomo/README.md). Each conversation
-goes through memvault's public HTTP store path into its own memory key, every question is asked
-at each budget, and the same run scores BM25, dense MiniLM and their reciprocal-rank fusion over
-single turns. Turns are stored as role "user" with content "Speaker: text" (both speakers are
-people, and the name in the text keeps who said what). Scoring looks for each evidence turn's
-own text in what fits the budget.
+goes through memvault's public HTTP store path into its own memory key, and every question is
+asked at each budget two ways, both with the product's defaults:
+
+- search: `POST /v1/memory/search` with the question, the budget and `now` just after the
+  conversation (no `limit`: the budget is the constraint);
+- router: the question as the last user message of an OpenAI chat call through the memory router
+  with `X-Memory-Context-Limit` set to the budget (and `X-Memory-Mode: read`, so questions are not
+  stored), scored on what the router injected into the system message. The router reads the
+  clock, so every conversation is stored shifted in time to end a day before now.
+
+The same run scores BM25, dense MiniLM and their reciprocal-rank fusion over single turns. Turns
+are stored as role "user" with content "Speaker: text" (both speakers are people, and the name in
+the text keeps who said what). Scoring looks for each evidence turn's own text in what fits.
 
     .venv/bin/python scripts/bench_locomo.py --conversations 1          # quick
     .venv/bin/python scripts/bench_locomo.py --json locomo.json         # full split
@@ -27,6 +35,7 @@ from typing import Any
 
 from bench_common import (
     Bm25,
+    CapturingUpstream,
     RecallTable,
     evidence_recall,
     local_memvault,
@@ -38,7 +47,8 @@ from bench_common import (
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-SEARCH_LIMIT = 200
+ROUTER_TARGETS = {1000: 0.86, 2000: 0.92}
+BASELINE_DEPTH = 200  # turns each single-turn baseline ranks (more than any budget holds)
 SECONDS_PER_TURN = 5  # keeps the turns of a session in order while staying near the session's time
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -123,10 +133,10 @@ def load_dataset(path: Path, limit: int | None) -> list[Conversation]:
     return [load_conversation(sample) for sample in samples[:limit]]
 
 
-def session_payload(session: Sequence[Turn]) -> dict[str, Any]:
+def session_payload(session: Sequence[Turn], shift: float) -> dict[str, Any]:
     return {
         "messages": [
-            {"role": "user", "content": t.content, "timestamp": t.timestamp, "id": t.dia_id} for t in session
+            {"role": "user", "content": t.content, "timestamp": t.timestamp + shift, "id": t.dia_id} for t in session
         ]
     }
 
@@ -134,21 +144,36 @@ def session_payload(session: Sequence[Turn]) -> dict[str, Any]:
 class MemvaultClient:
     """memvault's public HTTP API, one memory key per conversation."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, upstream: CapturingUpstream | None) -> None:
         import httpx
 
         self._http = httpx.Client(base_url=url, timeout=120.0)
+        self._upstream = upstream
         self.latencies_ms: dict[int, list[float]] = {}
+        self.router_ms: dict[int, list[float]] = {}
         self.server_metrics: dict[str, list[float]] = {}
         self.server_counts: dict[str, int] = {}
 
-    def ingest(self, key: str, conversation: Conversation) -> None:
+    def ingest(self, key: str, conversation: Conversation, shift: float) -> None:
         for session in conversation.sessions:
-            response = self._http.post("/v1/memory", json=session_payload(session), headers=_auth(key))
+            response = self._http.post("/v1/memory", json=session_payload(session, shift), headers=_auth(key))
             _raise_for_status(response)
 
+    def route(self, key: str, question: str, budget: int) -> list[str] | None:
+        """The lines the memory router injected for the question asked as a chat message."""
+        if self._upstream is None:
+            return None
+        headers = {"X-Memory-Key": key, "X-Memory-Context-Limit": str(budget), "X-Memory-Mode": "read",
+                   "Authorization": "Bearer provider-key-not-used"}
+        body = {"model": "bench", "messages": [{"role": "user", "content": question}]}
+        started = time.perf_counter()
+        response = self._http.post("/v1/chat/completions", json=body, headers=headers)
+        self.router_ms.setdefault(budget, []).append((time.perf_counter() - started) * 1000.0)
+        _raise_for_status(response)
+        return [line for line in self._upstream.captured[-1].splitlines() if line.startswith("- ")]
+
     def search(self, key: str, query: str, budget: int, now: float) -> list[str]:
-        body = {"query": query, "budget_tokens": budget, "limit": SEARCH_LIMIT, "now": now}
+        body = {"query": query, "budget_tokens": budget, "now": now}
         started = time.perf_counter()
         response = self._http.post("/v1/memory/search", json=body, headers=_auth(key))
         self.latencies_ms.setdefault(budget, []).append((time.perf_counter() - started) * 1000.0)
@@ -200,7 +225,7 @@ def score_conversation(
     table: RecallTable,
     budgets: Sequence[int],
     embedder: Any,
-    memvault: tuple[MemvaultClient, str] | None,
+    memvault: tuple[MemvaultClient, str, float] | None,
 ) -> None:
     turns = conversation.turns
     by_id = {turn.dia_id: turn for turn in turns}
@@ -211,12 +236,15 @@ def score_conversation(
         evidence = [by_id[dia_id].text for dia_id in question.evidence]
         for budget in budgets:
             for system, per_question in rankings.items():
-                returned = [turns[i].content for i in per_question[index][:SEARCH_LIMIT]]
+                returned = [turns[i].content for i in per_question[index][:BASELINE_DEPTH]]
                 table.add(system, budget, question.category, evidence_recall(returned, evidence, budget))
             if memvault is not None:
-                client, key = memvault
-                returned = client.search(key, question.text, budget, conversation.now)
-                table.add("memvault", budget, question.category, evidence_recall(returned, evidence, budget))
+                client, key, shift = memvault
+                returned = client.search(key, question.text, budget, conversation.now + shift)
+                table.add("memvault search", budget, question.category, evidence_recall(returned, evidence, budget))
+                injected = client.route(key, question.text, budget)
+                if injected is not None:
+                    table.add("memvault router", budget, question.category, evidence_recall(injected, evidence, budget))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -233,22 +261,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def run(args: argparse.Namespace, memvault_url: str | None, keys: Sequence[str]) -> dict[str, Any]:
+def run(
+    args: argparse.Namespace, memvault_url: str | None, keys: Sequence[str], upstream: CapturingUpstream | None = None
+) -> dict[str, Any]:
     from memvault.adapters.local.embedder import MiniLmEmbedder
 
     budgets = [int(b) for b in args.budgets.split(",")]
     conversations = load_dataset(args.data, args.conversations)
     table = RecallTable.empty(CATEGORIES)
-    client = MemvaultClient(memvault_url) if memvault_url else None
+    client = MemvaultClient(memvault_url, upstream) if memvault_url else None
     embedder = MiniLmEmbedder()
     ingest_seconds = 0.0
     for number, conversation in enumerate(conversations):
         memvault = None
         if client is not None:
+            # The router reads the clock: the conversation is stored as if it ended a day ago.
+            shift = time.time() - 86400.0 - conversation.now
             started = time.perf_counter()
-            client.ingest(keys[number], conversation)
+            client.ingest(keys[number], conversation, shift)
             ingest_seconds += time.perf_counter() - started
-            memvault = (client, keys[number])
+            memvault = (client, keys[number], shift)
         score_conversation(conversation, table, budgets, embedder, memvault)
         done = f"{conversation.sample_id}: {len(conversation.turns)} turns, {len(conversation.questions)} questions"
         print(done, file=sys.stderr)
@@ -272,13 +304,22 @@ def report(
     }
     print(table.render())
     print(f"questions scored: {scored} of {result['questions']}; evidence ids dropped: {result['evidence_dropped']}")
+    for budget, target in ROUTER_TARGETS.items():
+        if ("memvault router", budget) in table.rows:
+            overall = table.mean(("memvault router", budget), None)
+            below = [name for c, name in CATEGORIES.items()
+                     if table.mean(("memvault router", budget), c) <= table.mean(("rrf", budget), c)]
+            print(f"router @{budget}: {overall:.3f} (target >= {target}); categories not above naive RRF: {below or 'none'}")
     if client is not None:
         result["ingest_seconds"] = ingest_seconds
         result["search_latency_ms"] = {str(b): summary(v) for b, v in client.latencies_ms.items()}
         result["server_metrics"] = {name: summary(v) for name, v in client.server_metrics.items()}
         print(f"ingest: {ingest_seconds:.1f} s for {result['turns']} turns")
         for budget, stats in result["search_latency_ms"].items():
-            print(f"search @{budget} (client, ms): p50 {stats['p50']:.1f}  p95 {stats['p95']:.1f}")
+            print(f"search @{budget} (client, ms): p50 {stats['p50']:.1f}  p95 {stats['p95']:.1f}  (target p95 <= 30)")
+        result["router_latency_ms"] = {str(b): summary(v) for b, v in client.router_ms.items()}
+        for budget, stats in result["router_latency_ms"].items():
+            print(f"router call @{budget} (client, fake upstream, ms): p50 {stats['p50']:.1f}  p95 {stats['p95']:.1f}")
         result["server_counts"] = client.server_counts
         for name, stats in result["server_metrics"].items():
             print(f"server metric {name}: p50 {stats['p50']:.2f}  p95 {stats['p95']:.2f}  (n={stats['n']})")
@@ -298,9 +339,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise SystemExit(f"--url needs one --key per conversation ({count}); a shared key would mix them")
         result = run(args, args.url, args.key)
     else:
-        with local_memvault(embedder="minilm") as server:
-            keys = [server.create_key(c.sample_id) for c in load_dataset(args.data, args.conversations)]
-            result = run(args, server.url, keys)
+        upstream = CapturingUpstream()
+        try:
+            with local_memvault(embedder="minilm", MEMVAULT_OPENAI_BASE_URL=upstream.url) as server:
+                keys = [server.create_key(c.sample_id) for c in load_dataset(args.data, args.conversations)]
+                result = run(args, server.url, keys, upstream)
+        finally:
+            upstream.close()
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 
