@@ -78,9 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("maintenance", help="run the nightly maintenance once, now").set_defaults(
         run=lambda a: _with_deps(_maintenance)
     )
-    commands.add_parser("check", help="compare every vault with its mirror; exit 1 if any differ").set_defaults(
-        run=lambda a: _with_deps(_check)
-    )
+    check = commands.add_parser("check", help="compare every vault with its mirror; exit 1 if any differ")
+    check.add_argument("--repair", action="store_true", help="rebuild each differing mirror from its vault")
+    check.set_defaults(run=lambda a: _with_deps(lambda d: _check(d, a.repair)))
 
     stats = commands.add_parser("stats", help="counts of a key's vaults and mirror")
     _key_argument(stats)
@@ -183,13 +183,18 @@ async def _maintenance(deps: Deps) -> None:
     await run_cron(deps, "manual")
 
 
-async def _check(deps: Deps) -> int:
+async def _check(deps: Deps, repair: bool) -> int:
     differences: list[str] = []
+    rebuilt = 0
     for key_id, name in await memory.all_vaults(deps):
-        differences += await memory.mirror_differences(deps, key_id, name)
+        found = await memory.mirror_differences(deps, key_id, name)
+        if found and repair:
+            await memory.rebuild_mirror(deps, key_id, name)
+            found, rebuilt = await memory.mirror_differences(deps, key_id, name), rebuilt + 1
+        differences += found
     for line in differences:
         print(line)
-    print(json.dumps({"differences": len(differences)}))
+    print(json.dumps({"differences": len(differences), "rebuilt": rebuilt}))
     return 1 if differences else 0
 
 

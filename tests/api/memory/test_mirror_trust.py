@@ -5,10 +5,13 @@ the next startup or the nightly run, and nothing deleted is readable from either
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import pytest
 from memory_support import Memvault
 from test_memory_api import DAY, NOW, search, store, turn
 from test_vault_and_mirror import BrokenVaults, MirrorDown
@@ -186,3 +189,24 @@ async def test_a_full_disk_under_the_vault_is_a_507_and_stores_nothing(memvault:
     assert stats.messages + stats.buffered_messages == 5
     assert (await store(memvault, chat(5, 1)))["messages_accepted"] == 1
     assert await in_step(memvault) == []
+
+
+def test_memvault_check_finds_a_drifted_mirror_and_repair_rebuilds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memvault import cli
+
+    monkeypatch.setenv("MEMVAULT_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("MEMVAULT_EMBEDDER", "hash")
+    assert cli.main(["keys", "create"]) == 0
+    key = capsys.readouterr().out.strip()
+    source = tmp_path / "chat.jsonl"
+    source.write_text("\n".join(json.dumps(m) for m in chat(0, 40)) + "\n")
+    assert cli.main(["import", str(source), "--key", key]) == 0
+    assert cli.main(["check"]) == 0
+    with sqlite3.connect(tmp_path / "memvault.sqlite3") as conn:
+        conn.execute("DELETE FROM mirror_rows WHERE id IN (SELECT id FROM mirror_rows LIMIT 3)")
+    capsys.readouterr()
+    assert cli.main(["check"]) == 1 and "missing from the mirror" in capsys.readouterr().out
+    assert cli.main(["check", "--repair"]) == 0
+    assert '"rebuilt": 1' in capsys.readouterr().out
