@@ -38,6 +38,12 @@ def normalize(vector: Sequence[float]) -> list[float]:
     return [x / norm for x in vector]
 
 
+def mean_unit(vectors: Sequence[Sequence[float]]) -> list[float]:
+    """The normalised mean of ``vectors`` (one direction for several texts)."""
+    total = [sum(values) for values in zip(*vectors, strict=True)]
+    return normalize(total)
+
+
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     na = math.sqrt(sum(x * x for x in a))

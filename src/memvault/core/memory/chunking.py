@@ -97,9 +97,11 @@ def plan_chunks(
     """
     pending = list(buffer)
     plans: list[ChunkPlan] = []
-    while pending and (flush or sum(message_tokens(m) for m in pending) >= target):
+    left = sum(message_tokens(m) for m in pending)
+    while pending and (flush or left >= target):
         count = _take_prefix(pending, target)
         taken, pending = pending[:count], pending[count:]
+        left -= sum(message_tokens(m) for m in taken)
         if count == 1 and message_tokens(taken[0]) > target:
             texts = _pieces_of_long_message(taken[0].content, target)
         else:

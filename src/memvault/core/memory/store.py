@@ -34,8 +34,18 @@ from memvault.core.models import (
     VaultStats,
 )
 from memvault.core.ports import SyncSql
-from memvault.core.sql import run_sync
+from memvault.core.sql import in_batches, placeholders, run_sync
 from memvault.core.vectors import VectorSet, pack
+
+_ID_LOOKUPS = (
+    "SELECT message_id AS v FROM rows WHERE message_id IN ({})",
+    "SELECT id AS v FROM buffer WHERE id IN ({})",
+    "SELECT message_id AS v FROM aliases WHERE message_id IN ({})",
+)
+_TEXT_LOOKUPS = (
+    "SELECT content_hash AS v FROM rows WHERE kind = 'message' AND content_hash IN ({})",
+    "SELECT content_hash AS v FROM buffer WHERE content_hash IN ({})",
+)
 
 
 class VaultStore:
@@ -88,21 +98,33 @@ class VaultStore:
         whose text is already stored is that message said again: it counts one more occurrence."""
         seen: dict[str, tuple[str, str]] = {}
         fresh: dict[str, tuple[Message, int]] = {}
+        digests = {message.id: message_hash(message) for message in messages}
+        # Two lookups for the whole batch; a message only costs more when its id or text is known.
+        known_ids = self._present(_ID_LOOKUPS, list(digests))
+        known_texts = self._present(_TEXT_LOOKUPS, list(set(digests.values())))
         for message in messages:
-            earlier = seen.get(message.id) or self._stored_message(message.id)
+            earlier = seen.get(message.id) or (self._stored_message(message.id) if message.id in known_ids else None)
             if earlier is not None:
                 if earlier != (message.role, message.content):
                     raise Conflict(f"message id {message.id!r} is already stored with other content")
                 continue
             seen[message.id] = (message.role, message.content)
-            digest = message_hash(message)
+            digest = digests[message.id]
             if digest in fresh:
                 first, count = fresh[digest]
                 fresh[digest] = (replace(first, timestamp=max(first.timestamp, message.timestamp)), count + 1)
                 self._said_again(digest, message, first.id)
-            elif not self._said_again(digest, message, None):
+            elif digest not in known_texts or not self._said_again(digest, message, None):
                 fresh[digest] = (message, 1)
         return list(fresh.values())
+
+    def _present(self, lookups: Sequence[str], values: Sequence[str]) -> set[str]:
+        """Which of ``values`` each ``lookup`` (a SELECT of one column, ``{}`` for the IN list) finds."""
+        found: set[str] = set()
+        for batch in in_batches(list(values)):
+            for lookup in lookups:
+                found.update(str(r["v"]) for r in self._sql.execute(lookup.format(placeholders(len(batch))), batch))
+        return found
 
     def _said_again(self, digest: str, message: Message, canonical: str | None) -> bool:
         """Count ``message`` as one more occurrence of the stored message with its text, if there

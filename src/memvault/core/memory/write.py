@@ -12,10 +12,11 @@ from dataclasses import replace
 
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput, MemvaultError, StorageUnavailable
+from memvault.core.memory.embedding import embed_rows
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import session_of, vault_name
 from memvault.core.memory.sync import rebuild_mirror, sync_mirror
-from memvault.core.models import AppendResult, MemoryRow, Message, StoreResult
+from memvault.core.models import AppendResult, Message, StoreResult
 from memvault.core.ports import VaultClient
 from memvault.core.redaction import redact, refuse_secret
 
@@ -26,7 +27,10 @@ async def store_conversation(
     deps: Deps, key_id: str, messages: Sequence[Message], session_id: str | None = None
 ) -> StoreResult:
     """Store messages (from ``messages.message_from``) in order into the key's core vault (or its
-    session vault), then mirror them."""
+    session vault), then mirror them. A long list goes in slices of ``embed_batch`` messages, each
+    stored and embedded before the next, so memory stays flat however long the list; a failure
+    leaves the slices before it stored, and sending the list again (same ids) stores nothing twice
+    and completes it. The mirror then applies the vault's log in bounded pages."""
     cleaned: list[Message] = []
     kinds: list[str] = []
     for message in messages:
@@ -36,13 +40,20 @@ async def store_conversation(
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     await _check_dimension(deps, vault)
-    state = await vault.append(cleaned)
-    rows = await _embed_rows(deps, vault, state.rows)
+    stored = chunks = accepted = 0
+    size = max(1, deps.settings.embed_batch)
+    state = None
+    for start in range(0, max(len(cleaned), 1), size):
+        state = await vault.append(cleaned[start : start + size])
+        rows = await embed_rows(deps, vault, state.rows)
+        stored += sum(1 for r in rows if r.kind == "message")
+        chunks += sum(1 for r in rows if r.kind == "chunk")
+        accepted += state.accepted
     return StoreResult(
-        rows_stored=sum(1 for r in rows if r.kind == "message"),
-        chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
-        tokens_buffered=state.buffered_tokens,
-        messages_accepted=state.accepted,
+        rows_stored=stored,
+        chunks_stored=chunks,
+        tokens_buffered=state.buffered_tokens if state is not None else 0,
+        messages_accepted=accepted,
         redactions=tuple(dict.fromkeys(kinds)),
         mirrored=await _sync(deps, key_id, name),
     )
@@ -89,27 +100,6 @@ async def _check_dimension(deps: Deps, vault: VaultClient) -> None:
         )
 
 
-async def _embed_rows(deps: Deps, vault: VaultClient, rows: Sequence[MemoryRow]) -> list[MemoryRow]:
-    """Embed new rows; on failure they stay stored, found by keyword, and the nightly run embeds them."""
-    embedded: list[MemoryRow] = []
-    batch_size = max(1, deps.settings.embed_batch)
-    for start in range(0, len(rows), batch_size):
-        batch = rows[start : start + batch_size]
-        try:
-            vectors = await deps.embedder.embed([row.text for row in batch])
-            await vault.attach_embeddings(
-                deps.embedder.model_id, {r.id: v for r, v in zip(batch, vectors, strict=True)}
-            )
-        except InvalidInput:
-            raise
-        except Exception as exc:
-            log.warning("embedding failed, rows kept for the nightly re-embed: %s", type(exc).__name__)
-            embedded.extend(batch)
-            continue
-        embedded.extend(replace(r, embedding=tuple(v)) for r, v in zip(batch, vectors, strict=True))
-    return embedded
-
-
 async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, reset: bool = False) -> list[str]:
     """Clear one session vault, or (without ``session_id``) every vault of the key; the mirror
     follows from the vaults' logs. Returns the vaults cleared."""
@@ -139,7 +129,7 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
     for name in names:
         vault = await _registered(deps, key_id, name)
         result = await vault.forget(wanted)
-        await _embed_rows(deps, vault, result.state.rows)
+        await embed_rows(deps, vault, result.state.rows)
         await _sync(deps, key_id, name)
         found.update(result.forgotten)
     return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}
@@ -161,7 +151,7 @@ async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) 
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     state: AppendResult = await vault.flush()
-    rows = await _embed_rows(deps, vault, state.rows)
+    rows = await embed_rows(deps, vault, state.rows)
     return StoreResult(
         rows_stored=sum(1 for r in rows if r.kind == "message"),
         chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
