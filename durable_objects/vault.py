@@ -14,22 +14,17 @@ from workers import DurableObject
 from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.env import env_settings, raw_js
-from memvault.core.memory.store import VaultStore
+from memvault.core.memory.store import VaultLimits, VaultStore
 from memvault.core.models import Message, SearchQuery
 
 
 class Vault(DurableObject):  # type: ignore[misc]
     def __init__(self, ctx: Any, env: Any) -> None:
         super().__init__(ctx, env)
-        settings = env_settings(env)
         # VaultStore migrates its schema here, synchronously and over local SQL only. A DO
         # constructor delivers no request until it returns, so no blockConcurrencyWhile (and no
         # network wait inside one) is needed to keep requests away from a half-migrated schema.
-        self._store = VaultStore(
-            DurableObjectSql(raw_js(ctx).storage),
-            chunk_tokens=settings.chunk_tokens,
-            overlap_tokens=settings.chunk_overlap_tokens,
-        )
+        self._store = VaultStore(DurableObjectSql(raw_js(ctx).storage), VaultLimits.of(env_settings(env)))
 
     async def append(self, messages: Any) -> Any:
         return to_js(self._store.append([Message.from_dict(m) for m in to_py(messages)]).to_dict())

@@ -12,6 +12,7 @@ from suites import database, mirror, search_plan, sync_sql, vault
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.adapters.local.vaults import LocalVaultDirectory
+from memvault.core.memory.store import VaultLimits
 from memvault.core.settings import load_settings
 
 Check = Callable[[Any], Awaitable[None]]
@@ -47,9 +48,7 @@ async def test_mirror_contract(check: Check, tmp_path: Path) -> None:
 @pytest.mark.parametrize("check", vault.CHECKS, ids=lambda c: c.__name__)
 async def test_vault_contract(check: Check, tmp_path: Path) -> None:
     defaults = load_settings({})
-    directory = LocalVaultDirectory(
-        tmp_path / "vaults", chunk_tokens=defaults.chunk_tokens, overlap_tokens=defaults.chunk_overlap_tokens
-    )
+    directory = LocalVaultDirectory(tmp_path / "vaults", VaultLimits.of(defaults))
     try:
         await check(directory.vault("key_test:core"))
     finally:
@@ -79,13 +78,12 @@ def test_vault_file_names_differ_for_every_vault_name_even_ignoring_case() -> No
 async def test_a_vault_file_of_the_earlier_naming_is_moved_not_lost(tmp_path: Path) -> None:
     from memvault.core.models import Message
 
-    defaults = load_settings({})
-    sizes = {"chunk_tokens": defaults.chunk_tokens, "overlap_tokens": defaults.chunk_overlap_tokens}
-    earlier = LocalVaultDirectory(tmp_path, **sizes)
+    limits = VaultLimits.of(load_settings({}))
+    earlier = LocalVaultDirectory(tmp_path, limits)
     await earlier.vault("k:session:Chat").append([Message("user", "kept across the rename", 1.0, "m1")])
     earlier.close()
     (tmp_path / "k%3Asession%3A%43hat.sqlite3").rename(tmp_path / "k%3Asession%3AChat.sqlite3")
-    reopened = LocalVaultDirectory(tmp_path, **sizes)
+    reopened = LocalVaultDirectory(tmp_path, limits)
     try:
         assert [m.id for m in await reopened.vault("k:session:Chat").pending()] == ["m1"]
     finally:

@@ -48,3 +48,56 @@ def test_extended_set_finds_old_and_new(with_numpy: bool, monkeypatch: pytest.Mo
 def test_wrong_dimension_is_refused() -> None:
     with pytest.raises(ValueError, match="dimension"):
         VectorSet(["a"], [pack([1.0, 0.0])], 2).top_k([1.0, 0.0, 0.0], 1)
+
+
+def clustered_vectors(count: int, dimension: int, seed: int = 11) -> list[list[float]]:
+    """Vectors around a few dozen centres, as embeddings of related texts are."""
+    rng = random.Random(seed)
+    centres = [[rng.gauss(0, 1) for _ in range(dimension)] for _ in range(40)]
+    return [[c + rng.gauss(0, 0.6) for c in rng.choice(centres)] for _ in range(count)]
+
+
+@pytest.mark.parametrize("with_numpy", [True, False])
+def test_codes_and_their_orders_agree_with_and_without_numpy(with_numpy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = clustered_vectors(300, 40)
+    query = rows[5]
+    expected_codes = [vectors.binary_code(r) for r in rows]
+    expected_near = vectors.hamming_nearest(list(range(300)), expected_codes, expected_codes[5], 25)
+    expected_top = vectors.asymmetric_top(query, expected_near, 10)
+    if not with_numpy:
+        monkeypatch.setattr(vectors, "_np", None)
+    codes = [vectors.code_of(pack(r)) for r in rows]
+    assert codes == expected_codes and len(codes[0]) == 5
+    near = vectors.hamming_nearest(list(range(300)), codes, codes[5], 25)
+    assert near == expected_near and near[0] == (0, 5, codes[5])
+    assert vectors.asymmetric_top(query, near, 10) == expected_top
+
+
+@pytest.mark.parametrize("with_numpy", [True, False])
+def test_a_code_index_built_in_many_blocks_answers_as_one(with_numpy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not with_numpy:
+        monkeypatch.setattr(vectors, "_np", None)
+    codes = [vectors.binary_code(r) for r in clustered_vectors(400, 64)]
+    index = vectors.CodeIndex(list(range(10)), codes[:10], 8)
+    for start in range(10, 400, 9):  # more blocks than MAX_BLOCKS, so they are merged on the way
+        index.add(list(range(start, min(start + 9, 400))), codes[start : start + 9])
+    assert len(index) == 400 and index.bytes_per_row == 16
+    for probe in (0, 123, 399):
+        assert index.nearest(codes[probe], 30) == vectors.hamming_nearest(list(range(400)), codes, codes[probe], 30)
+
+
+def test_the_three_passes_find_the_exact_nearest_vectors() -> None:
+    """Codes preselect, the float query rescores the codes, stored floats rank: the top that comes
+    out is the exact cosine top on vectors shaped like embeddings."""
+    from memvault.core.memory.vector_channel import PRESELECT, RESCORE
+
+    rows = clustered_vectors(8000, 64)
+    stored = [(f"r{i:05d}", pack(r)) for i, r in enumerate(rows)]
+    index = vectors.CodeIndex(list(range(len(rows))), [vectors.code_of(b) for _, b in stored], 8)
+    rng = random.Random(3)
+    for probe in rng.sample(range(len(rows)), 20):
+        query = [x + rng.gauss(0, 0.3) for x in rows[probe]]
+        preselected = index.nearest(vectors.binary_code(query), PRESELECT)
+        kept = vectors.asymmetric_top(query, preselected, RESCORE)
+        found = vectors.exact_top(query, [stored[i] for i in kept], 20)
+        assert [i for i, _ in found] == [i for i, _ in vectors.exact_top(query, stored, 20)]

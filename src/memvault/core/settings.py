@@ -77,6 +77,7 @@ class Settings:
     read_page_size: int = setting("50", "Default number of messages one `get_memory` page holds.", _count)
     race_timeout_ms: int = setting("1500", "How long retrieval waits for vault or mirror before giving up.", _count)
     mirror_head_start_ms: int = setting("150", "Head start the vault gets before the mirror is also asked (the mirror is asked at once if the vault fails).", _whole)
+    vector_memory_mb: int = setting("64", "Most memory one vault's vector codes may take (8 + dimension/8 bytes a row); past it the codes are read in pages on each search.", _count)
     embed_batch: int = setting("256", "Texts per embedding call when storing (the embedder batches them further by length).", _count)
     max_body_bytes: int = setting("1048576", "Largest request body accepted, in bytes.", _count)
     buffer_idle_hours: float = setting("24", "Nightly cron flushes pending buffers idle for longer than this.", _hours)

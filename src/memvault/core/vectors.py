@@ -121,3 +121,146 @@ def _unit_rows(blobs: Sequence[bytes], dimension: int) -> Any:
     norms = _np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (matrix / norms).astype(_np.float32)
+
+
+def binary_code(vector: Sequence[float]) -> bytes:
+    """One bit per dimension, set where the component is positive (sign quantisation): 48 bytes
+    at 384 dimensions, 96 at 768. Codes of close vectors differ in few bits."""
+    if _np is not None:
+        return bytes(_np.packbits(_np.asarray(vector, dtype=_np.float32) > 0).tobytes())
+    code = bytearray((len(vector) + 7) // 8)
+    for index, value in enumerate(vector):
+        if value > 0:
+            code[index >> 3] |= 0x80 >> (index & 7)
+    return bytes(code)
+
+
+def code_of(blob: bytes) -> bytes:
+    """The binary code of a stored (packed) vector."""
+    if _np is not None:
+        return binary_code(_np.frombuffer(bytes(blob), dtype="<f4"))
+    return binary_code(unpack(blob))
+
+
+Coded = tuple[int, int, bytes]  # (hamming distance, row number, code)
+
+
+def hamming_nearest(rowids: Sequence[int], codes: Sequence[bytes], code: bytes, count: int) -> list[Coded]:
+    """The ``count`` codes nearest ``code``, nearest first, ties by row number."""
+    if not rowids or count <= 0:
+        return []
+    if _np is not None:
+        matrix = _np.frombuffer(b"".join(codes), dtype=_np.uint8).reshape(len(codes), len(code))
+        return _nearest_in(matrix, _np.asarray(rowids, dtype=_np.int64), code, count)
+    query = int.from_bytes(code, "big")
+    found = sorted(((int.from_bytes(c, "big") ^ query).bit_count(), r, c) for r, c in zip(rowids, codes, strict=True))
+    return found[:count]
+
+
+def _nearest_in(matrix: Any, rowids: Any, code: bytes, count: int) -> list[Coded]:
+    differing = _np.bitwise_xor(matrix, _np.frombuffer(code, dtype=_np.uint8))
+    distances = (_popcount(differing)).sum(axis=1, dtype=_np.int32)
+    if count < len(distances):
+        kth = distances[_np.argpartition(distances, count - 1)[count - 1]]
+        keep = _np.flatnonzero(distances <= kth)  # every code tied with the last one stays, so ties go by rowid
+    else:
+        keep = _np.arange(len(distances))
+    found = sorted(zip(distances[keep].tolist(), rowids[keep].tolist(), keep.tolist(), strict=True))[:count]
+    return [(int(d), int(r), matrix[i].tobytes()) for d, r, i in found]
+
+
+def asymmetric_top(query: Sequence[float], coded: Sequence[Coded], count: int) -> list[int]:
+    """Row numbers of the ``count`` codes with the largest dot product between the float query and
+    the code read as a +1/-1 vector: a finer order than the Hamming distance between two codes
+    (measured with MiniLM on LoCoMo: of the exact top 60, 0.92 against 0.83 found among the best
+    3 % of rows), still without reading a float vector."""
+    if not coded or count <= 0:
+        return []
+    dimension = len(query)
+    if _np is not None:
+        bits = _np.unpackbits(_np.frombuffer(b"".join(c for _, _, c in coded), dtype=_np.uint8).reshape(len(coded), -1), axis=1)
+        scores = (bits[:, :dimension].astype(_np.float32) * 2.0 - 1.0) @ _np.asarray(query, dtype=_np.float32)
+        order = sorted(range(len(coded)), key=lambda i: (-float(scores[i]), coded[i][1]))
+    else:
+        def score(code: bytes) -> float:
+            return sum(q if code[i >> 3] & (0x80 >> (i & 7)) else -q for i, q in enumerate(query))
+
+        values = [score(c) for _, _, c in coded]
+        order = sorted(range(len(coded)), key=lambda i: (-values[i], coded[i][1]))
+    return [coded[i][1] for i in order[:count]]
+
+
+def _popcount(values: Any) -> Any:
+    if hasattr(_np, "bitwise_count"):
+        return _np.bitwise_count(values)
+    return _BYTE_BITS[values]
+
+
+_BYTE_BITS: Any = None if _np is None else _np.array([bin(i).count("1") for i in range(256)], dtype=_np.uint8)
+
+
+class CodeIndex:
+    """The binary codes of a vault's stored vectors with their row numbers: the in-memory part of
+    its vector channel, ``8 + dimension / 8`` bytes a row. It only picks candidates; their exact
+    scores come from the float vectors stored in SQL."""
+
+    def __init__(self, rowids: Sequence[int], codes: Sequence[bytes], width: int) -> None:
+        self.width = width
+        self._rowids: list[Any] = [self._ids(rowids)]
+        self._codes: list[Any] = [self._matrix(codes)]
+        self._count = len(rowids)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def bytes_per_row(self) -> int:
+        return 8 + self.width
+
+    def _ids(self, rowids: Sequence[int]) -> Any:
+        return _np.asarray(rowids, dtype=_np.int64) if _np is not None else list(rowids)
+
+    def _matrix(self, codes: Sequence[bytes]) -> Any:
+        if _np is None:
+            return list(codes)
+        return _np.frombuffer(b"".join(codes), dtype=_np.uint8).reshape(len(codes), self.width).copy()
+
+    def add(self, rowids: Sequence[int], codes: Sequence[bytes]) -> None:
+        self._rowids.append(self._ids(rowids))
+        self._codes.append(self._matrix(codes))
+        self._count += len(rowids)
+        if len(self._codes) > MAX_BLOCKS:
+            if _np is not None:
+                self._rowids, self._codes = [_np.concatenate(self._rowids)], [_np.vstack(self._codes)]
+            else:
+                self._rowids = [[r for block in self._rowids for r in block]]
+                self._codes = [[c for block in self._codes for c in block]]
+
+    def nearest(self, code: bytes, count: int) -> list[Coded]:
+        """The ``count`` codes nearest ``code``, nearest first, ties by row number."""
+        if not self._count or count <= 0:
+            return []
+        if _np is None:
+            rowids = [r for block in self._rowids for r in block]
+            return hamming_nearest(rowids, [c for block in self._codes for c in block], code, count)
+        found: list[Coded] = []
+        for rowids, matrix in zip(self._rowids, self._codes, strict=True):
+            if len(rowids):
+                found += _nearest_in(matrix, rowids, code, count)
+        return sorted(found)[:count]
+
+
+def exact_top(query: Sequence[float], stored: Sequence[tuple[str, bytes]], count: int) -> list[tuple[str, float]]:
+    """Cosine of ``query`` against stored (packed) vectors, the ``count`` best, ties by id."""
+    if not stored or count <= 0:
+        return []
+    dimension = len(query)
+    ids = [i for i, _ in stored]
+    rows = _unit_rows([blob for _, blob in stored], dimension)
+    unit = normalize(query)
+    if _np is not None:
+        scores = (rows @ _np.asarray(unit, dtype=_np.float32)).tolist()
+    else:
+        scores = [sum(x * y for x, y in zip(row, unit, strict=True)) for row in rows]
+    ranked = sorted(zip(ids, (float(s) for s in scores), strict=True), key=lambda item: (-item[1], item[0]))
+    return ranked[:count]

@@ -21,6 +21,7 @@ from memvault.adapters.local.vector_index import LocalVectorIndex
 from memvault.api.app import create_app
 from memvault.core import memory
 from memvault.core.deps import Deps
+from memvault.core.memory.store import VaultLimits
 from memvault.core.settings import Settings, load_settings
 
 
@@ -29,9 +30,7 @@ def build_local_deps(settings: Settings) -> Deps:
     data.mkdir(parents=True, exist_ok=True)
     return Deps(
         settings=settings,
-        vaults=LocalVaultDirectory(
-            data / "vaults", chunk_tokens=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens
-        ),
+        vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings)),
         db=SqliteDatabase(data / "memvault.sqlite3"),
         embedder=make_embedder(settings.embedder),
         background=AsyncioBackground(),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.memory.mirror import MirrorStore
-from memvault.core.memory.store import VaultStore
+from memvault.core.memory.store import VaultLimits, VaultStore
 from memvault.core.models import BufferState, Candidate, Change, ChangeBatch, Message, SearchQuery
 
 KEY = "key_plan"
@@ -50,7 +50,7 @@ def conversation(count: int, prefix: str = "m", start: float = 1_000_000.0) -> l
 
 
 async def _filled(pair: SqlPair, count: int = 30) -> tuple[VaultStore, MirrorStore]:
-    store = VaultStore(pair.sql, chunk_tokens=80, overlap_tokens=10)
+    store = VaultStore(pair.sql, VaultLimits(chunk_tokens=80, overlap_tokens=10, memory_bytes=1 << 26))
     state = store.append(conversation(count))
     store.attach_embeddings("bag-of-words", {row.id: vector_of(row.text) for row in state.rows})
     mirror = MirrorStore(pair.db)

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.core import models
-from memvault.core.memory.store import VaultStore
+from memvault.core.memory.store import VaultLimits, VaultStore
 
 T = TypeVar("T")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -40,9 +40,9 @@ def _earlier_filename(name: str) -> str:
 
 
 class LocalVault:
-    def __init__(self, path: Path, chunk_tokens: int, overlap_tokens: int) -> None:
+    def __init__(self, path: Path, limits: VaultLimits) -> None:
         self._sql = SqliteSql(path)
-        self._store = VaultStore(self._sql, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
+        self._store = VaultStore(self._sql, limits)
         self._lock = threading.Lock()
 
     async def _call(self, work: Callable[[], T]) -> T:
@@ -100,10 +100,9 @@ class LocalVault:
 
 
 class LocalVaultDirectory:
-    def __init__(self, root: Path, *, chunk_tokens: int, overlap_tokens: int) -> None:
+    def __init__(self, root: Path, limits: VaultLimits) -> None:
         self._root = root
-        self._chunk_tokens = chunk_tokens
-        self._overlap_tokens = overlap_tokens
+        self._limits = limits
         self._open: dict[str, LocalVault] = {}
         self._lock = threading.Lock()
 
@@ -114,7 +113,7 @@ class LocalVaultDirectory:
                 path = self._root / vault_filename(name)
                 if all(ord(c) < 256 for c in name):  # beyond that, earlier names were ambiguous
                     _move_earlier_file(self._root / _earlier_filename(name), path)
-                self._open[name] = LocalVault(path, self._chunk_tokens, self._overlap_tokens)
+                self._open[name] = LocalVault(path, self._limits)
             return self._open[name]
 
     def close(self) -> None:

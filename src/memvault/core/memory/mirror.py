@@ -13,13 +13,15 @@ from typing import Any
 
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql, row_values
-from memvault.core.memory.search_plan import mirror_table, search_plan
+from memvault.core.memory.search_plan import search_plan
+from memvault.core.memory.tables import mirror_table
 from memvault.core.models import BufferState, Candidate, ChangeBatch, MemoryRow, Message, SearchQuery
 from memvault.core.ports import Database
 from memvault.core.sql import in_batches, placeholders, run_async
+from memvault.core.vectors import binary_code
 
 Statement = tuple[str, Sequence[Any]]
-_UPDATES = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in [*ROW_COLUMNS.split(",")[1:], "embedding"])
+_UPDATES = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in [*ROW_COLUMNS.split(",")[1:], "embedding", "code"])
 _OWNER = "key_id = ? AND vault = ?"
 
 
@@ -87,10 +89,11 @@ class MirrorStore:
 
     @staticmethod
     def _upsert(key_id: str, vault: str, row: MemoryRow) -> Statement:
+        code = None if row.embedding is None else binary_code(row.embedding)
         return (
-            f"INSERT INTO mirror_rows (key_id, vault, {ROW_COLUMNS}, embedding) VALUES (?, ?, {placeholders(12)}) "
+            f"INSERT INTO mirror_rows (key_id, vault, {ROW_COLUMNS}, embedding, code) VALUES (?, ?, {placeholders(13)}) "
             f"ON CONFLICT (key_id, vault, id) DO UPDATE SET {_UPDATES}",
-            (key_id, vault, *row_values(row)),
+            (key_id, vault, *row_values(row), code),
         )
 
     @staticmethod

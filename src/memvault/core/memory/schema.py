@@ -83,6 +83,16 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS aliases_by_canonical ON aliases (canonical)",
         ),
     ),
+    (
+        # Each vector's binary code, the compact form searched in memory. Filled as vectors are
+        # attached (older rows when the vault first searches); the log is moved on as if an entry
+        # had been trimmed, so the mirror is rebuilt once and gets its codes too.
+        "0006_vector_codes",
+        (
+            "ALTER TABLE rows ADD COLUMN code BLOB",
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('log_head', 'log_floor')",
+        ),
+    ),
 )
 
 

@@ -6,7 +6,7 @@ transaction, and the mirror is derived from the log."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.memory import changelog
@@ -21,7 +21,9 @@ from memvault.core.memory.rows import (
     row_from_sql,
 )
 from memvault.core.memory.schema import migrate
-from memvault.core.memory.search_plan import VAULT_TABLE, search_plan, vectors_plan
+from memvault.core.memory.search_plan import search_plan
+from memvault.core.memory.tables import VAULT_TABLE
+from memvault.core.memory.vector_channel import codes_plan
 from memvault.core.models import (
     AppendResult,
     Candidate,
@@ -34,8 +36,9 @@ from memvault.core.models import (
     VaultStats,
 )
 from memvault.core.ports import SyncSql
+from memvault.core.settings import Settings
 from memvault.core.sql import in_batches, placeholders, run_sync
-from memvault.core.vectors import VectorSet, pack
+from memvault.core.vectors import CodeIndex, binary_code, code_of, pack
 
 _ID_LOOKUPS = (
     "SELECT message_id AS v FROM rows WHERE message_id IN ({})",
@@ -48,12 +51,26 @@ _TEXT_LOOKUPS = (
 )
 
 
+@dataclass(frozen=True)
+class VaultLimits:
+    """The settings a vault works within, wherever it runs."""
+
+    chunk_tokens: int
+    overlap_tokens: int
+    memory_bytes: int  # for the vector codes kept in memory
+
+    @classmethod
+    def of(cls, settings: Settings) -> VaultLimits:
+        return cls(settings.chunk_tokens, settings.chunk_overlap_tokens, settings.vector_memory_mb * 1024 * 1024)
+
+
 class VaultStore:
-    def __init__(self, sql: SyncSql, *, chunk_tokens: int, overlap_tokens: int) -> None:
+    def __init__(self, sql: SyncSql, limits: VaultLimits) -> None:
         self._sql = sql
-        self._chunk_tokens = chunk_tokens
-        self._overlap_tokens = overlap_tokens
-        self._vectors: VectorSet | None = None
+        self._chunk_tokens = limits.chunk_tokens
+        self._overlap_tokens = limits.overlap_tokens
+        self._codes: CodeIndex | None = None
+        self._memory_budget = limits.memory_bytes
         migrate(sql)
 
     def _meta(self, key: str) -> str | None:
@@ -216,35 +233,48 @@ class VaultStore:
             changed = []
             for row_id, vector in embeddings.items():
                 if self._sql.execute("SELECT 1 AS hit FROM rows WHERE id = ?", (row_id,)):
-                    self._sql.execute("UPDATE rows SET embedding = ? WHERE id = ?", (pack(vector), row_id))
+                    self._sql.execute(
+                        "UPDATE rows SET embedding = ?, code = ? WHERE id = ?", (pack(vector), binary_code(vector), row_id)
+                    )
                     changed.append(row_id)
             changelog.log(self._sql, changelog.ROWS, changed)
             return changed
 
         changed = self._sql.transaction(work)
-        self._extend_vectors({row_id: embeddings[row_id] for row_id in changed})
+        if self._codes is not None and self._codes.width == (dimension + 7) // 8:
+            found = self._sql.execute(
+                f"SELECT rowid AS rid, code FROM rows WHERE id IN ({placeholders(len(changed))})", changed
+            ) if changed else []
+            self._codes.add([int(r["rid"]) for r in found], [bytes(r["code"]) for r in found])
+            if len(self._codes) * self._codes.bytes_per_row > self._memory_budget:
+                self._codes = None  # grown past the budget: searches read the codes in pages from now on
         return len(changed)
 
-    def _extend_vectors(self, embeddings: dict[str, list[float]]) -> None:
-        """Keep the in-memory vector set current without re-reading every row after each store."""
-        if self._vectors is None:
-            return
-        known = set(self._vectors.ids)
-        if any(row_id in known for row_id in embeddings):
-            self._vectors = None
-            return
-        self._vectors = self._vectors.extended(list(embeddings), [pack(v) for v in embeddings.values()])
-
-    def _vector_set(self) -> VectorSet | None:
-        if self._vectors is None:
+    def _code_index(self) -> CodeIndex | None:
+        """The vault's codes in memory, built on first use; None past the memory budget (the codes
+        are then read in pages on each search)."""
+        if self._codes is None:
             dimension = self._meta("dimension")
             if dimension is None:
                 return None
-            self._vectors = run_sync(vectors_plan(VAULT_TABLE, int(dimension)), self._sql.execute)
-        return self._vectors
+            self._fill_missing_codes()
+            width = (int(dimension) + 7) // 8
+            count = int(self._sql.execute("SELECT COUNT(*) AS n FROM rows WHERE code IS NOT NULL")[0]["n"])
+            if count * (8 + width) > self._memory_budget:
+                return None
+            self._codes = run_sync(codes_plan(VAULT_TABLE, width), self._sql.execute)
+        return self._codes
+
+    def _fill_missing_codes(self) -> None:
+        """Codes of vectors stored before codes were (unlogged: the mirror computes its own)."""
+        while found := self._sql.execute(
+            "SELECT rowid AS rid, embedding FROM rows WHERE code IS NULL AND embedding IS NOT NULL LIMIT 500"
+        ):
+            for row in found:
+                self._sql.execute("UPDATE rows SET code = ? WHERE rowid = ?", (code_of(row["embedding"]), row["rid"]))
 
     def search(self, query: SearchQuery) -> list[Candidate]:
-        return run_sync(search_plan(VAULT_TABLE, query, self._vector_set()), self._sql.execute)
+        return run_sync(search_plan(VAULT_TABLE, query, self._code_index()), self._sql.execute)
 
     def pending(self) -> list[Message]:
         return list(changelog.buffer_state(self._sql).messages)
@@ -277,7 +307,7 @@ class VaultStore:
             changelog.log(self._sql, changelog.CLEAR)
 
         self._sql.transaction(work)
-        self._vectors = None
+        self._codes = None
 
     def forget(self, ids: Sequence[str]) -> ForgetResult:
         def work() -> ForgetResult:
@@ -289,7 +319,7 @@ class VaultStore:
 
         result = self._sql.transaction(work)
         if result.removed:
-            self._vectors = None
+            self._codes = None
             # Merge the keyword index's segments so the forgotten terms leave it now, not at some later merge.
             self._sql.execute("INSERT INTO rows_fts (rows_fts) VALUES ('optimize')")
         return result
@@ -306,7 +336,7 @@ class VaultStore:
 
         ids = self._sql.transaction(work)
         if ids:
-            self._vectors = None
+            self._codes = None
         return ids
 
     def changes(self, after: int, max_entries: int, max_rows: int) -> ChangeBatch:

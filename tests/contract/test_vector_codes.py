@@ -1,0 +1,66 @@
+"""A vault's vector channel gives the same answers whether its codes are held in memory or read in
+pages from SQL (past its memory budget), and the mirror's bounded scan reads the newest rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from suites.search_plan import conversation, vector_of
+
+from memvault.adapters.local.sqlite_sql import SqliteSql
+from memvault.core.memory import vector_channel
+from memvault.core.memory.store import VaultLimits, VaultStore
+from memvault.core.memory.tables import VAULT_TABLE
+from memvault.core.models import SearchQuery
+from memvault.core.sql import run_sync
+
+
+def filled(path: Path, memory_bytes: int, count: int = 120) -> VaultStore:
+    store = VaultStore(SqliteSql(path), VaultLimits(chunk_tokens=80, overlap_tokens=10, memory_bytes=memory_bytes))
+    state = store.append(conversation(count))
+    store.attach_embeddings("bag-of-words", {row.id: vector_of(row.text) for row in state.rows})
+    return store
+
+
+def vector_hits(store: VaultStore, text: str) -> list[tuple[str, int, float]]:
+    query = SearchQuery(text=text, vector=tuple(vector_of(text)), depth=40)
+    return [(c.row.id, c.rank, round(c.score, 5)) for c in store.search(query) if c.channel == "vector"]
+
+
+QUERIES = ("copper lantern", "glacier willow ember", "Turn 7 of m", "falcon quartz saddle")
+
+
+def test_codes_read_in_pages_find_what_codes_in_memory_find(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    in_memory = filled(tmp_path / "a.sqlite3", memory_bytes=1 << 20)
+    paged = filled(tmp_path / "b.sqlite3", memory_bytes=0)
+    monkeypatch.setattr(vector_channel, "CODE_PAGE", 17)  # many pages, the last one partial
+    for text in QUERIES:
+        assert vector_hits(in_memory, text) == vector_hits(paged, text) != []
+    assert in_memory._code_index() is not None and paged._code_index() is None
+
+
+def test_an_index_grown_past_its_budget_is_let_go(tmp_path: Path) -> None:
+    first = filled(tmp_path / "a.sqlite3", memory_bytes=1 << 20, count=40)
+    index = first._code_index()
+    assert index is not None
+    budget = len(index) * index.bytes_per_row + 10
+    store = VaultStore(SqliteSql(tmp_path / "a.sqlite3"), VaultLimits(80, 10, budget))
+    assert store._code_index() is not None
+    before = {text: vector_hits(store, text) for text in QUERIES}
+    state = store.append(conversation(40, prefix="n", start=2_000_000.0))
+    store.attach_embeddings("bag-of-words", {row.id: vector_of(row.text) for row in state.rows})
+    assert store._codes is None
+    assert any(vector_hits(store, text) != before[text] for text in QUERIES)  # the new rows are found
+
+
+def test_a_bounded_scan_reads_the_newest_rows_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    store = filled(tmp_path / "a.sqlite3", memory_bytes=0)
+    monkeypatch.setattr(vector_channel, "CODE_PAGE", 10)
+    code = vector_channel.binary_code(vector_of("copper lantern"))
+    coded = run_sync(vector_channel._scan_codes(replace(VAULT_TABLE, vector_scan=30), code), store._sql.execute)
+    newest = store._sql.execute("SELECT rowid AS rid FROM rows WHERE code IS NOT NULL ORDER BY ts_end DESC, id DESC")
+    assert len(newest) > 60
+    assert {r for _, r, _ in coded} == {int(r["rid"]) for r in newest[:30]}
