@@ -1,29 +1,31 @@
-"""Latency memvault's memory router adds over calling the provider directly.
+"""Latency memvault's memory router adds over calling the provider directly, at LoCoMo scale.
 
-A fake upstream (the one the provider tests use) and a local memvault server run as separate
-processes on 127.0.0.1; the memory key already holds some conversation. Each round sends the same
-OpenAI chat request once straight to the fake and once through memvault, and records the time to
-the whole response (non-streaming) and to the first body byte (streaming). The difference is
-key check + retrieval + injection + forwarding; storing a turn happens after the answer is
-relayed, and by default measured rounds store nothing so every round recalls from the same state
-(`--store` keeps storing, memory then grows by one turn per round).
+A fake upstream (the one the provider tests use) and a local `memvault serve` run as separate
+processes on 127.0.0.1. One memory key holds a whole LoCoMo conversation (hundreds of turns over
+many sessions, stored through `POST /v1/memory`). Each round sends the same OpenAI chat request
+once straight to the fake and once through memvault in auto mode, and records the time to the
+whole response (non-streaming) and to the first body byte (streaming). The difference is key
+check + recall (query embedding included) + injection + forwarding; storing the turn happens
+after the answer is relayed.
 
-    .venv/bin/python scripts/bench_router.py                      # hash embedder, 200 rounds
-    .venv/bin/python scripts/bench_router.py --embedder minilm    # the real local embedder
+Three passes: the conversation's own questions in turn (each recalled for the first time), one
+question asked again and again (the query's vector is cached), and memory reading off (the
+forwarding cost alone). By default rounds store nothing (`X-Memory-Store: false`), so every
+round recalls from the same memory; `--store` lets it grow by a turn a round.
+
+    .venv/bin/python scripts/bench_router.py                      # real MiniLM, 200 rounds a pass
+    .venv/bin/python scripts/bench_router.py --embedder hash --rounds 50
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,17 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests" / "api" / "providers"))
 
-from bench_common import p50_p95  # noqa: E402
+from bench_common import local_memvault, p50_p95  # noqa: E402
+from bench_locomo import DEFAULT_DATA, load_dataset, session_payload  # noqa: E402
 
-SEED = [
-    "I moved to Porto last spring and work at a bike shop near Bolhão.",
-    "My daughter Inês starts school in September; she loves drawing owls.",
-    "I am allergic to peanuts, so please never suggest satay.",
-    "Our team ships the billing service on Thursdays after the 10:00 stand-up.",
-    "My favourite book is The Left Hand of Darkness.",
-]
-QUESTION = "Remind me: what does my daughter like to draw, and when does she start school?"
-PAUSE = 0.1  # between rounds, so a background store (embedding included) is not measured
+TARGET_P50, TARGET_P95 = 15.0, 40.0  # added milliseconds in auto mode
+PAUSE = 0.05  # between rounds, so a background store (embedding included) is not measured
 
 
 def free_port() -> int:
@@ -53,10 +49,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(role: str, port: int, env: dict[str, str]) -> Iterator[str]:
-    """Run this script as a server process (``--serve ROLE``) until the block ends."""
-    command = [sys.executable, __file__, "--serve", role, "--port", str(port)]
-    process = subprocess.Popen(command, env={**os.environ, **env})
+def fake_upstream() -> Iterator[str]:
+    """The fake provider as its own process, so it does not share a core's time with the client."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, __file__, "--serve-fake", str(port)])
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -66,7 +62,7 @@ def serve(role: str, port: int, env: dict[str, str]) -> Iterator[str]:
                 break
             except httpx.TransportError:
                 if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"{role} server did not start") from None
+                    raise RuntimeError("the fake upstream did not start") from None
                 time.sleep(0.1)
         yield url
     finally:
@@ -74,17 +70,11 @@ def serve(role: str, port: int, env: dict[str, str]) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def run_server(role: str, port: int) -> None:
+def serve_fake(port: int) -> None:
     import uvicorn
+    from fake_upstream import FakeUpstream
 
-    if role == "fake":
-        from fake_upstream import FakeUpstream
-
-        uvicorn.run(FakeUpstream(), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    else:
-        from memvault.runtime.local import create_local_app
-
-        uvicorn.run(create_local_app(os.environ), host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(FakeUpstream(), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
 
 
 def request_body(text: str, stream: bool) -> bytes:
@@ -108,62 +98,83 @@ def timed(
     return elapsed * 1000.0, response.headers
 
 
-def create_memory_key(data_dir: str) -> str:
-    from memvault.adapters.local.database import SqliteDatabase
-    from memvault.core.keys import create_key
+def seed(client: httpx.Client, url: str, key: str, data: Path) -> tuple[list[str], int]:
+    """Store the first LoCoMo conversation in the key; its questions and turn count."""
+    conversation = load_dataset(data, 1)[0]
+    shift = time.time() - 86400.0 - conversation.now
+    for session in conversation.sessions:
+        response = client.post(f"{url}/v1/memory", json=session_payload(session, shift),
+                               headers={"authorization": f"Bearer {key}"})
+        response.raise_for_status()
+    return [q.text for q in conversation.questions], len(conversation.turns)
 
-    _, secret = asyncio.run(create_key(SqliteDatabase(Path(data_dir) / "memvault.sqlite3"), "bench", time.time()))
-    return secret
+
+def run_pass(
+    client: httpx.Client, fake: str, router: str, questions: Sequence[str], headers: dict[str, str], rounds: int,
+    stream: bool,
+) -> dict[str, list[float]]:
+    runs: dict[str, list[float]] = {"direct": [], "memvault": [], "recall": [], "items": []}
+    plain = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
+    for index in range(rounds):
+        body = request_body(questions[index % len(questions)], stream)
+        runs["direct"].append(timed(client, f"{fake}/v1/chat/completions", body, plain, stream)[0])
+        elapsed, answer = timed(client, f"{router}/v1/chat/completions", body, headers, stream)
+        runs["memvault"].append(elapsed)
+        runs["recall"].append(float(answer["x-memory-retrieval-ms"]))
+        runs["items"].append(float(answer["x-memory-items"]))
+        time.sleep(PAUSE)
+    return runs
 
 
-def measure(rounds: int, embedder: str, store: bool) -> None:
-    with tempfile.TemporaryDirectory() as data, serve("fake", free_port(), {}) as fake:
-        secret = create_memory_key(data)
-        env = {"MEMVAULT_DATA_DIR": data, "MEMVAULT_EMBEDDER": embedder, "MEMVAULT_OPENAI_BASE_URL": fake}
-        with serve("memvault", free_port(), env) as router, httpx.Client(timeout=60, trust_env=False) as client:
-            headers = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
-            memory = {**headers, "X-Memory-Key": secret}
-            for text in SEED:
-                timed(client, f"{router}/v1/chat/completions", request_body(text, False), memory, False)
-            time.sleep(2.0)  # let the seeded turns land
-            if not store:
-                # The memory stays the seeded one, so every round recalls from the same state.
-                memory["X-Memory-Store"] = "false"
-            results: dict[str, dict[str, list[float]]] = {}
-            items = set()
-            for stream in (False, True):
-                runs: dict[str, list[float]] = {"direct": [], "memvault": [], "retrieval": []}
-                body = request_body(QUESTION, stream)
-                for _ in range(rounds):
-                    runs["direct"].append(timed(client, f"{fake}/v1/chat/completions", body, headers, stream)[0])
-                    elapsed, answer = timed(client, f"{router}/v1/chat/completions", body, memory, stream)
-                    runs["memvault"].append(elapsed)
-                    runs["retrieval"].append(float(answer["x-memory-retrieval-ms"]))
-                    items.add(answer["x-memory-items"] + "/" + answer["x-memory-status"])
-                    time.sleep(PAUSE)
-                results["ttfb streaming" if stream else "non-streaming"] = runs
-    print(f"memory router: {rounds} rounds each, embedder={embedder}, store={store}, items/status: {sorted(items)}")
-    head = ("direct p50", "p95", "memvault p50", "p95", "added p50", "p95", "recall p50", "p95")
-    print(f"{'(ms)':16}" + "".join(f"{h:>13}" for h in head))
-    for label, runs in results.items():
+def measure(args: argparse.Namespace) -> None:
+    with fake_upstream() as fake, local_memvault(args.embedder, MEMVAULT_OPENAI_BASE_URL=fake) as server, \
+            httpx.Client(timeout=60, trust_env=False) as client:
+        key = server.create_key("bench-router")
+        questions, turns = seed(client, server.url, key, args.data)
+        memory = {"content-type": "application/json", "authorization": "Bearer sk-bench", "X-Memory-Key": key}
+        if not args.store:
+            memory["X-Memory-Store"] = "false"
+        run_pass(client, fake, server.url, questions, memory, 10, False)  # warm both servers up
+        passes = {
+            "questions": (questions, memory),
+            "repeated": (questions[:1], memory),
+            "memory off": (questions, {**memory, "X-Memory-Mode": "off"}),
+        }
+        results = {
+            (label, stream): run_pass(client, fake, server.url, texts, headers, args.rounds, stream)
+            for label, (texts, headers) in passes.items()
+            for stream in (False, True)
+        }
+    print(f"memory router, {args.embedder} embedder: one key holding {turns} LoCoMo turns; "
+          f"{args.rounds} rounds a pass; store={args.store}")
+    head = ("direct p50", "p95", "memvault p50", "p95", "added p50", "p95", "recall p50", "p95", "items")
+    print(f"{'(ms)':28}" + "".join(f"{h:>13}" for h in head))
+    for (label, stream), runs in results.items():
         d50, d95 = p50_p95(runs["direct"])
         m50, m95 = p50_p95(runs["memvault"])
-        r50, r95 = p50_p95(runs["retrieval"])
-        print(f"{label:16}" + "".join(f"{v:13.2f}" for v in (d50, d95, m50, m95, m50 - d50, m95 - d95, r50, r95)))
+        r50, r95 = p50_p95(runs["recall"])
+        items = sum(runs["items"]) / len(runs["items"])
+        name = f"{label}, {'first byte' if stream else 'whole answer'}"
+        print(f"{name:28}" + "".join(f"{v:13.2f}" for v in (d50, d95, m50, m95, m50 - d50, m95 - d95, r50, r95, items)))
+    added = results[("questions", False)]
+    a50 = p50_p95(added["memvault"])[0] - p50_p95(added["direct"])[0]
+    a95 = p50_p95(added["memvault"])[1] - p50_p95(added["direct"])[1]
+    print(f"added in auto mode (questions, whole answer): p50 {a50:.1f} ms (target <= {TARGET_P50:.0f}), "
+          f"p95 {a95:.1f} ms (target <= {TARGET_P95:.0f})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=200)
-    parser.add_argument("--embedder", default="hash", help="hash (fast, deterministic) or minilm (the real model)")
+    parser.add_argument("--embedder", default="minilm", help="minilm (the real local model) or hash")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json")
     parser.add_argument("--store", action="store_true", help="store every measured turn too (memory grows)")
-    parser.add_argument("--serve", choices=("fake", "memvault"), help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-fake", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve:
-        run_server(args.serve, args.port)
+    if args.serve_fake:
+        serve_fake(args.serve_fake)
     else:
-        measure(args.rounds, args.embedder, args.store)
+        measure(args)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ body is complete. Memory metadata travels in ``X-Memory-*`` response headers onl
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
@@ -119,13 +120,20 @@ async def _parse_call(
     request: Request, deps: Deps, codec: ProviderCodec, stream: bool | None
 ) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, str | None]:
     options = parse_options(request.headers, deps.settings.context_limit_tokens)
-    key_id = await memory_key_id(deps, request.headers)
-    raw = await read_body(request, deps.settings.max_body_bytes)
+    # The key is checked while the body arrives; its verdict still comes first, so a caller without
+    # a valid key learns nothing about how its body would have been read.
+    key_check = asyncio.ensure_future(memory_key_id(deps, request.headers))
     try:
-        body = require_object(json.loads(raw))
-    except (ValueError, RecursionError) as exc:  # malformed, not UTF-8, or nested past any real request
-        raise InvalidInput("the request body is not valid JSON") from exc
-    return raw, body, codec.extract(body, stream=stream), options, key_id
+        raw = await read_body(request, deps.settings.max_body_bytes)
+        try:
+            body = require_object(json.loads(raw))
+        except (ValueError, RecursionError) as exc:  # malformed, not UTF-8, or nested past any real request
+            raise InvalidInput("the request body is not valid JSON") from exc
+        conversation = codec.extract(body, stream=stream)
+    except BaseException:
+        await key_check
+        raise
+    return raw, body, conversation, options, await key_check
 
 
 async def forward_with_memory(
@@ -141,19 +149,19 @@ async def forward_with_memory(
         return error_response(codec, exc.status, exc.message)
     if model is not None:
         conversation = replace(conversation, model=model)
-    if options.mode == "off":
-        memory = off()
-    elif key_id is None:
-        memory = degraded()
-    else:
-        memory = await prepare(deps, key_id, conversation, options)
+    recall = None if options.mode == "off" or key_id is None else asyncio.ensure_future(
+        prepare(deps, key_id, conversation, options)
+    )
+    # The request's own preparation runs while memory is recalled.
     outgoing, changed = codec.strip_memory_flags(body)
+    headers = upstream_headers(request.headers.items(), codec)
+    url = upstream_url(deps, codec, request)
+    memory = off() if options.mode == "off" else degraded() if recall is None else await recall
     if memory.context:
         outgoing, changed = codec.inject(outgoing, memory.context), True
     payload = json.dumps(outgoing, ensure_ascii=False).encode("utf-8") if changed else raw
-    headers = upstream_headers(request.headers.items(), codec)
     try:
-        upstream = await deps.http.send("POST", upstream_url(deps, codec, request), headers, payload)
+        upstream = await deps.http.send("POST", url, headers, payload)
     except MemvaultError as exc:
         return error_response(codec, exc.status, exc.message, memory)
 

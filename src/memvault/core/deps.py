@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memvault.core.health import PlatformReport
 from memvault.core.ports import (
@@ -16,6 +16,7 @@ from memvault.core.ports import (
     VaultDirectory,
     VectorIndex,
 )
+from memvault.core.query_vectors import QueryVectors
 from memvault.core.settings import Settings
 
 
@@ -36,3 +37,5 @@ class Deps:
     # Locally a write is acknowledged once the mirror applied it; on Workers the mirror catches up
     # in the background (waitUntil) and the answer does not wait for D1.
     sync_mirror_inline: bool = True
+    # Lives as long as the process (an isolate on Workers), not one request.
+    query_vectors: QueryVectors = field(default_factory=QueryVectors)

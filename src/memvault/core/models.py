@@ -3,7 +3,7 @@ the Durable Object RPC boundary and the HTTP API both speak plain data."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from types import UnionType
@@ -33,9 +33,7 @@ class Plain:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        hints = _hints(cls)
-        values = {f.name: _typed(hints[f.name], data[f.name]) for f in fields(cls) if f.name in data}
-        return cls(**values)
+        return cls(**{name: convert(data[name]) for name, convert in _converters(cls) if name in data})
 
 
 def _plain(value: Any) -> Any:
@@ -46,24 +44,38 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _typed(kind: Any, value: Any) -> Any:
+Converter = Callable[[Any], Any]
+
+
+def _converter(kind: Any) -> Converter:
+    """A function that turns plain data into a value of ``kind`` (worked out once per field)."""
     args = get_args(kind)
     if get_origin(kind) in (Union, UnionType):
-        return None if value is None else _typed(next(a for a in args if a is not type(None)), value)
+        inner = _converter(next(a for a in args if a is not type(None)))
+        return lambda value: None if value is None else inner(value)
     if get_origin(kind) is tuple:
-        return tuple(_typed(args[0], v) for v in value or ())
+        item = _converter(args[0])
+        if item in _SCALARS.values():
+            return lambda value: tuple(map(item, value or ()))
+        return lambda value: tuple(item(v) for v in value or ())
     if isinstance(kind, type) and issubclass(kind, Plain):
-        return kind.from_dict(value)
-    return kind(value) if kind in (str, int, float, bool) else value
+        return kind.from_dict
+    return _SCALARS.get(kind, _same)
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
+def _same(value: Any) -> Any:
+    return value
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = get_type_hints(cls)
-    return _HINTS[cls]
+_SCALARS: dict[Any, Converter] = {str: str, int: int, float: float, bool: bool}
+_CONVERTERS: dict[type, list[tuple[str, Converter]]] = {}
+
+
+def _converters(cls: type) -> list[tuple[str, Converter]]:
+    if cls not in _CONVERTERS:
+        hints = get_type_hints(cls)
+        _CONVERTERS[cls] = [(f.name, _converter(hints[f.name])) for f in fields(cls)]
+    return _CONVERTERS[cls]
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report, raw_js
 from memvault.core.deps import Deps
+from memvault.core.query_vectors import QueryVectors
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -43,6 +44,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         clock=time.time,
         platform=platform_report(env, settings),
         sync_mirror_inline=False,
+        query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
     )
 
 

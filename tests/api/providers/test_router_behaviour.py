@@ -207,6 +207,8 @@ def test_bad_input_gets_the_providers_own_envelope_and_is_not_forwarded(
         (call(provider, secret, {"nothing": "here"}), 400),
         (call(provider, None, body_of(provider, ["hi"])), 401),
         (call(provider, "mk_unknown", body_of(provider, ["hi"])), 401),
+        (call(provider, "mk_unknown", b"{not json"), 401),  # the key's verdict comes before the body's
+        (call(provider, None, {"nothing": "here"}), 401),
         (call(provider, secret, body_of(provider, ["hi"]), X_Memory_Mode="sometimes"), 400),
     ]
     for response, status in cases:

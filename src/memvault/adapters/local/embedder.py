@@ -76,6 +76,9 @@ class _LoadedModel:
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # Idle inference threads would otherwise spin for a while after each call, taking the
+        # cores the search that follows a query's embedding needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads is not None:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1

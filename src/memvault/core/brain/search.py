@@ -178,7 +178,7 @@ async def vector_search(
     deps: Deps, credential: Credential, query: str, limit: int, as_of: float | None = None,
     entry_type: str | None = None,
 ) -> list[tuple[Row, float]]:
-    [vector] = await deps.embedder.embed([query])
+    vector = await deps.query_vectors.vector(deps.embedder, query)
     metadata_filter: dict[str, Any] = {"scope": {"$in": credential.ordered_scopes}}
     if entry_type is not None:
         metadata_filter["entry_type"] = {"$eq": entry_type}

@@ -4,7 +4,7 @@ once. What a search returns is a prefix of this ranking (``windows.fill_in_order
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from memvault.core.memory.fusion import FusionWeights, fuse_candidates
@@ -72,9 +72,8 @@ def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message
     return [(message, 2.0 / (k + rank)) for rank, (message, _) in enumerate(scored, start=1)]
 
 
-def without_repeats(items: Sequence[SearchItem], texts: Sequence[str]) -> list[SearchItem]:
-    """``items`` less those whose whole text (normalised) is the same as, or part of, one of ``texts``."""
+def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:
+    """``items`` less those whose whole text (normalised) is the same as, or part of, one of
+    ``texts``; lazily, so only the items a budget takes are compared."""
     known = [normalize_text(text) for text in texts if text.strip()]
-    if not known:
-        return list(items)
-    return [item for item in items if not any(normalize_text(item.text) in text for text in known)]
+    return (item for item in items if not known or not any(normalize_text(item.text) in text for text in known))

@@ -61,7 +61,7 @@ async def search_memory(
 async def _embed_query(deps: Deps, query: str, metrics: dict[str, Any]) -> tuple[float, ...] | None:
     started = time.perf_counter()
     try:
-        [vector] = await deps.embedder.embed([query])
+        vector = await deps.query_vectors.vector(deps.embedder, query)
     except Exception as exc:  # keyword search still answers without the vector channel
         log.warning("query embedding failed: %s", type(exc).__name__)
         metrics["embed_error"] = type(exc).__name__

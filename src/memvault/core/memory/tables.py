@@ -57,10 +57,10 @@ class RowTable:
             (*self.owner_params, *params, limit),
         )
 
-    def rows_with_vectors(self, rowids: Sequence[int]) -> Statement:
+    def vectors_of(self, rowids: Sequence[int]) -> Statement:
+        """The ids and stored vectors of these rows (their other columns are read for the few kept)."""
         condition = f"r.rowid IN ({placeholders(len(rowids))}) AND r.embedding IS NOT NULL"
-        sql = f"SELECT {_COLUMNS}, r.embedding FROM {self.rows} r WHERE {self.where(condition)}"
-        return sql, (*self.owner_params, *rowids)
+        return f"SELECT r.id, r.embedding FROM {self.rows} r WHERE {self.where(condition)}", (*self.owner_params, *rowids)
 
     def embeddings(self, ids: Sequence[str]) -> Statement:
         condition = f"r.id IN ({placeholders(len(ids))}) AND r.embedding IS NOT NULL"

@@ -6,10 +6,8 @@ codes in memory (the mirror; a vault over its memory budget) the codes are read 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from memvault.core.memory.rows import row_from_sql
-from memvault.core.memory.tables import RowTable
+from memvault.core.memory.tables import RowTable, rows_plan
 from memvault.core.models import Candidate, MemoryRow, SearchQuery
 from memvault.core.ranking import exact_tokens
 from memvault.core.sql import Plan, in_batches
@@ -49,14 +47,15 @@ def vector_plan(table: RowTable, query: SearchQuery, codes: CodeIndex | None) ->
         coded = codes.nearest(code, PRESELECT)
     else:
         coded = yield from _scan_codes(table, code)
-    rowids = asymmetric_top(vector, coded, RESCORE)
-    found: dict[str, dict[str, Any]] = {}
-    for batch in in_batches(rowids, table.batch):
-        found.update((str(d["id"]), d) for d in (yield table.rows_with_vectors(batch)))
-    stored = [(row_id, bytes(d["embedding"])) for row_id, d in found.items() if len(d["embedding"]) == 4 * len(vector)]
+    stored: list[tuple[str, bytes]] = []
+    for batch in in_batches(asymmetric_top(vector, coded, RESCORE), table.batch):
+        stored += [(str(d["id"]), bytes(d["embedding"])) for d in (yield table.vectors_of(batch))]
+    ranked = exact_top(vector, [(i, blob) for i, blob in stored if len(blob) == 4 * len(vector)], query.depth)
+    rows = {row.id: row for row in (yield from rows_plan(table, "id", [row_id for row_id, _ in ranked]))}
     return [
-        Candidate(row=row_from_sql({**found[row_id], "embedding": None}), channel="vector", rank=rank, score=score)
-        for rank, (row_id, score) in enumerate(exact_top(vector, stored, query.depth), start=1)
+        Candidate(row=rows[row_id], channel="vector", rank=rank, score=score)
+        for rank, (row_id, score) in enumerate(ranked, start=1)
+        if row_id in rows
     ]
 
 

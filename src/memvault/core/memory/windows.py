@@ -5,7 +5,7 @@ result is then filled in that order until the budget is spent."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from memvault.core.models import SearchItem
@@ -41,7 +41,7 @@ class WindowPolicy:
         return 1.0 + self.recency_weight * math.pow(0.5, age / self.working_seconds)
 
 
-def fill_in_order(ranked: Sequence[SearchItem], budget_tokens: int, limit: int | None) -> list[SearchItem]:
+def fill_in_order(ranked: Iterable[SearchItem], budget_tokens: int, limit: int | None) -> list[SearchItem]:
     """Take items best first while they fit. At the first that does not, take its head cut to
     the budget left (if enough is left to be worth reading) and stop: so what a budget returns
     is always the start of what a larger budget returns."""
