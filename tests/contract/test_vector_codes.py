@@ -64,3 +64,23 @@ def test_a_bounded_scan_reads_the_newest_rows_only(tmp_path: Path, monkeypatch: 
     newest = store._sql.execute("SELECT rowid AS rid FROM rows WHERE code IS NOT NULL ORDER BY ts_end DESC, id DESC")
     assert len(newest) > 60
     assert {r for _, r, _ in coded} == {int(r["rid"]) for r in newest[:30]}
+
+
+async def test_rows_another_process_writes_are_found_by_the_vector_channel(tmp_path: Path) -> None:
+    from memvault.adapters.local.vaults import LocalVaultDirectory
+
+    limits = VaultLimits(chunk_tokens=80, overlap_tokens=10, memory_bytes=1 << 20)
+    server, importer = LocalVaultDirectory(tmp_path, limits), LocalVaultDirectory(tmp_path, limits)
+    try:
+        for directory, prefix in ((server, "m"), (importer, "n")):
+            vault = directory.vault("k:core")
+            state = await vault.append(conversation(40, prefix=prefix, start=1_000_000.0 if prefix == "m" else 2e6))
+            await vault.attach_embeddings("bag-of-words", {row.id: vector_of(row.text) for row in state.rows})
+            if prefix == "m":  # the server's codes are in memory before the other process writes
+                await vault.search(SearchQuery(text="copper", vector=tuple(vector_of("copper")), depth=5))
+        query = SearchQuery(text="lantern", vector=tuple(vector_of("Turn 3 of n: the lantern")), depth=80)
+        found = await server.vault("k:core").search(query)
+        assert any(s.startswith("n") for c in found if c.channel == "vector" for s in c.row.source_ids)
+    finally:
+        server.close()
+        importer.close()

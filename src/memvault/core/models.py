@@ -200,6 +200,7 @@ class VaultStats(Plain):
     dimension: int | None
     oldest: float | None
     newest: float | None
+    search_memory_bytes: int = 0  # the vector codes held in memory (0 when they are read from SQL)
 
 
 @dataclass

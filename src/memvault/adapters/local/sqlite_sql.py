@@ -18,6 +18,7 @@ class SqliteSql:
         self._conn = connect(path)
         self._lock = threading.RLock()
         self._depth = 0
+        self._data_version: int | None = None
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         with self._lock, storage_errors():
@@ -41,6 +42,13 @@ class SqliteSql:
             finally:
                 self._depth -= 1
             return result
+
+    def changed_elsewhere(self) -> bool:
+        """Whether another connection (another process) committed since the last time this was asked."""
+        with self._lock, storage_errors():
+            version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            changed, self._data_version = version != self._data_version, version
+            return changed
 
     def close(self) -> None:
         with self._lock:

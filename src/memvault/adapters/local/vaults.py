@@ -62,7 +62,13 @@ class LocalVault:
         return await self._call(self._store.flush)
 
     async def search(self, query: models.SearchQuery) -> list[models.Candidate]:
-        return await self._call(lambda: self._store.search(query))
+        def work() -> list[models.Candidate]:
+            # `memvault import` and other commands write vault files beside a running server.
+            if self._sql.changed_elsewhere():
+                self._store.drop_code_index()
+            return self._store.search(query)
+
+        return await self._call(work)
 
     async def pending(self) -> list[models.Message]:
         return await self._call(self._store.pending)

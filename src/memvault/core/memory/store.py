@@ -273,6 +273,10 @@ class VaultStore:
             for row in found:
                 self._sql.execute("UPDATE rows SET code = ? WHERE rowid = ?", (code_of(row["embedding"]), row["rid"]))
 
+    def drop_code_index(self) -> None:
+        """Let go of the codes in memory (another process changed the rows); the next search reads them again."""
+        self._codes = None
+
     def search(self, query: SearchQuery) -> list[Candidate]:
         return run_sync(search_plan(VAULT_TABLE, query, self._code_index()), self._sql.execute)
 
@@ -362,4 +366,5 @@ class VaultStore:
             dimension=None if dimension is None else int(dimension),
             oldest=oldest,
             newest=newest,
+            search_memory_bytes=0 if self._codes is None else len(self._codes) * self._codes.bytes_per_row,
         )

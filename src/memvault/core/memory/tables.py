@@ -38,11 +38,12 @@ class RowTable:
             (*self.owner_params, expression, depth),
         )
 
-    def codes(self, width: int) -> Statement:
-        """Every row's code of ``width`` bytes, with its row number."""
+    def codes(self, width: int, after: int, limit: int) -> Statement:
+        """Codes of ``width`` bytes with their row numbers, in row order from after ``after``."""
         return (
-            f"SELECT r.rowid AS rid, r.code FROM {self.rows} r WHERE {self.where('length(r.code) = ?')}",
-            (*self.owner_params, width),
+            f"SELECT r.rowid AS rid, r.code FROM {self.rows} r WHERE {self.where('length(r.code) = ? AND r.rowid > ?')} "
+            "ORDER BY r.rowid LIMIT ?",
+            (*self.owner_params, width, after, limit),
         )
 
     def codes_page(self, width: int, before: tuple[float, str] | None, limit: int) -> Statement:

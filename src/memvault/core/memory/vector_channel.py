@@ -35,9 +35,14 @@ TWIN_DEPTH = 40
 
 
 def codes_plan(table: RowTable, width: int) -> Plan[CodeIndex]:
-    """Every stored code of ``width`` bytes, as the in-memory index of a vault."""
-    found = yield table.codes(width)
-    return CodeIndex([int(r["rid"]) for r in found], [bytes(r["code"]) for r in found], width)
+    """Every stored code of ``width`` bytes, as the in-memory index of a vault, read in pages so
+    the rows read never take more memory than the codes kept."""
+    index = CodeIndex([], [], width)
+    after = 0
+    while page := (yield table.codes(width, after, CODE_PAGE)):
+        index.add([int(r["rid"]) for r in page], [bytes(r["code"]) for r in page])
+        after = int(page[-1]["rid"])
+    return index
 
 
 def vector_plan(table: RowTable, query: SearchQuery, codes: CodeIndex | None) -> Plan[list[Candidate]]:
