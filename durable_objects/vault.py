@@ -15,7 +15,7 @@ from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.env import env_settings, raw_js
 from memvault.core.memory.store import VaultLimits, VaultStore
-from memvault.core.models import Message, SearchQuery
+from memvault.core.models import EmbeddingModel, Message, SearchQuery
 
 
 class Vault(DurableObject):  # type: ignore[misc]
@@ -26,8 +26,10 @@ class Vault(DurableObject):  # type: ignore[misc]
         # network wait inside one) is needed to keep requests away from a half-migrated schema.
         self._store = VaultStore(DurableObjectSql(raw_js(ctx).storage), VaultLimits.of(env_settings(env)))
 
-    async def append(self, messages: Any) -> Any:
-        return to_js(self._store.append([Message.from_dict(m) for m in to_py(messages)]).to_dict())
+    async def append(self, messages: Any, model: Any = None) -> Any:
+        expected = to_py(model)
+        checked = None if expected is None else EmbeddingModel.from_dict(expected)
+        return to_js(self._store.append([Message.from_dict(m) for m in to_py(messages)], checked).to_dict())
 
     async def attach_embeddings(self, model_id: Any, embeddings: Any) -> Any:
         return self._store.attach_embeddings(str(to_py(model_id)), to_py(embeddings))

@@ -172,11 +172,12 @@ class RecallTable:
 
 @dataclass
 class LocalServer:
-    """A memvault server this process started, with its own throw-away data folder."""
+    """A memvault server this process started, on a data folder of its own or one it was given."""
 
     url: str
     env: dict[str, str]
     cli: str
+    pid: int
 
     def create_key(self, label: str) -> str:
         import subprocess
@@ -212,44 +213,64 @@ def free_port() -> int:
 
 
 @contextmanager
-def local_memvault(embedder: str, startup_seconds: float = 120.0, **env_extra: str) -> Iterator[LocalServer]:
-    """Start `memvault serve` on a free loopback port; stop it and delete its data afterwards."""
+def local_memvault(
+    embedder: str, startup_seconds: float = 120.0, data_dir: str | None = None, **env_extra: str
+) -> Iterator[LocalServer]:
+    """Start `memvault serve` on a free loopback port and stop it afterwards; without ``data_dir``
+    it runs on a throw-away data folder."""
+    import tempfile
+
+    if data_dir is None:
+        with tempfile.TemporaryDirectory(prefix="memvault-bench-") as scratch, \
+                local_memvault(embedder, startup_seconds, scratch, **env_extra) as server:
+            yield server
+        return
+    yield from _serving(embedder, startup_seconds, data_dir, env_extra)
+
+
+def _serving(embedder: str, startup_seconds: float, data_dir: str, env_extra: dict[str, str]) -> Iterator[LocalServer]:
     import os
     import subprocess
-    import tempfile
     import time
     from pathlib import Path
 
     import httpx
 
-    with tempfile.TemporaryDirectory(prefix="memvault-bench-") as data_dir:
-        env = {**os.environ, "MEMVAULT_DATA_DIR": data_dir, "MEMVAULT_EMBEDDER": embedder, **env_extra}
-        cli, port = memvault_cli(), free_port()
-        url = f"http://127.0.0.1:{port}"
-        log_path = Path(data_dir) / "server.log"
-        with log_path.open("wb") as log:
-            command = [cli, "serve", "--host", "127.0.0.1", "--port", str(port)]
-            server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + startup_seconds
-            while True:
-                if server.poll() is not None:
-                    raise SystemExit(f"memvault serve exited ({server.returncode}):\n{log_path.read_text()[-2000:]}")
-                try:
-                    httpx.get(f"{url}/health", timeout=2.0)
-                    break  # any HTTP answer means it is listening
-                except httpx.TransportError:
-                    if time.monotonic() > deadline:
-                        raise SystemExit(f"memvault serve did not answer within {startup_seconds:.0f} s") from None
-                    time.sleep(0.25)
-            yield LocalServer(url=url, env=env, cli=cli)
-        finally:
-            server.terminate()
+    env = {**os.environ, "MEMVAULT_DATA_DIR": data_dir, "MEMVAULT_EMBEDDER": embedder, **env_extra}
+    cli, port = memvault_cli(), free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = Path(data_dir) / "server.log"
+    with log_path.open("ab") as log:
+        command = [cli, "serve", "--host", "127.0.0.1", "--port", str(port)]
+        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + startup_seconds
+        while True:
+            if server.poll() is not None:
+                raise SystemExit(f"memvault serve exited ({server.returncode}):\n{log_path.read_text()[-2000:]}")
             try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+                httpx.get(f"{url}/health", timeout=2.0)
+                break  # any HTTP answer means it is listening
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"memvault serve did not answer within {startup_seconds:.0f} s") from None
+                time.sleep(0.25)
+        yield LocalServer(url=url, env=env, cli=cli, pid=server.pid)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """Resident memory of a process now and at its peak, in MB (Linux /proc)."""
+    from pathlib import Path
+
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
 class CapturingUpstream:

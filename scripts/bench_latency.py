@@ -1,17 +1,24 @@
-"""Store and search latency of memvault's core as one memory key grows (in-process, local adapters).
+"""How memvault holds up as one memory key grows, measured through HTTP as a user feels it.
 
-For each size (chunks in the key) it fills the key up to that size, then measures with the real
-MiniLM embedder: store calls of one user+assistant exchange, searches (query embedding included),
-a search right after a write (the vault's vector set is rebuilt then), and concurrent throughput.
+Ingest (a fresh local server, real MiniLM): one POST of 2,000 short turns; 8 concurrent writers
+on one key posting 5 messages each, round after round; a 10,000-message `memvault import` run
+beside the server. Meanwhile another key is searched and written to, and its latency recorded;
+the server's (and the import's) resident memory is sampled throughout.
 
-Bulk fill: embedding hundreds of thousands of rows with MiniLM on a laptop takes hours, so past
+Scale: one key is filled to 1k, 10k and 100k chunks; at each size a server is started over the
+data and measured with real MiniLM: search p50/p95 (new queries, so their embedding is included),
+store p50/p95 (one exchange), the first search (its codes loaded into memory), the bytes of
+in-memory search state per row, and the server's RSS.
+
+Filling hundreds of thousands of rows with MiniLM takes hours on two cores, so past
 `--real-fill-chunks` the fill uses POOLED vectors: real MiniLM vectors of a few hundred synthetic
 texts, picked per row by a hash of its text and jittered. They cost the store and search paths
-exactly what real vectors cost, but rank like noise. Their model id is MiniLM's so that the real
-embedder can keep writing to the same vault. The output says which rows were filled how.
+what real vectors cost (same size, same codes), but rank like noise. The output says how many
+chunks were filled each way. Every figure is printed beside its target.
 
-    .venv/bin/python scripts/bench_latency.py --sizes 1000,10000
-    .venv/bin/python scripts/bench_latency.py --sizes 1000,10000,100000 --json latency.json
+    .venv/bin/python scripts/bench_latency.py                          # everything (about an hour)
+    .venv/bin/python scripts/bench_latency.py --sizes 1000,10000 --skip-ingest
+    .venv/bin/python scripts/bench_latency.py --skip-scale --json ingest.json
 """
 
 from __future__ import annotations
@@ -22,16 +29,28 @@ import hashlib
 import itertools
 import json
 import random
+import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench_common import summary
+import httpx
+from bench_common import local_memvault, rss_mb, summary
 
-KEY_ID = "bench-latency"
+TARGETS: dict[str, Any] = {
+    "ingest_messages_per_s": 200.0,
+    "import_seconds": 60.0,
+    "rss_mb": 600.0,
+    "other_key_p95_ms": 200.0,
+    "search_p95_ms": {10_000: 50.0, 100_000: 150.0},
+    "bytes_per_row_768d": 200.0,
+}
+
 NAMES = ("Ava", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Liam")
 PLACES = ("Lisbon", "Osaka", "Denver", "Nairobi", "Oslo", "Lima", "Hanoi", "Perth", "Quebec", "Seville")
 FILLER = tuple("the a to and of in for with on at my your it is was we they this that about from".split(" "))
@@ -115,6 +134,7 @@ class PooledVectors:
         return vectors
 
 
+
 @dataclass
 class Fill:
     chunks: int = 0
@@ -125,15 +145,169 @@ class Fill:
     clock: float = 0.0
 
 
-async def fill_to(target: int, fill: Fill, real: Any, pooled: Any, source: TextSource, real_limit: int) -> None:
+def auth(secret: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {secret}"}
+
+
+def short_turns(source: TextSource, count: int, start: float, prefix: str) -> list[dict[str, Any]]:
+    """Chat turns of one short sentence, as typed in a messenger."""
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": source.sentence(4, 14),
+         "timestamp": start + i, "id": f"{prefix}{i}"}
+        for i in range(count)
+    ]
+
+
+class Watcher:
+    """Another key's traffic while a big write runs: a search and a one-message store in turn,
+    every 100 ms, each timed."""
+
+    def __init__(self, url: str, secret: str, source: TextSource) -> None:
+        self._url, self._secret, self._source = url, secret, source
+        self.latencies: dict[str, list[float]] = {"search": [], "store": []}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Watcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        with httpx.Client(base_url=self._url, timeout=120.0, headers=auth(self._secret)) as client:
+            for turn in itertools.count():
+                if self._stop.is_set():
+                    return
+                started = time.perf_counter()
+                if turn % 2 == 0:
+                    response = client.post("/v1/memory/search", json={"query": self._source.query()})
+                    self.latencies["search"].append((time.perf_counter() - started) * 1000.0)
+                else:
+                    turns = short_turns(self._source, 1, time.time(), f"w{id(self)}-{turn}-")
+                    response = client.post("/v1/memory", json={"messages": turns})
+                    self.latencies["store"].append((time.perf_counter() - started) * 1000.0)
+                response.raise_for_status()
+                self._stop.wait(0.1)
+
+    def report(self) -> dict[str, Any]:
+        every = self.latencies["search"] + self.latencies["store"]
+        return {"search_ms": summary(self.latencies["search"]), "store_ms": summary(self.latencies["store"]),
+                "all_ms": summary(every)}
+
+
+@contextmanager
+def rss_sampler(pids: Callable[[], Sequence[int]]) -> Iterator[dict[int, float]]:
+    """The highest RSS (MB) seen of each process, sampled every 200 ms while the block runs."""
+    peaks: dict[int, float] = {}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            for pid in pids():
+                with suppress(FileNotFoundError, ProcessLookupError):
+                    peaks[pid] = max(peaks.get(pid, 0.0), rss_mb(pid)[0])
+            stop.wait(0.2)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield peaks
+    finally:
+        stop.set()
+        thread.join()
+
+
+def measure_ingest(args: argparse.Namespace) -> dict[str, Any]:
+    source = TextSource(seed=args.seed + 1)
+    result: dict[str, Any] = {}
+    with local_memvault("minilm") as server, httpx.Client(base_url=server.url, timeout=600.0) as client:
+        bulk, writers, importer, other = (server.create_key(label) for label in ("bulk", "writers", "import", "other"))
+        client.post("/v1/memory", json={"messages": short_turns(source, 40, time.time() - 3600, "seed")},
+                    headers=auth(other)).raise_for_status()
+        client.post("/v1/memory/search", json={"query": "warm up"}, headers=auth(other)).raise_for_status()
+
+        turns = short_turns(source, 2000, time.time() - 7200, "bulk")
+        with Watcher(server.url, other, TextSource(args.seed + 3)) as watcher, \
+                rss_sampler(lambda: [server.pid]) as peaks:
+            started = time.perf_counter()
+            client.post("/v1/memory", json={"messages": turns}, headers=auth(bulk)).raise_for_status()
+            seconds = time.perf_counter() - started
+        result["one_post_of_2000"] = {"seconds": seconds, "messages_per_s": 2000 / seconds,
+                                      "server_peak_rss_mb": peaks.get(server.pid), "other_key": watcher.report()}
+        result["concurrent_writers"] = concurrent_writers(server.url, writers, source, args.writer_rounds)
+
+        path = Path(server.env["MEMVAULT_DATA_DIR"]) / "import.jsonl"
+        path.write_text("".join(json.dumps(t) + "\n" for t in short_turns(source, args.import_messages, time.time() - 9000, "imp")))
+        process: list[subprocess.Popen[bytes]] = []
+        with Watcher(server.url, other, TextSource(args.seed + 4)) as watcher, \
+                rss_sampler(lambda: [server.pid, *(p.pid for p in process)]) as peaks:
+            started = time.perf_counter()
+            process.append(subprocess.Popen([server.cli, "import", "--key", importer, str(path)], env=server.env,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+            output, _ = process[0].communicate()
+            seconds = time.perf_counter() - started
+        if process[0].returncode != 0:
+            raise SystemExit(f"memvault import failed ({process[0].returncode})")
+        result["import"] = {"messages": args.import_messages, "seconds": seconds, "output": output.decode().strip(),
+                            "server_peak_rss_mb": peaks.get(server.pid),
+                            "import_peak_rss_mb": peaks.get(process[0].pid), "other_key": watcher.report()}
+        result["server_rss_mb_after"] = rss_mb(server.pid)[0]
+    print_ingest(result)
+    return result
+
+
+def concurrent_writers(url: str, secret: str, source: TextSource, rounds: int) -> dict[str, Any]:
+    """8 writers on one key, each posting 5 messages per request, ``rounds`` requests each."""
+    batches = [[short_turns(source, 5, time.time() + r, f"c{w}-{r}-") for r in range(rounds)] for w in range(8)]
+    latencies: list[float] = []
+
+    async def writer(client: httpx.AsyncClient, mine: list[list[dict[str, Any]]]) -> None:
+        for messages in mine:
+            started = time.perf_counter()
+            response = await client.post("/v1/memory", json={"messages": messages})
+            latencies.append((time.perf_counter() - started) * 1000.0)
+            response.raise_for_status()
+
+    async def run() -> float:
+        async with httpx.AsyncClient(base_url=url, timeout=600.0, headers=auth(secret)) as client:
+            started = time.perf_counter()
+            await asyncio.gather(*(writer(client, mine) for mine in batches))
+            return time.perf_counter() - started
+
+    seconds = asyncio.run(run())
+    return {"messages": 40 * rounds, "seconds": seconds, "messages_per_s": 40 * rounds / seconds,
+            "request_ms": summary(latencies)}
+
+
+def print_ingest(result: dict[str, Any]) -> None:
+    target, rss_target, other_target = (TARGETS["ingest_messages_per_s"], TARGETS["rss_mb"], TARGETS["other_key_p95_ms"])
+    post, writers, imported = result["one_post_of_2000"], result["concurrent_writers"], result["import"]
+    print("ingest through HTTP, real MiniLM (2-core machine)", flush=True)
+    print(f"  one POST of 2,000 short turns: {post['messages_per_s']:.0f} msg/s (target >= {target:.0f}), "
+          f"{post['seconds']:.1f} s; server peak RSS {post['server_peak_rss_mb']:.0f} MB (target <= {rss_target:.0f}); "
+          f"other key p95 {post['other_key']['all_ms']['p95']:.0f} ms (target <= {other_target:.0f})")
+    print(f"  8 writers x 5 messages a request: {writers['messages_per_s']:.0f} msg/s (target >= {target:.0f}); "
+          f"request p50 {writers['request_ms']['p50']:.0f} p95 {writers['request_ms']['p95']:.0f} ms")
+    print(f"  memvault import of {imported['messages']:,} messages: {imported['seconds']:.1f} s "
+          f"(target <= {TARGETS['import_seconds']:.0f}); import peak RSS {imported['import_peak_rss_mb']:.0f} MB, "
+          f"server peak RSS {imported['server_peak_rss_mb']:.0f} MB (target <= {rss_target:.0f}); other key "
+          f"search p95 {imported['other_key']['search_ms']['p95']:.0f} ms, store p95 "
+          f"{imported['other_key']['store_ms']['p95']:.0f} ms (target <= {other_target:.0f})", flush=True)
+
+
+async def fill_to(target: int, fill: Fill, real: Any, pooled: Any, source: TextSource, args: argparse.Namespace,
+                  key_id: str) -> None:
     from memvault.core.memory.write import store_conversation
 
     while fill.chunks < target:
-        use_real = fill.chunks < real_limit
-        messages = [m for _ in range(10) for m in source.exchange(fill.clock)]
+        use_real = fill.chunks < args.real_fill_chunks
+        messages = [m for _ in range(10 if use_real else 100) for m in source.exchange(fill.clock)]
         fill.clock += 60.0
         started = time.perf_counter()
-        result = await store_conversation(real if use_real else pooled, KEY_ID, messages)
+        result = await store_conversation(real if use_real else pooled, key_id, messages)
         fill.seconds["real" if use_real else "pooled"] += time.perf_counter() - started
         fill.chunks += result.chunks_stored
         fill.real_chunks += result.chunks_stored if use_real else 0
@@ -141,120 +315,120 @@ async def fill_to(target: int, fill: Fill, real: Any, pooled: Any, source: TextS
         fill.messages += len(messages)
 
 
-async def timed(work: Any) -> tuple[float, Any]:
-    started = time.perf_counter()
-    result = await work
-    return (time.perf_counter() - started) * 1000.0, result
-
-
-async def measure(deps: Any, fill: Fill, source: TextSource, args: argparse.Namespace) -> dict[str, Any]:
-    from memvault.core.memory.read import search_memory
-    from memvault.core.memory.write import store_conversation
-
-    def search(query: str) -> Any:
-        return search_memory(deps, KEY_ID, query, budget_tokens=args.budget, now=fill.clock + 60.0)
-
-    store_ms, after_write_ms = [], []
-    for _ in range(args.stores):
-        elapsed, result = await timed(store_conversation(deps, KEY_ID, source.exchange(fill.clock)))
-        fill.clock += 60.0
-        fill.chunks += result.chunks_stored
-        fill.rows += result.chunks_stored + result.rows_stored
-        store_ms.append(elapsed)
-        after_write_ms.append((await timed(search(source.query())))[0])
-    search_ms, metrics = [], {"embed_ms": [], "total_ms": [], "vault_ms": []}
-    winners: dict[str, int] = {}  # which source answered: the vault, or the mirror when the vault was slow
-    for _ in range(args.queries):
-        elapsed, result = await timed(search(source.query()))
-        search_ms.append(elapsed)
-        metrics["embed_ms"].append(result.metrics.get("embed_ms", float("nan")))
-        metrics["total_ms"].append(result.metrics.get("total_ms", float("nan")))
-        vaults = result.metrics.get("vaults", {})
-        metrics["vault_ms"] += [v["vault_ms"] for v in vaults.values() if v.get("vault_ms") is not None]
-        for answer in vaults.values():
-            winners[str(answer.get("winner"))] = winners.get(str(answer.get("winner")), 0) + 1
-    queries = [source.query() for _ in range(args.queries)]
-    started = time.perf_counter()
-    for start in range(0, len(queries), args.concurrency):
-        await asyncio.gather(*(search(q) for q in queries[start : start + args.concurrency]))
-    throughput = len(queries) / (time.perf_counter() - started)
-    return {
-        "chunks": fill.chunks,
-        "rows": fill.rows,
-        "chunks_with_real_vectors": fill.real_chunks,
-        "store_ms": summary(store_ms),
-        "store_exchanges_per_s": 1000.0 * len(store_ms) / sum(store_ms),
-        "search_ms": summary(search_ms),
-        "search_after_write_ms": summary(after_write_ms),
-        "search_metrics_ms": {name: summary(values) for name, values in metrics.items()},
-        "search_answered_by": winners,
-        f"searches_per_s_at_concurrency_{args.concurrency}": throughput,
-        "fill_seconds": dict(fill.seconds),
-    }
-
-
-async def run(args: argparse.Namespace, data_dir: Path) -> list[dict[str, Any]]:
+async def fill_store(data_dir: Path, size: int, fill: Fill, source: TextSource, args: argparse.Namespace) -> str:
+    """Fill the key to ``size`` chunks in-process (the server is not running); its secret."""
+    from memvault.core.keys import create_key
     from memvault.core.settings import load_settings
     from memvault.runtime.local import build_local_deps, close_local_deps
 
     deps = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(data_dir), "MEMVAULT_EMBEDDER": "minilm"}))
-    source = TextSource(seed=args.seed)
-    pool = await deps.embedder.embed([source.sentence(8, 40) for _ in range(args.pool)])
-    pooled = replace(deps, embedder=PooledVectors(deps.embedder.model_id, pool))
-    fill = Fill(clock=time.time() - 30 * 86400.0)
-    results = []
     try:
-        for size in args.sizes:
-            await fill_to(size, fill, deps, pooled, source, args.real_fill_chunks)
-            result = await measure(deps, fill, source, args)
-            results.append(result)
-            print_result(result)
-            if args.json:  # after every size, so a long run that is stopped still leaves its numbers
-                args.json.write_text(json.dumps({"settings": settings_of(args), "results": results}, indent=2))
+        secret_file = data_dir / "bench-key"
+        if not secret_file.exists():
+            key, secret = await create_key(deps.db, "bench-latency", time.time())
+            secret_file.write_text(f"{key.id}\n{secret}")
+        key_id, secret = secret_file.read_text().split("\n")
+        pool = await deps.embedder.embed([TextSource(args.seed + 2).sentence(8, 40) for _ in range(args.pool)])
+        pooled = replace(deps, embedder=PooledVectors(deps.embedder.model_id, pool))
+        await fill_to(size, fill, deps, pooled, source, args, key_id)
     finally:
         await close_local_deps(deps)
+    return secret
+
+
+def measure_size(server_url: str, secret: str, pid: int, fill: Fill, source: TextSource,
+                 args: argparse.Namespace) -> dict[str, Any]:
+    with httpx.Client(base_url=server_url, timeout=600.0, headers=auth(secret)) as client:
+        def search() -> tuple[float, dict[str, Any]]:
+            started = time.perf_counter()
+            response = client.post("/v1/memory/search", json={"query": source.query()})
+            response.raise_for_status()
+            return (time.perf_counter() - started) * 1000.0, response.json()["metrics"]
+
+        first_ms, _ = search()
+        for _ in range(10):
+            search()
+        search_ms, embed_ms, vault_ms = [], [], []
+        for _ in range(args.queries):
+            elapsed, metrics = search()
+            search_ms.append(elapsed)
+            embed_ms.append(metrics.get("embed_ms", float("nan")))
+            vault_ms += [v["vault_ms"] for v in metrics.get("vaults", {}).values() if v.get("vault_ms") is not None]
+        store_ms = []
+        for _ in range(args.stores):
+            exchange = [m.to_dict() for m in source.exchange(fill.clock)]
+            fill.clock += 60.0
+            started = time.perf_counter()
+            client.post("/v1/memory", json={"messages": exchange}).raise_for_status()
+            store_ms.append((time.perf_counter() - started) * 1000.0)
+        vaults = client.get("/v1/memory/stats").json()["vaults"]
+    core = vaults["core"]["vault"]
+    rows = core["messages"] + core["chunks"]
+    dimension = core["dimension"] or 0
+    return {
+        "chunks": core["chunks"], "rows": rows, "chunks_with_real_vectors": fill.real_chunks,
+        "first_search_ms": first_ms, "search_ms": summary(search_ms), "embed_ms": summary(embed_ms),
+        "vault_ms": summary(vault_ms), "store_ms": summary(store_ms),
+        "search_memory_bytes": core["search_memory_bytes"],
+        "bytes_per_row": core["search_memory_bytes"] / rows if rows else float("nan"),
+        "bytes_per_row_768d": 8 + 768 / 8 if dimension else float("nan"),
+        "server_rss_mb": rss_mb(pid)[0], "fill_seconds": dict(fill.seconds),
+    }
+
+
+def print_size(result: dict[str, Any]) -> None:
+    q, s = result["search_ms"], result["store_ms"]
+    target = TARGETS["search_p95_ms"].get(result["chunks_target"])
+    aim = f" (target <= {target:.0f})" if target else ""
+    print(f"{result['chunks']:>7,} chunks {result['rows']:>9,} rows ({result['chunks_with_real_vectors']:,} chunks real MiniLM) | "
+          f"search p50 {q['p50']:.1f} p95 {q['p95']:.1f} ms{aim}, of which embedding p50 {result['embed_ms']['p50']:.1f}, "
+          f"vault p50 {result['vault_ms']['p50']:.1f} p95 {result['vault_ms']['p95']:.1f} | first search "
+          f"{result['first_search_ms']:.0f} ms | store p50 {s['p50']:.1f} p95 {s['p95']:.1f} ms | in-memory search "
+          f"state {result['bytes_per_row']:.0f} B/row here, {result['bytes_per_row_768d']:.0f} B/row at 768-d "
+          f"(target <= {TARGETS['bytes_per_row_768d']:.0f}) | server RSS {result['server_rss_mb']:.0f} MB", flush=True)
+
+
+def measure_scale(args: argparse.Namespace) -> list[dict[str, Any]]:
+    source = TextSource(seed=args.seed)
+    fill = Fill(clock=time.time() - 400 * 86400.0)
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="memvault-latency-") as scratch:
+        data_dir = Path(scratch)
+        for size in args.sizes:
+            started = time.perf_counter()
+            secret = asyncio.run(fill_store(data_dir, size, fill, source, args))
+            print(f"filled to {fill.chunks:,} chunks in {time.perf_counter() - started:.0f} s", flush=True)
+            with local_memvault("minilm", data_dir=str(data_dir)) as server:
+                result = measure_size(server.url, secret, server.pid, fill, source, args)
+            result["chunks_target"] = size
+            results.append(result)
+            print_size(result)
+            if args.json:
+                args.json.write_text(json.dumps({"scale": results}, indent=2))
+    print_growth(results)
     return results
 
 
-def print_result(result: dict[str, Any]) -> None:
-    s, q, w = result["store_ms"], result["search_ms"], result["search_after_write_ms"]
-    throughput = next(v for k, v in result.items() if k.startswith("searches_per_s"))
-    print(
-        f"{result['chunks']:>7} chunks {result['rows']:>8} rows ({result['chunks_with_real_vectors']} chunks real) | "
-        f"store p50 {s['p50']:.1f} p95 {s['p95']:.1f} ms | search p50 {q['p50']:.1f} p95 {q['p95']:.1f} ms | "
-        f"after a write p50 {w['p50']:.1f} p95 {w['p95']:.1f} ms | {throughput:.1f} searches/s | "
-        f"answered by {result['search_answered_by']} | fill s {result['fill_seconds']}",
-        flush=True,
-    )
-
-
 def print_growth(results: Sequence[dict[str, Any]]) -> None:
-    if len(results) < 2:
-        return
-    base = results[0]
-    for result in results[1:]:
-        chunks = result["chunks"] / base["chunks"]
-        search = result["search_ms"]["p50"] / base["search_ms"]["p50"]
-        print(f"x{chunks:.1f} chunks -> search p50 x{search:.2f}")
-    real = base["fill_seconds"]["real"]
-    if base["chunks_with_real_vectors"] and real:
-        rate = base["chunks_with_real_vectors"] / real
-        print(f"fill with real MiniLM: {rate:.1f} chunks/s -> 100k chunks would take ~{100_000 / rate / 3600:.1f} h")
-
-
-def settings_of(args: argparse.Namespace) -> dict[str, Any]:
-    return {**vars(args), "json": str(args.json), "bulk_vectors": "pooled MiniLM vectors past --real-fill-chunks"}
+    by_size = {r["chunks_target"]: r for r in results}
+    if 10_000 in by_size and 100_000 in by_size:
+        small, large = by_size[10_000], by_size[100_000]
+        print(f"search time from 10k to 100k chunks (x{large['rows'] / small['rows']:.1f} rows): "
+              f"p50 x{large['search_ms']['p50'] / small['search_ms']['p50']:.2f}, "
+              f"p95 x{large['search_ms']['p95'] / small['search_ms']['p95']:.2f}")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000", help="chunk counts to measure at, ascending")
-    parser.add_argument("--real-fill-chunks", type=int, default=200, help="chunks filled with real MiniLM vectors")
+    parser.add_argument("--real-fill-chunks", type=int, default=300, help="chunks filled with real MiniLM vectors")
     parser.add_argument("--pool", type=int, default=512, help="real vectors in the bulk-fill pool")
-    parser.add_argument("--stores", type=int, default=40, help="store calls measured per size")
     parser.add_argument("--queries", type=int, default=100, help="searches measured per size")
-    parser.add_argument("--concurrency", type=int, default=4, help="searches in flight for the throughput run")
-    parser.add_argument("--budget", type=int, default=1000, help="budget_tokens of each search")
+    parser.add_argument("--stores", type=int, default=40, help="store calls measured per size")
+    parser.add_argument("--import-messages", type=int, default=10_000)
+    parser.add_argument("--writer-rounds", type=int, default=10, help="requests each of the 8 writers sends")
+    parser.add_argument("--skip-ingest", action="store_true")
+    parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
@@ -264,9 +438,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="memvault-latency-") as data_dir:
-        results = asyncio.run(run(args, Path(data_dir)))
-    print_growth(results)
+    report: dict[str, Any] = {"settings": {**vars(args), "json": str(args.json)}}
+    if not args.skip_ingest:
+        report["ingest"] = measure_ingest(args)
+    if not args.skip_scale:
+        report["scale"] = measure_scale(args)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

@@ -74,12 +74,12 @@ def test_codes_and_their_orders_agree_with_and_without_numpy(with_numpy: bool, m
 
 
 @pytest.mark.parametrize("with_numpy", [True, False])
-def test_a_code_index_built_in_many_blocks_answers_as_one(with_numpy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_code_index_built_by_many_additions_answers_as_one(with_numpy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if not with_numpy:
         monkeypatch.setattr(vectors, "_np", None)
     codes = [vectors.binary_code(r) for r in clustered_vectors(400, 64)]
     index = vectors.CodeIndex(list(range(10)), codes[:10], 8)
-    for start in range(10, 400, 9):  # more blocks than MAX_BLOCKS, so they are merged on the way
+    for start in range(10, 400, 9):  # it outgrows its spare room several times
         index.add(list(range(start, min(start + 9, 400))), codes[start : start + 9])
     assert len(index) == 400 and index.bytes_per_row == 16
     for probe in (0, 123, 399):

@@ -88,6 +88,14 @@ class Message(Plain):
 
 
 @dataclass(frozen=True)
+class EmbeddingModel(Plain):
+    """The model whose vectors a write will attach: a vault holds one model's vectors only."""
+
+    model_id: str
+    dimension: int
+
+
+@dataclass(frozen=True)
 class EmbedJob(Plain):
     """A stored row whose text still needs an embedding."""
 

@@ -50,7 +50,9 @@ class Embedder(Protocol):
 class VaultClient(Protocol):
     """One conversation vault (a Durable Object in production, a SQLite file locally)."""
 
-    async def append(self, messages: Sequence[models.Message]) -> models.AppendResult: ...
+    async def append(
+        self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
+    ) -> models.AppendResult: ...
 
     async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int: ...
 

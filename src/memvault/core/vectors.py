@@ -158,15 +158,25 @@ def hamming_nearest(rowids: Sequence[int], codes: Sequence[bytes], code: bytes, 
 
 
 def _nearest_in(matrix: Any, rowids: Any, code: bytes, count: int) -> list[Coded]:
-    differing = _np.bitwise_xor(matrix, _np.frombuffer(code, dtype=_np.uint8))
-    distances = (_popcount(differing)).sum(axis=1, dtype=_np.int32)
+    distances = _distances(matrix, code)
     if count < len(distances):
         kth = distances[_np.argpartition(distances, count - 1)[count - 1]]
         keep = _np.flatnonzero(distances <= kth)  # every code tied with the last one stays, so ties go by rowid
     else:
         keep = _np.arange(len(distances))
-    found = sorted(zip(distances[keep].tolist(), rowids[keep].tolist(), keep.tolist(), strict=True))[:count]
-    return [(int(d), int(r), matrix[i].tobytes()) for d, r, i in found]
+    chosen = keep[_np.lexsort((rowids[keep], distances[keep]))[:count]]
+    return [(int(d), int(r), matrix[i].tobytes()) for d, r, i in zip(distances[chosen], rowids[chosen], chosen, strict=True)]
+
+
+def _distances(matrix: Any, code: bytes) -> Any:
+    """Hamming distance of every row of ``matrix`` (uint8 codes) to ``code``."""
+    if len(code) % 8 == 0 and hasattr(_np, "bitwise_count"):
+        # Eight bytes at a time: a 48-byte code is six popcounts, not 48.
+        words = _np.ascontiguousarray(matrix).view("<u8")
+        differing = _np.bitwise_xor(words, _np.frombuffer(code, dtype="<u8"))
+        return _np.bitwise_count(differing).sum(axis=1, dtype=_np.int32)
+    differing = _np.bitwise_xor(matrix, _np.frombuffer(code, dtype=_np.uint8))
+    return _popcount(differing).sum(axis=1, dtype=_np.int32)
 
 
 def asymmetric_top(query: Sequence[float], coded: Sequence[Coded], count: int) -> list[int]:
@@ -180,13 +190,14 @@ def asymmetric_top(query: Sequence[float], coded: Sequence[Coded], count: int) -
     if _np is not None:
         bits = _np.unpackbits(_np.frombuffer(b"".join(c for _, _, c in coded), dtype=_np.uint8).reshape(len(coded), -1), axis=1)
         scores = (bits[:, :dimension].astype(_np.float32) * 2.0 - 1.0) @ _np.asarray(query, dtype=_np.float32)
-        order = sorted(range(len(coded)), key=lambda i: (-float(scores[i]), coded[i][1]))
-    else:
-        def score(code: bytes) -> float:
-            return sum(q if code[i >> 3] & (0x80 >> (i & 7)) else -q for i, q in enumerate(query))
+        rows = _np.asarray([r for _, r, _ in coded], dtype=_np.int64)
+        return [int(r) for r in rows[_np.lexsort((rows, -scores))[:count]]]
 
-        values = [score(c) for _, _, c in coded]
-        order = sorted(range(len(coded)), key=lambda i: (-values[i], coded[i][1]))
+    def score(code: bytes) -> float:
+        return sum(q if code[i >> 3] & (0x80 >> (i & 7)) else -q for i, q in enumerate(query))
+
+    values = [score(c) for _, _, c in coded]
+    order = sorted(range(len(coded)), key=lambda i: (-values[i], coded[i][1]))
     return [coded[i][1] for i in order[:count]]
 
 
@@ -197,18 +208,21 @@ def _popcount(values: Any) -> Any:
 
 
 _BYTE_BITS: Any = None if _np is None else _np.array([bin(i).count("1") for i in range(256)], dtype=_np.uint8)
+GROWTH = 1.25  # spare room an index keeps for rows still to come, as a share of its rows
 
 
 class CodeIndex:
     """The binary codes of a vault's stored vectors with their row numbers: the in-memory part of
     its vector channel, ``8 + dimension / 8`` bytes a row. It only picks candidates; their exact
-    scores come from the float vectors stored in SQL."""
+    scores come from the float vectors stored in SQL. Rows are added into spare room (grown by a
+    quarter when full), so a search always scans one contiguous matrix."""
 
     def __init__(self, rowids: Sequence[int], codes: Sequence[bytes], width: int) -> None:
         self.width = width
-        self._rowids: list[Any] = [self._ids(rowids)]
-        self._codes: list[Any] = [self._matrix(codes)]
-        self._count = len(rowids)
+        self._count = 0
+        self._ids: Any = _np.empty(0, dtype=_np.int64) if _np is not None else []
+        self._codes: Any = _np.empty((0, width), dtype=_np.uint8) if _np is not None else []
+        self.add(rowids, codes)
 
     def __len__(self) -> int:
         return self._count
@@ -217,37 +231,36 @@ class CodeIndex:
     def bytes_per_row(self) -> int:
         return 8 + self.width
 
-    def _ids(self, rowids: Sequence[int]) -> Any:
-        return _np.asarray(rowids, dtype=_np.int64) if _np is not None else list(rowids)
-
-    def _matrix(self, codes: Sequence[bytes]) -> Any:
-        if _np is None:
-            return list(codes)
-        return _np.frombuffer(b"".join(codes), dtype=_np.uint8).reshape(len(codes), self.width).copy()
+    @property
+    def memory_bytes(self) -> int:
+        """What the index holds, spare room included."""
+        return len(self._ids) * self.bytes_per_row
 
     def add(self, rowids: Sequence[int], codes: Sequence[bytes]) -> None:
-        self._rowids.append(self._ids(rowids))
-        self._codes.append(self._matrix(codes))
-        self._count += len(rowids)
-        if len(self._codes) > MAX_BLOCKS:
-            if _np is not None:
-                self._rowids, self._codes = [_np.concatenate(self._rowids)], [_np.vstack(self._codes)]
-            else:
-                self._rowids = [[r for block in self._rowids for r in block]]
-                self._codes = [[c for block in self._codes for c in block]]
+        if not rowids:
+            return
+        if _np is None:
+            self._ids.extend(rowids)
+            self._codes.extend(codes)
+            self._count += len(rowids)
+            return
+        needed = self._count + len(rowids)
+        if needed > len(self._ids):
+            room = max(needed, int(len(self._ids) * GROWTH), 1024)
+            ids, matrix = _np.empty(room, dtype=_np.int64), _np.empty((room, self.width), dtype=_np.uint8)
+            ids[: self._count], matrix[: self._count] = self._ids[: self._count], self._codes[: self._count]
+            self._ids, self._codes = ids, matrix
+        self._ids[self._count : needed] = rowids
+        self._codes[self._count : needed] = _np.frombuffer(b"".join(codes), dtype=_np.uint8).reshape(-1, self.width)
+        self._count = needed
 
     def nearest(self, code: bytes, count: int) -> list[Coded]:
         """The ``count`` codes nearest ``code``, nearest first, ties by row number."""
         if not self._count or count <= 0:
             return []
         if _np is None:
-            rowids = [r for block in self._rowids for r in block]
-            return hamming_nearest(rowids, [c for block in self._codes for c in block], code, count)
-        found: list[Coded] = []
-        for rowids, matrix in zip(self._rowids, self._codes, strict=True):
-            if len(rowids):
-                found += _nearest_in(matrix, rowids, code, count)
-        return sorted(found)[:count]
+            return hamming_nearest(self._ids, self._codes, code, count)
+        return _nearest_in(self._codes[: self._count], self._ids[: self._count], code, count)
 
 
 def exact_top(query: Sequence[float], stored: Sequence[tuple[str, bytes]], count: int) -> list[tuple[str, float]]:

@@ -53,11 +53,11 @@ class FailingAppends:
             def __getattr__(self, attribute: str) -> Any:
                 return getattr(vault, attribute)
 
-            async def append(self, messages: Sequence[Message]) -> Any:
+            async def append(self, messages: Sequence[Message], model: Any = None) -> Any:
                 outer.appends += 1
                 if outer.appends == outer._fail_on:
                     raise StorageUnavailable("the vault failed mid-batch")
-                return await vault.append(messages)
+                return await vault.append(messages, model)
 
         return Vault()
 

@@ -111,3 +111,20 @@ async def test_reset_allows_a_new_embedding_dimension(memvault: Memvault) -> Non
     assert (await memvault.client.delete("/v1/memory", params={"reset": "true"}, headers=memvault.auth)).status_code == 200
     await store(memvault, [turn(i, NOW + i) for i in range(50, 95)])
     assert any("number 60." in i["text"] for i in (await search(memvault, "tomatoes water number 60"))["items"])
+
+
+async def test_another_model_of_the_same_dimension_is_refused_before_anything_is_written(memvault: Memvault) -> None:
+    from memvault.adapters.local.embedder import HashEmbedder
+
+    class OtherModel(HashEmbedder):
+        @property
+        def model_id(self) -> str:
+            return "another-model-same-size"
+
+    await store(memvault, [turn(i, NOW - DAY + i) for i in range(45)])
+    before = await memvault.deps.vaults.vault(f"{memvault.key_id}:core").stats()
+    memvault.deps.embedder = OtherModel(dimension=memvault.deps.embedder.dimension)
+    response = await memvault.client.post("/v1/memory", json={"messages": [turn(i, NOW + i) for i in range(50, 60)]}, headers=memvault.auth)
+    assert response.status_code == 409 and "another-model-same-size" in response.json()["error"]["message"]
+    after = await memvault.deps.vaults.vault(f"{memvault.key_id}:core").stats()
+    assert (after.messages, after.buffered_messages) == (before.messages, before.buffered_messages)

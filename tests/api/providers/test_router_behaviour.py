@@ -292,9 +292,9 @@ class SlowVaults:
             def __getattr__(self, attr: str) -> Any:
                 return getattr(vault, attr)
 
-            async def append(self, messages: Any) -> Any:
+            async def append(self, messages: Any, model: Any = None) -> Any:
                 await asyncio.sleep(delay)
-                return await vault.append(messages)
+                return await vault.append(messages, model)
 
         return Slow()
 

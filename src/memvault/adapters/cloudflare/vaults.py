@@ -36,8 +36,11 @@ class DurableObjectVault:
         except JsException as exc:
             raise error_from_rpc(method, str(exc)) from None
 
-    async def append(self, messages: Sequence[models.Message]) -> models.AppendResult:
-        return models.AppendResult.from_dict(await self._call("append", [m.to_dict() for m in messages]))
+    async def append(
+        self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
+    ) -> models.AppendResult:
+        plain = [m.to_dict() for m in messages]
+        return models.AppendResult.from_dict(await self._call("append", plain, None if model is None else model.to_dict()))
 
     async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
         plain = {id_: [float(x) for x in vector] for id_, vector in embeddings.items()}

@@ -52,8 +52,10 @@ class LocalVault:
 
         return await asyncio.to_thread(locked)
 
-    async def append(self, messages: Sequence[models.Message]) -> models.AppendResult:
-        return await self._call(lambda: self._store.append(messages))
+    async def append(
+        self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
+    ) -> models.AppendResult:
+        return await self._call(lambda: self._store.append(messages, model))
 
     async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
         return await self._call(lambda: self._store.attach_embeddings(model_id, embeddings))

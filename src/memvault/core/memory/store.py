@@ -28,6 +28,7 @@ from memvault.core.models import (
     AppendResult,
     Candidate,
     ChangeBatch,
+    EmbeddingModel,
     EmbedJob,
     ForgetResult,
     MemoryRow,
@@ -199,8 +200,13 @@ class VaultStore:
         self._set_meta("carry", carry)
         return created
 
-    def append(self, messages: Sequence[Message]) -> AppendResult:
+    def append(self, messages: Sequence[Message], model: EmbeddingModel | None = None) -> AppendResult:
+        """Take messages into the buffer (cutting chunks when it is full). With ``model``, refuse
+        first, in the same transaction, if the vault holds another model's vectors."""
+
         def work() -> AppendResult:
+            if model is not None:
+                self._refuse_other_model(model)
             fresh = self._new_messages(messages)
             for message, occurrences in fresh:
                 self._sql.execute(
@@ -211,6 +217,14 @@ class VaultStore:
             return self._state(self._cut(flush=False), len(fresh))
 
         return self._sql.transaction(work)
+
+    def _refuse_other_model(self, model: EmbeddingModel) -> None:
+        stored, stored_model = self._meta("dimension"), self._meta("model_id")
+        if stored is not None and (int(stored) != model.dimension or stored_model != model.model_id):
+            raise Conflict(
+                f"this memory holds {stored}-d embeddings of {stored_model} and the embedder is {model.model_id} "
+                f"({model.dimension}-d); clear it with reset=true to switch"
+            )
 
     def flush(self) -> AppendResult:
         return self._sql.transaction(lambda: self._state(self._cut(flush=True), 0))
@@ -246,7 +260,7 @@ class VaultStore:
                 f"SELECT rowid AS rid, code FROM rows WHERE id IN ({placeholders(len(changed))})", changed
             ) if changed else []
             self._codes.add([int(r["rid"]) for r in found], [bytes(r["code"]) for r in found])
-            if len(self._codes) * self._codes.bytes_per_row > self._memory_budget:
+            if self._codes.memory_bytes > self._memory_budget:
                 self._codes = None  # grown past the budget: searches read the codes in pages from now on
         return len(changed)
 
@@ -366,5 +380,5 @@ class VaultStore:
             dimension=None if dimension is None else int(dimension),
             oldest=oldest,
             newest=newest,
-            search_memory_bytes=0 if self._codes is None else len(self._codes) * self._codes.bytes_per_row,
+            search_memory_bytes=0 if self._codes is None else self._codes.memory_bytes,
         )

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memvault.core.deps import Deps
-from memvault.core.errors import Conflict, InvalidInput, MemvaultError, StorageUnavailable
+from memvault.core.errors import InvalidInput, MemvaultError, StorageUnavailable
 from memvault.core.memory.embedding import embed_rows
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import session_of, vault_name
 from memvault.core.memory.sync import rebuild_mirror, sync_mirror
-from memvault.core.models import AppendResult, Message, StoreResult
+from memvault.core.models import AppendResult, EmbeddingModel, Message, StoreResult
 from memvault.core.ports import VaultClient
 from memvault.core.redaction import redact, refuse_secret
 
@@ -39,12 +39,12 @@ async def store_conversation(
         cleaned.append(replace(message, content=redaction.text) if redaction.kinds else message)
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
-    await _check_dimension(deps, vault)
+    model = EmbeddingModel(deps.embedder.model_id, deps.embedder.dimension)
     stored = chunks = accepted = 0
     size = max(1, deps.settings.embed_batch)
     state = None
     for start in range(0, max(len(cleaned), 1), size):
-        state = await vault.append(cleaned[start : start + size])
+        state = await vault.append(cleaned[start : start + size], model)
         rows = await embed_rows(deps, vault, state.rows)
         stored += sum(1 for r in rows if r.kind == "message")
         chunks += sum(1 for r in rows if r.kind == "chunk")
@@ -88,16 +88,6 @@ async def _sync(deps: Deps, key_id: str, name: str) -> bool:
         log.warning("mirror sync failed for one vault: %s", type(exc).__name__)
         return False
     return True
-
-
-async def _check_dimension(deps: Deps, vault: VaultClient) -> None:
-    """Refuse before writing anything when the vault holds vectors of another dimension."""
-    stored = (await vault.stats()).dimension
-    if stored is not None and stored != deps.embedder.dimension:
-        raise Conflict(
-            f"this memory holds {stored}-d embeddings and the embedder makes {deps.embedder.dimension}-d ones; "
-            "clear it with reset=true to switch"
-        )
 
 
 async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, reset: bool = False) -> list[str]:
