@@ -19,10 +19,16 @@ class MessageIn(BaseModel):
     id: StrictStr | None = Field(default=None, max_length=200, description="Your id; one is assigned if absent.")
     remember: StrictBool = Field(default=True, alias="memory", description="false: accepted, never stored.")
     model: StrictStr | None = None
+    metadata: dict[str, object] | None = Field(
+        default=None, description="An object kept with the message and returned when memory is read (at most 4096 characters as JSON)."
+    )
 
 
 class StoreRequest(BaseModel):
     messages: list[MessageIn] = Field(min_length=1, max_length=10_000)
+    metadata: dict[str, object] | None = Field(
+        default=None, description="Kept with every message of the batch, beneath each message's own metadata keys."
+    )
 
 
 class StoreResponse(BaseModel):

@@ -85,6 +85,7 @@ class Message(Plain):
     timestamp: float
     id: str
     model: str | None = None
+    metadata: str | None = None  # canonical JSON text of the caller's object (core.memory.metadata)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class MemoryRow(Plain):
     content_hash: str
     parent_id: str | None = None
     embedding: tuple[float, ...] | None = None
+    metadata: str | None = None  # a message's metadata; kept in its vault only, never mirrored
 
 
 @dataclass(frozen=True)

@@ -20,17 +20,9 @@ async def save_memory(
     deps: Deps, memory_key: str, session_id: str | None, messages: Any, metadata: Any = None
 ) -> dict[str, Any]:
     key = await authenticate(deps.db, memory_key)
-    parsed = messages_from(_with_shared_fields(messages, metadata), deps.clock())
+    parsed = messages_from(messages, deps.clock(), metadata)
     result = await memory.store_conversation(deps, key.id, [m for m in parsed if m], session_id)
     return {"message_ids": [None if m is None else m.id for m in parsed], **asdict(result)}
-
-
-def _with_shared_fields(messages: Any, metadata: Any) -> Any:
-    """Fields the caller gave once for the whole batch (a timestamp, a model) on every message."""
-    if not isinstance(metadata, dict) or not isinstance(messages, list):
-        return messages
-    shared = {k: metadata[k] for k in ("timestamp", "model") if k in metadata}
-    return [{**shared, **m} if isinstance(m, dict) else m for m in messages]
 
 
 async def search_memory(

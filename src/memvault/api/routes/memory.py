@@ -26,7 +26,8 @@ SessionHeader = Annotated[str | None, Header(alias="X-Session-ID", max_length=20
 
 @router.post("", response_model=StoreResponse)
 async def store(body: StoreRequest, deps: DepsParam, key: KeyParam, session_id: SessionHeader = None) -> StoreResponse:
-    messages = messages_from(body.model_dump(by_alias=True)["messages"], deps.clock())
+    plain = body.model_dump(by_alias=True)
+    messages = messages_from(plain["messages"], deps.clock(), plain["metadata"])
     result = await memory.store_conversation(deps, key.id, [m for m in messages if m], session_id)
     return StoreResponse(
         message_ids=[None if m is None else m.id for m in messages],

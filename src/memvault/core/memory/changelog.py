@@ -83,8 +83,9 @@ def trim(sql: SyncSql, upto: int) -> None:
 
 def buffer_state(sql: SyncSql) -> BufferState:
     messages = tuple(
-        Message(role=r["role"], content=r["content"], timestamp=float(r["ts"]), id=r["id"], model=r["model"])
-        for r in sql.execute("SELECT id, role, content, ts, model FROM buffer ORDER BY seq")
+        Message(role=r["role"], content=r["content"], timestamp=float(r["ts"]), id=r["id"], model=r["model"],
+                metadata=r["metadata"])
+        for r in sql.execute("SELECT id, role, content, ts, model, metadata FROM buffer ORDER BY seq")
     )
     return BufferState(
         messages=messages,

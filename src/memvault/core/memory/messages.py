@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from memvault.core.errors import InvalidField, InvalidInput
+from memvault.core.memory.metadata import metadata_text
 from memvault.core.models import ROLES, Message
 from memvault.core.redaction import refuse_secret
 from memvault.core.times import parse_time
@@ -17,7 +18,8 @@ MAX_ID_CHARS = 200
 def message_from(raw: object, now: float, where: str = "message") -> Message | None:
     """``raw`` as a ``Message``, or None when it is marked ``"memory": false``.
 
-    A missing timestamp means ``now``; a missing id gets one assigned. Unknown fields are ignored."""
+    A missing timestamp means ``now``; a missing id gets one assigned; ``metadata`` is an object
+    kept with the message. Unknown fields are ignored."""
     if not isinstance(raw, Mapping):
         raise InvalidInput(f"{where} must be an object")
     remember = raw.get("memory", True)
@@ -33,6 +35,7 @@ def message_from(raw: object, now: float, where: str = "message") -> Message | N
     if model is not None and not isinstance(model, str):
         raise InvalidField(f"{where}.model must be text")
     timestamp = parse_time(raw.get("timestamp"), f"{where}.timestamp")
+    metadata = metadata_text(raw.get("metadata"), f"{where}.metadata")
     if not remember:
         return None
     return Message(
@@ -41,15 +44,32 @@ def message_from(raw: object, now: float, where: str = "message") -> Message | N
         timestamp=now if timestamp is None else timestamp,
         id=_message_id(raw.get("id"), where),
         model=model,
+        metadata=metadata,
     )
 
 
-def messages_from(raws: object, now: float) -> list[Message | None]:
+def messages_from(raws: object, now: float, metadata: object = None) -> list[Message | None]:
     """Every message of a list, in order (None where one is not to be remembered); any bad one
-    refuses the whole list before anything is stored."""
+    refuses the whole list before anything is stored. ``metadata``, given once for the batch, is
+    kept with every message beneath the message's own keys; its ``timestamp`` and ``model`` stand
+    in for a message that gives none."""
     if not isinstance(raws, Sequence) or isinstance(raws, str | bytes):
         raise InvalidInput("messages must be a list")
-    return [message_from(raw, now, f"messages[{index}]") for index, raw in enumerate(raws)]
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise InvalidField("metadata must be an object")
+    return [
+        message_from(_with_batch(raw, metadata), now, f"messages[{index}]") for index, raw in enumerate(raws)
+    ]
+
+
+def _with_batch(raw: object, metadata: Mapping[str, object] | None) -> object:
+    if not metadata or not isinstance(raw, Mapping):
+        return raw
+    own = raw.get("metadata")
+    if own is not None and not isinstance(own, Mapping):
+        return raw  # refused by message_from, naming the message
+    shared = {name: metadata[name] for name in ("timestamp", "model") if name in metadata and raw.get(name) is None}
+    return {**raw, **shared, "metadata": {**metadata, **(own or {})}}
 
 
 def _message_id(value: object, where: str) -> str:

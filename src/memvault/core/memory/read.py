@@ -11,6 +11,7 @@ from typing import Any
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.assemble import VaultAnswer, rank_items, without_repeats
+from memvault.core.memory.metadata import metadata_value
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.windows import WindowPolicy, fill_in_order
@@ -148,7 +149,9 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
         raise InvalidInput("limit must be positive and offset not negative")
     vault = deps.vaults.vault(vault_name(key_id, session_id))
     pending = sorted(await vault.pending(), key=lambda m: -m.timestamp)
-    page: list[dict[str, Any]] = [{"state": "pending", **m.to_dict()} for m in pending[offset : offset + limit]]
+    page: list[dict[str, Any]] = [
+        {"state": "pending", **m.to_dict(), "metadata": metadata_value(m.metadata)} for m in pending[offset : offset + limit]
+    ]
     if len(page) < limit:
         stored_offset = max(0, offset - len(pending))
         rows = await vault.recent_messages(limit - len(page), stored_offset)
@@ -160,6 +163,7 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
                 "timestamp": r.ts_end,
                 "id": r.source_ids[0],
                 "model": r.model,
+                "metadata": metadata_value(r.metadata),
             }
             for r in rows
         ]

@@ -43,6 +43,7 @@ def row_from_sql(data: dict[str, Any]) -> MemoryRow:
         content_hash=str(data["content_hash"]),
         parent_id=None if parent is None else str(parent),
         embedding=None if blob is None else tuple(unpack(blob)),
+        metadata=data.get("metadata"),
     )
 
 
@@ -78,6 +79,7 @@ def message_row(message: Message, parent_id: str) -> MemoryRow:
         source_ids=(message.id,),
         content_hash=digest,
         parent_id=parent_id,
+        metadata=message.metadata,
     )
 
 
@@ -107,7 +109,7 @@ def insert_row(sql: SyncSql, row: MemoryRow, carry_chars: int = 0) -> bool:
         return False
     message_id = row.source_ids[0] if row.kind == "message" else None
     sql.execute(
-        f"INSERT INTO rows ({ROW_COLUMNS}, embedding, message_id, carry_chars) VALUES ({placeholders(14)})",
-        (*row_values(row), message_id, carry_chars),
+        f"INSERT INTO rows ({ROW_COLUMNS}, embedding, message_id, carry_chars, metadata) VALUES ({placeholders(15)})",
+        (*row_values(row), message_id, carry_chars, row.metadata),
     )
     return True

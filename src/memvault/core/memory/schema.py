@@ -93,6 +93,14 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('log_head', 'log_floor')",
         ),
     ),
+    (
+        # What the caller kept with each message (JSON text), returned when the vault is read.
+        "0007_message_metadata",
+        (
+            "ALTER TABLE rows ADD COLUMN metadata TEXT",
+            "ALTER TABLE buffer ADD COLUMN metadata TEXT",
+        ),
+    ),
 )
 
 

@@ -210,9 +210,10 @@ class VaultStore:
             fresh = self._new_messages(messages)
             for message, occurrences in fresh:
                 self._sql.execute(
-                    "INSERT INTO buffer (id, role, content, ts, model, content_hash, occurrences) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO buffer (id, role, content, ts, model, content_hash, occurrences, metadata) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (message.id, message.role, message.content, message.timestamp, message.model, message_hash(message),
-                     occurrences),
+                     occurrences, message.metadata),
                 )
             return self._state(self._cut(flush=False), len(fresh))
 
@@ -310,7 +311,7 @@ class VaultStore:
     def recent_messages(self, limit: int, offset: int) -> list[MemoryRow]:
         """Stored messages, newest first."""
         found = self._sql.execute(
-            f"SELECT {ROW_COLUMNS} FROM rows WHERE kind = 'message' ORDER BY ts_end DESC, id DESC LIMIT ? OFFSET ?",
+            f"SELECT {ROW_COLUMNS}, metadata FROM rows WHERE kind = 'message' ORDER BY ts_end DESC, id DESC LIMIT ? OFFSET ?",
             (limit, offset),
         )
         return [row_from_sql(d) for d in found]

@@ -13,6 +13,7 @@ from dataclasses import replace
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, StorageUnavailable
 from memvault.core.memory.embedding import embed_rows
+from memvault.core.memory.metadata import redact_metadata
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import session_of, vault_name
 from memvault.core.memory.sync import rebuild_mirror, sync_mirror
@@ -36,7 +37,13 @@ async def store_conversation(
     for message in messages:
         redaction = redact(message.content)
         kinds.extend(redaction.kinds)
-        cleaned.append(replace(message, content=redaction.text) if redaction.kinds else message)
+        if redaction.kinds:
+            message = replace(message, content=redaction.text)
+        if message.metadata is not None:
+            gate = redact_metadata(message.metadata)
+            kinds.extend(gate.kinds)
+            message = replace(message, metadata=gate.text)
+        cleaned.append(message)
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     model = EmbeddingModel(deps.embedder.model_id, deps.embedder.dimension)
