@@ -13,6 +13,7 @@ from durable_objects.vault import Vault
 from workers import WorkerEntrypoint
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
+from memvault.adapters.cloudflare.env import invocation_props
 from memvault.runtime import cron, rpc
 from memvault.runtime import workers as runtime
 
@@ -31,6 +32,20 @@ class Default(WorkerEntrypoint):  # type: ignore[misc]
     async def scheduled(self, controller: Any, *_legacy: Any) -> None:
         # Accepts both handler shapes: (controller) and the older (event, env, ctx).
         await cron.on_scheduled(self.env, self.ctx, getattr(controller, "cron", None))
+
+    # The client interface: the memory key is the one the caller's binding props name (runtime/rpc.py).
+    async def getMemory(self, sessionId: Any = None, options: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.get_bound_memory(deps, invocation_props(self.ctx), *to_py([sessionId, options])))
+
+    async def saveMemory(self, sessionId: Any, messages: Any, metadata: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        props = invocation_props(self.ctx)
+        return to_js(await rpc.save_bound_memory(deps, props, *to_py([sessionId, messages, metadata])))
+
+    async def searchMemory(self, query: Any, options: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.search_bound_memory(deps, invocation_props(self.ctx), *to_py([query, options])))
 
     async def get_memory(self, memory_key: Any, session_id: Any = None, limit: Any = None, offset: Any = 0) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)

@@ -20,6 +20,7 @@ import pytest
 
 from memvault.core import keys
 from memvault.core.deps import Deps
+from memvault.core.errors import Unauthorized
 from memvault.core.ports import VaultClient
 from memvault.core.settings import load_settings
 from memvault.runtime import rpc
@@ -117,8 +118,25 @@ def test_entry_registers_the_durable_object_and_exposes_every_handler(edge: type
 
     assert edge.Vault is Vault
     assert issubclass(edge.Default, sys.modules["workers"].WorkerEntrypoint)
-    for handler in ("fetch", "scheduled", "get_memory", "save_memory", "search_memory", "forget_memory"):
+    for handler in ("fetch", "scheduled", "get_memory", "save_memory", "search_memory", "forget_memory",
+                    "getMemory", "saveMemory", "searchMemory"):
         assert inspect.iscoroutinefunction(getattr(edge.Default, handler)), handler
+
+
+async def test_client_interface_binds_the_key_named_by_the_callers_props(
+    edge: types.ModuleType, deps: Deps, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memvault.runtime.workers.build_deps", lambda env, ctx: deps)
+    key, _ = await keys.create_key(deps.db, "bot", deps.clock())
+    bot = edge.Default(types.SimpleNamespace(props={rpc.MEMORY_KEY_PROP: key.id}), object())
+    ack = await bot.saveMemory("chat-1", [{"role": "user", "content": "Remember the blue door."}], {"chat": 1})
+    assert ack["sessionId"] == "chat-1" and ack["savedCount"] == 1
+    page = await bot.getMemory("chat-1", {"limit": 5})
+    assert [m["metadata"] for m in page["messages"]] == [{"chat": 1}]
+    assert any("blue door" in r["text"] for r in await bot.searchMemory("blue door", {"sessionId": "chat-1"}))
+    stranger = edge.Default(types.SimpleNamespace(), object())
+    with pytest.raises(Unauthorized):
+        await stranger.getMemory("chat-1")
 
 
 def test_vault_rpc_methods_are_exactly_the_vault_client_protocol(edge: types.ModuleType) -> None:
@@ -236,7 +254,5 @@ async def test_rpc_save_search_and_get_run_the_core_functions_for_the_key_given(
 
 
 async def test_rpc_refuses_an_unknown_key(deps: Deps) -> None:
-    from memvault.core.errors import Unauthorized
-
     with pytest.raises(Unauthorized):
         await rpc.search_memory(deps, "mk_not-a-key", "anything", 5, None)

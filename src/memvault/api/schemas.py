@@ -39,8 +39,18 @@ class StoreResponse(BaseModel):
     messages_stored: int
     chunks_stored: int
     tokens_buffered: int
+    updated_at: float = Field(description="When the vault took the write, in epoch seconds.")
     redactions: list[str]
     mirrored: bool
+
+
+class MemoryPage(BaseModel):
+    session_id: str | None
+    offset: int
+    limit: int
+    items: list[dict[str, object]] = Field(
+        description="Newest first: {state (pending or stored), id, role, content, timestamp, model, metadata}."
+    )
 
 
 class SearchRequest(BaseModel):

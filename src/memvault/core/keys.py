@@ -62,6 +62,17 @@ async def authenticate(db: Database, secret: str | None) -> MemoryKey:
     return _from_row(found[0])
 
 
+async def key_by_id(db: Database, key_id: object) -> MemoryKey:
+    """An active key named by its id, for a caller the platform vouches for (a service binding
+    whose props name the key); an unknown or revoked id authenticates nothing."""
+    if not isinstance(key_id, str) or not key_id:
+        raise Unauthorized("a memory key id is required")
+    found = await db.query("SELECT id, label, created_at, revoked_at, keep_archive FROM memory_keys WHERE id = ?", (key_id,))
+    if not found or found[0]["revoked_at"] is not None:
+        raise Unauthorized("unknown or revoked memory key")
+    return _from_row(found[0])
+
+
 async def list_keys(db: Database) -> list[MemoryKey]:
     found = await db.query("SELECT id, label, created_at, revoked_at, keep_archive FROM memory_keys ORDER BY created_at")
     return [_from_row(row) for row in found]

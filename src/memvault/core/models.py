@@ -240,5 +240,6 @@ class StoreResult:
     chunks_stored: int
     tokens_buffered: int
     messages_accepted: int
+    updated_at: float  # when the vault took the write (epoch seconds)
     redactions: tuple[str, ...] = ()
     mirrored: bool = True

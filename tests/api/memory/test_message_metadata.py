@@ -89,3 +89,21 @@ async def test_rpc_refuses_batch_metadata_that_is_not_an_object(memvault: Memvau
 
     with pytest.raises(InvalidField, match="metadata"):
         await rpc.save_memory(memvault.deps, memvault.key, None, [{"role": "user", "content": "x"}], ["a", "list"])
+
+
+async def test_http_reads_a_page_of_the_vault_with_metadata(memvault: Memvault) -> None:
+    headers = {**memvault.auth, "X-Session-ID": "s9"}
+    stored = await memvault.client.post(
+        "/v1/memory", json={"messages": [{"role": "user", "content": f"note {i}", "id": f"n{i}"} for i in range(3)],
+                            "metadata": {"via": "http"}}, headers=headers,
+    )
+    assert stored.status_code == 200 and stored.json()["updated_at"] > 0
+    response = await memvault.client.get("/v1/memory", params={"session_id": "s9", "limit": 2, "offset": 1},
+                                         headers=memvault.auth)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["session_id"], body["limit"], body["offset"]) == ("s9", 2, 1)
+    assert [item["id"] for item in body["items"]] == ["n1", "n0"]
+    assert all(item["metadata"] == {"via": "http"} for item in body["items"])
+    assert (await memvault.client.get("/v1/memory", params={"limit": 0}, headers=memvault.auth)).status_code == 422
+    assert (await memvault.client.get("/v1/memory")).status_code == 401

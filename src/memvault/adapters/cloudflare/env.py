@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memvault.adapters.cloudflare.convert import to_py
 from memvault.core.health import PlatformReport, presence
 from memvault.core.settings import SETTINGS, Settings, load_settings
 
@@ -43,6 +44,12 @@ def env_value(env: Any, name: str) -> Any:
     if value is None or type(value).__name__ == "JsNull" or repr(value) == "null":
         return None
     return value
+
+
+def invocation_props(ctx: Any) -> dict[str, Any]:
+    """``ctx.props``: what the caller's service binding declares about it (empty when none)."""
+    props = to_py(getattr(raw_js(ctx), "props", None))
+    return props if isinstance(props, dict) else {}
 
 
 def env_settings(env: Any) -> Settings:

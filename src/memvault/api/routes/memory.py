@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query
 
 from memvault.api.dependencies import DepsParam, KeyParam
 from memvault.api.schemas import (
+    MemoryPage,
     PurgeRequest,
     SearchRequest,
     SearchResponse,
@@ -35,9 +36,22 @@ async def store(body: StoreRequest, deps: DepsParam, key: KeyParam, session_id: 
         messages_stored=result.rows_stored,
         chunks_stored=result.chunks_stored,
         tokens_buffered=result.tokens_buffered,
+        updated_at=result.updated_at,
         redactions=list(result.redactions),
         mirrored=result.mirrored,
     )
+
+
+@router.get("", response_model=MemoryPage)
+async def read(
+    deps: DepsParam,
+    key: KeyParam,
+    session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    limit: Annotated[int | None, Query(ge=1, le=500)] = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, object]:
+    """One page of a vault's messages, newest first, read from the vault itself (never behind)."""
+    return await memory.memory_page(deps, key.id, session_id, limit, offset)
 
 
 @router.post("/search", response_model=SearchResponse)

@@ -1,7 +1,15 @@
 """Conversation memory: one vault per (memory key, vault), a mirror derived from the vaults, and
 the operations every surface calls."""
 
-from memvault.core.memory.read import all_vaults, export_memory, memory_stats, read_memory, search_memory, vaults_of
+from memvault.core.memory.read import (
+    all_vaults,
+    export_memory,
+    memory_page,
+    memory_stats,
+    read_memory,
+    search_memory,
+    vaults_of,
+)
 from memvault.core.memory.sync import mirror_differences, rebuild_mirror, sync_all, sync_mirror
 from memvault.core.memory.write import (
     clear_memory,
@@ -20,6 +28,7 @@ __all__ = [
     "flush_idle_buffers",
     "flush_pending",
     "forget",
+    "memory_page",
     "memory_stats",
     "mirror_differences",
     "purge_old_memory",

@@ -148,7 +148,8 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
     if limit < 1 or offset < 0:
         raise InvalidInput("limit must be positive and offset not negative")
     vault = deps.vaults.vault(vault_name(key_id, session_id))
-    pending = sorted(await vault.pending(), key=lambda m: -m.timestamp)
+    # Newest first; messages of the same moment newest-arrived first (the buffer is in arrival order).
+    pending = sorted(reversed(await vault.pending()), key=lambda m: -m.timestamp)
     page: list[dict[str, Any]] = [
         {"state": "pending", **m.to_dict(), "metadata": metadata_value(m.metadata)} for m in pending[offset : offset + limit]
     ]
@@ -168,6 +169,16 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
             for r in rows
         ]
     return page
+
+
+async def memory_page(
+    deps: Deps, key_id: str, session_id: str | None, limit: int | None, offset: int | None
+) -> dict[str, Any]:
+    """``read_memory`` with the defaults applied, as every surface returns it."""
+    limit = deps.settings.read_page_size if limit is None else limit
+    offset = 0 if offset is None else offset
+    items = await read_memory(deps, key_id, session_id, limit, offset)
+    return {"session_id": session_id, "offset": offset, "limit": limit, "items": items}
 
 
 async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:

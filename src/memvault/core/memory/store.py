@@ -309,9 +309,9 @@ class VaultStore:
         return [row_from_sql(d) for d in found]
 
     def recent_messages(self, limit: int, offset: int) -> list[MemoryRow]:
-        """Stored messages, newest first."""
+        """Stored messages, newest first (those of the same moment, last stored first)."""
         found = self._sql.execute(
-            f"SELECT {ROW_COLUMNS}, metadata FROM rows WHERE kind = 'message' ORDER BY ts_end DESC, id DESC LIMIT ? OFFSET ?",
+            f"SELECT {ROW_COLUMNS}, metadata FROM rows WHERE kind = 'message' ORDER BY ts_end DESC, rowid DESC LIMIT ? OFFSET ?",
             (limit, offset),
         )
         return [row_from_sql(d) for d in found]

@@ -61,6 +61,7 @@ async def store_conversation(
         chunks_stored=chunks,
         tokens_buffered=state.buffered_tokens if state is not None else 0,
         messages_accepted=accepted,
+        updated_at=deps.clock(),
         redactions=tuple(dict.fromkeys(kinds)),
         mirrored=await _sync(deps, key_id, name),
     )
@@ -154,6 +155,7 @@ async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) 
         chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
         tokens_buffered=state.buffered_tokens,
         messages_accepted=0,
+        updated_at=deps.clock(),
         mirrored=await _sync(deps, key_id, name),
     )
 

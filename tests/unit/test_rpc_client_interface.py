@@ -1,0 +1,100 @@
+"""The client interface of the RPC surface: getMemory, saveMemory and searchMemory with the memory
+key bound by the caller's service-binding props, over the real runtime and local stores."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memvault.core import keys
+from memvault.core.deps import Deps
+from memvault.core.errors import InvalidField, Unauthorized
+from memvault.core.settings import load_settings
+from memvault.runtime import rpc
+from memvault.runtime.local import build_local_deps, close_local_deps
+
+
+@pytest.fixture
+async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
+    built = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}))
+    yield built
+    await close_local_deps(built)
+
+
+async def bot_props(deps: Deps) -> dict[str, Any]:
+    key, _ = await keys.create_key(deps.db, "telegram-bot", deps.clock())
+    return {rpc.MEMORY_KEY_PROP: key.id}
+
+
+def structured_clone(value: Any) -> Any:
+    """What crosses the RPC boundary: plain JSON-shaped data only (anything else fails here)."""
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+async def test_save_get_and_search_speak_the_client_interface(deps: Deps) -> None:
+    props = await bot_props(deps)
+    messages = [
+        {"role": "user", "content": "My sister Ana lives in Porto.", "id": "u1", "metadata": {"update_id": 9}},
+        {"role": "assistant", "content": "Noted: Ana lives in Porto.", "id": "a1"},
+    ]
+    ack = await rpc.save_bound_memory(deps, props, "chat-7", messages, {"chat_id": 7})
+    assert structured_clone(ack) == ack
+    assert ack["sessionId"] == "chat-7" and ack["savedCount"] == 2 and ack["updatedAt"] > 0
+
+    page = await rpc.get_bound_memory(deps, props, "chat-7", {"limit": 1, "offset": 0})
+    assert structured_clone(page) == page
+    assert (page["sessionId"], page["limit"], page["offset"]) == ("chat-7", 1, 0)
+    [newest] = page["messages"]
+    assert newest["id"] == "a1" and newest["metadata"] == {"chat_id": 7}
+    older = (await rpc.get_bound_memory(deps, props, "chat-7", {"limit": 5.0, "offset": 1}))["messages"]
+    assert [m["metadata"] for m in older] == [{"chat_id": 7, "update_id": 9}]
+
+    results = await rpc.search_bound_memory(deps, props, "where does Ana live", {"limit": 3, "sessionId": "chat-7"})
+    assert structured_clone(results) == results
+    assert isinstance(results, list) and any("Porto" in r["text"] for r in results)
+    assert len(results) <= 3
+
+
+async def test_a_resent_batch_counts_as_saved_and_is_stored_once(deps: Deps) -> None:
+    props = await bot_props(deps)
+    batch = [{"role": "user", "content": "The boiler code is 4417.", "id": "same"}, {"role": "user", "content": "x", "memory": False}]
+    first = await rpc.save_bound_memory(deps, props, None, batch)
+    again = await rpc.save_bound_memory(deps, props, None, batch)
+    assert first["savedCount"] == again["savedCount"] == 1
+    page = await rpc.get_bound_memory(deps, props, None)
+    assert [m["id"] for m in page["messages"]] == ["same"]
+
+
+@pytest.mark.parametrize("props", [None, {}, {"memoryKeyId": ""}, {"memoryKeyId": "key_unknown"}, "key_x"])
+async def test_a_binding_without_a_known_key_gets_nothing(deps: Deps, props: Any) -> None:
+    with pytest.raises(Unauthorized):
+        await rpc.get_bound_memory(deps, props, None)
+
+
+async def test_a_revoked_key_stops_the_binding(deps: Deps) -> None:
+    props = await bot_props(deps)
+    await rpc.save_bound_memory(deps, props, None, [{"role": "user", "content": "hi"}])
+    await keys.revoke_key(deps.db, props[rpc.MEMORY_KEY_PROP], deps.clock())
+    with pytest.raises(Unauthorized):
+        await rpc.search_bound_memory(deps, props, "hi")
+
+
+@pytest.mark.parametrize(
+    "options", [{"limit": 0}, {"limit": 1.5}, {"limit": True}, {"limit": "5"}, {"offset": -1}]
+)
+async def test_options_must_be_whole_numbers(deps: Deps, options: dict[str, Any]) -> None:
+    props = await bot_props(deps)
+    with pytest.raises(InvalidField):
+        await rpc.get_bound_memory(deps, props, None, options)
+
+
+async def test_session_id_must_be_text(deps: Deps) -> None:
+    props = await bot_props(deps)
+    with pytest.raises(InvalidField, match="sessionId"):
+        await rpc.save_bound_memory(deps, props, 42, [{"role": "user", "content": "hi"}])
+    with pytest.raises(InvalidField, match="sessionId"):
+        await rpc.search_bound_memory(deps, props, "hi", {"sessionId": ""})
