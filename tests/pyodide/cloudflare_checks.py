@@ -14,10 +14,10 @@ from pyodide.ffi import JsException, jsnull
 from memvault.adapters.cloudflare.blobs import R2BlobStore
 from memvault.adapters.cloudflare.cache import KvCache
 from memvault.adapters.cloudflare.convert import to_js, to_py
-from memvault.adapters.cloudflare.database import D1Database
+from memvault.adapters.cloudflare.database import D1Database, d1_errors
 from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
 from memvault.adapters.cloudflare.vector_index import VectorizeIndex
-from memvault.core.errors import InvalidInput, StorageUnavailable
+from memvault.core.errors import InvalidInput, StorageFull, StorageUnavailable, TransientStorageError
 
 
 async def context() -> Any:
@@ -133,10 +133,30 @@ async def check_kv_minimum_ttl_is_why_the_adapter_rounds_up(h: Any) -> None:
     assert listed["keys"][0].get("expiration"), listed
 
 
+async def check_d1_errors_worth_a_retry_are_told_apart(h: Any) -> None:
+    cases = {
+        "D1_ERROR: Network connection lost.": TransientStorageError,
+        "D1_ERROR: Durable Object reset because its code was updated.": TransientStorageError,
+        "D1_ERROR: D1 DB is overloaded. Too many requests queued.": TransientStorageError,
+        "D1_ERROR: database or disk is full: SQLITE_FULL": StorageFull,
+        "D1_ERROR: no such table: nowhere: SQLITE_ERROR": StorageUnavailable,
+    }
+    for message, kind in cases.items():
+        throw = js.Function.new("message", "throw new Error(message)")
+        try:
+            with d1_errors():
+                throw(message)
+        except (StorageUnavailable, StorageFull) as exc:
+            assert type(exc) is kind, (message, type(exc))
+        else:
+            raise AssertionError(f"{message!r} was not raised")
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_conversion_round_trips_plain_data,
     check_d1_has_the_migrations_and_fts,
     check_d1_batch_is_atomic_and_execute_counts,
+    check_d1_errors_worth_a_retry_are_told_apart,
     check_embedder_sends_at_most_100_texts_per_call,
     check_embedder_refuses_a_short_answer,
     check_vectorize_beyond_20_results_still_gets_metadata,

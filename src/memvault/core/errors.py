@@ -50,6 +50,11 @@ class StorageUnavailable(MemvaultError, status=503, code="storage_unavailable"):
     """A store could not answer; nothing was half-written."""
 
 
+class TransientStorageError(StorageUnavailable, status=503, code="storage_unavailable"):
+    """A store failed in a way that passes (a lost connection, a reset, a busy database): the same
+    call may succeed if it is repeated."""
+
+
 class StorageFull(MemvaultError, status=507, code="insufficient_storage"):
     """A store ran out of space; the write was rolled back whole."""
 

@@ -9,8 +9,16 @@ from typing import Any
 from pyodide.ffi import JsException
 
 from memvault.adapters.cloudflare.convert import js_array, sql_param, to_py
-from memvault.core.errors import StorageFull, StorageUnavailable
+from memvault.core.errors import StorageFull, StorageUnavailable, TransientStorageError
 from memvault.core.ports import Row
+
+# The D1 errors Cloudflare documents as worth retrying ("Retry queries" in the D1 docs).
+TRANSIENT_D1_ERRORS = (
+    "Network connection lost",
+    "storage caused object to be reset",
+    "reset because its code was updated",
+    "D1 DB is overloaded",
+)
 
 
 @contextmanager
@@ -19,8 +27,12 @@ def d1_errors() -> Iterator[None]:
     try:
         yield
     except JsException as exc:
-        if "SQLITE_FULL" in str(exc):
+        text = str(exc)
+        if "SQLITE_FULL" in text:
             raise StorageFull("the database is full; nothing of this write was stored") from exc
+        passing = next((marker for marker in TRANSIENT_D1_ERRORS if marker in text), None)
+        if passing is not None:
+            raise TransientStorageError(f"the database failed for now ({passing})") from exc
         raise StorageUnavailable("the database failed") from exc
 
 

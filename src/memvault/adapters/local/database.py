@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memvault.core.errors import StorageFull, StorageUnavailable
+from memvault.core.errors import StorageFull, StorageUnavailable, TransientStorageError
 from memvault.core.ports import Row
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[4] / "migrations"
@@ -27,6 +27,9 @@ def storage_errors() -> Iterator[None]:
         words = str(exc).split(":", 1)[0][:80]
         if isinstance(exc, sqlite3.OperationalError) and "full" in words:
             raise StorageFull("the local database is full; nothing of this write was stored") from exc
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in words or "busy" in words):
+            # Another process held the file past busy_timeout: it lets go, so a retry may pass.
+            raise TransientStorageError(f"the local database is busy ({words})") from exc
         raise StorageUnavailable(f"the local database failed ({type(exc).__name__}: {words})") from exc
 
 

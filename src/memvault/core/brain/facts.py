@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from memvault.core.brain.fact_input import FactInput, WriteRequest, parse_write
@@ -15,6 +16,7 @@ from memvault.core.brain.rows import BODY_PREFIX, body_key, readable_ids
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
+from memvault.core.retry import is_transient_storage, retry
 from memvault.core.sql import in_batches, placeholders
 
 log = logging.getLogger(__name__)
@@ -170,9 +172,15 @@ async def _store_body(deps: Deps, item: FactInput) -> tuple[str, str | None]:
 
 
 async def ingest_facts(deps: Deps, credential: Credential, payload: Any) -> dict[str, Any]:
-    request, plan = await plan_facts(deps, credential, payload)
-    if plan.statements:
-        await deps.db.batch(plan.statements)
+    async def plan_and_write() -> tuple[WriteRequest, _Plan]:
+        request, plan = await plan_facts(deps, credential, payload)
+        if plan.statements:
+            await deps.db.batch(plan.statements)
+        return request, plan
+
+    # Planned again on each try: a batch that landed though its answer was lost is then seen as
+    # unchanged rather than written twice (its rows, still unembedded, go to the nightly re-embed).
+    request, plan = await retry(plan_and_write, is_transient_storage)
     hook_chars = deps.settings.brain_hook_chars
     embedding = await embed_facts(deps, [(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type)
                                          for i in plan.touched])
@@ -240,8 +248,11 @@ async def embed_facts(deps: Deps, rows: Sequence[tuple[str, str, str, str]]) -> 
             await deps.vectors.upsert([(row_id, vector, {"scope": scope, "entry_type": kind})
                                        for (row_id, _, scope, kind), vector in zip(group, vectors, strict=True)])
             now = deps.clock()
-            await deps.db.batch([("UPDATE memory SET embed_id = ?, embedded_at = ? WHERE id = ?", (row_id, now, row_id))
-                                 for row_id, _, _, _ in group])
+            marks: list[tuple[str, Sequence[Any]]] = [
+                ("UPDATE memory SET embed_id = ?, embedded_at = ? WHERE id = ?", (row_id, now, row_id))
+                for row_id, _, _, _ in group
+            ]
+            await retry(partial(deps.db.batch, marks), is_transient_storage)
     except Exception as exc:  # the write has landed; the nightly re-embed picks these rows up
         log.warning("brain embedding deferred for %d rows: %s", len(rows), type(exc).__name__)
         return "deferred"

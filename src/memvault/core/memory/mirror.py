@@ -17,6 +17,7 @@ from memvault.core.memory.search_plan import search_plan
 from memvault.core.memory.tables import mirror_table
 from memvault.core.models import BufferState, Candidate, ChangeBatch, MemoryRow, Message, SearchQuery
 from memvault.core.ports import Database
+from memvault.core.retry import is_transient_storage, retry
 from memvault.core.sql import in_batches, placeholders, run_async
 from memvault.core.vectors import binary_code
 
@@ -38,8 +39,11 @@ class MirrorStore:
     async def register(self, key_id: str, vault: str, now: float) -> None:
         """List a vault under its key before anything is written to it, so clear, purge and the
         nightly run always reach it."""
-        await self._db.execute(
-            "INSERT OR IGNORE INTO vaults (key_id, vault, created_at) VALUES (?, ?, ?)", (key_id, vault, now)
+        await retry(
+            lambda: self._db.execute(
+                "INSERT OR IGNORE INTO vaults (key_id, vault, created_at) VALUES (?, ?, ?)", (key_id, vault, now)
+            ),
+            is_transient_storage,
         )
 
     async def sync_state(self, key_id: str, vault: str) -> SyncState:
@@ -72,20 +76,25 @@ class MirrorStore:
             elif change.kind == "clear":
                 statements += self._clear(key_id, vault)
         statements.append(self._buffer(key_id, vault, batch.buffer, now))
-        await self._db.batch(statements)
+        await self._write(statements)
 
     async def begin_rebuild(self, key_id: str, vault: str, expected: int, token: int, now: float) -> None:
         """Claim the vault's mirror for a rebuild (``token`` > 0 names it) and empty it."""
-        await self._db.batch([*self._claim(key_id, vault, expected, -token, now), *self._clear(key_id, vault)])
+        await self._write([*self._claim(key_id, vault, expected, -token, now), *self._clear(key_id, vault)])
 
     async def rebuild_rows(self, key_id: str, vault: str, token: int, rows: Sequence[MemoryRow], now: float) -> None:
         claim = self._claim(key_id, vault, -token, -token, now)
-        await self._db.batch([*claim, *(self._upsert(key_id, vault, row) for row in rows)])
+        await self._write([*claim, *(self._upsert(key_id, vault, row) for row in rows)])
 
     async def finish_rebuild(
         self, key_id: str, vault: str, token: int, head: int, buffer: BufferState, now: float
     ) -> None:
-        await self._db.batch([*self._claim(key_id, vault, -token, head, now), self._buffer(key_id, vault, buffer, now)])
+        await self._write([*self._claim(key_id, vault, -token, head, now), self._buffer(key_id, vault, buffer, now)])
+
+    async def _write(self, statements: Sequence[Statement]) -> None:
+        # Every batch opens with its compare-and-set claim: one that landed though its answer was
+        # lost fails its claim when repeated, which sync_mirror already takes as "moved on".
+        await retry(lambda: self._db.batch(statements), is_transient_storage)
 
     @staticmethod
     def _upsert(key_id: str, vault: str, row: MemoryRow) -> Statement:

@@ -1,0 +1,74 @@
+"""Retries with exponential backoff and jitter, for calls that are safe to repeat: reads, and
+writes that are idempotent by construction (an upsert, a compare-and-set batch, a message batch
+whose ids the caller fixed). Which failures are worth another try is decided by the caller, with
+an explicit predicate; everything else is raised at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from memvault.core.errors import MemvaultError, TransientStorageError
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+# Answers that say "not now" rather than "never": rate limited, or a server or gateway failing.
+TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class Backoff:
+    attempts: int = 4  # tries in all, the first one included
+    base_seconds: float = 0.05
+    max_seconds: float = 2.0
+
+    def delay(self, failures: int, rand: Callable[[], float] = random.random) -> float:
+        """The wait after ``failures`` failures in a row: the exponential step, half of it fixed
+        and half random, so a crowd of callers that failed together does not retry together."""
+        step = min(self.max_seconds, self.base_seconds * 2.0 ** max(0, failures - 1))
+        return step / 2 + float(rand()) * step / 2
+
+
+STORAGE_WRITES = Backoff(attempts=4, base_seconds=0.05, max_seconds=1.0)
+
+
+def is_transient_storage(exc: BaseException) -> bool:
+    """A store failure the adapters classified as passing (D1's lost connection or reset, a busy
+    local database)."""
+    return isinstance(exc, TransientStorageError)
+
+
+def is_transient_call(exc: BaseException) -> bool:
+    """A remote call that may succeed if repeated: it timed out, memvault or the network answered
+    with a passing status, or a store behind it failed in a passing way. Refusals (bad input, an
+    unknown key, a conflict) and full storage are final."""
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError):
+        return True
+    return isinstance(exc, MemvaultError) and exc.status in TRANSIENT_STATUSES
+
+
+async def retry(
+    call: Callable[[], Awaitable[T]],
+    transient: Callable[[BaseException], bool],
+    backoff: Backoff = STORAGE_WRITES,
+    *,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    rand: Callable[[], float] = random.random,
+) -> T:
+    """``call()``, tried again after a growing wait while it fails transiently, up to
+    ``backoff.attempts`` tries; the last failure is raised."""
+    failures = 0
+    while True:
+        try:
+            return await call()
+        except Exception as exc:
+            failures += 1
+            if failures >= backoff.attempts or not transient(exc):
+                raise
+            log.info("retrying after a transient failure (%s), attempt %d", type(exc).__name__, failures + 1)
+            await sleep(backoff.delay(failures, rand))
