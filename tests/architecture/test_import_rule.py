@@ -57,7 +57,7 @@ def layer_of(module: str) -> str:
         return "version"
     if module in {"entry"} or module.startswith("durable_objects"):
         return "edge"
-    for layer in ("core", "adapters.cloudflare", "adapters.local", "api", "runtime"):
+    for layer in ("core", "adapters.cloudflare", "adapters.local", "api", "runtime", "client"):
         if module == f"memvault.{layer}" or module.startswith(f"memvault.{layer}."):
             return layer
     return "package"
@@ -72,6 +72,8 @@ ALLOWED_LAYERS = {
     "runtime": {"core", "api", "adapters.local", "adapters.cloudflare", "runtime"},
     "edge": {"core", "runtime", "adapters.cloudflare", "edge"},
     "package": {"core", "api", "adapters.local", "runtime", "package"},
+    # Other Workers load the client: core's floor only, never an adapter, the API or a runtime.
+    "client": {"core", "client"},
 }
 MAY_IMPORT_PLATFORM = {"adapters.cloudflare", "edge"}
 
@@ -93,8 +95,10 @@ def violations() -> list[str]:
                     found.append(f"{module} ({layer}) imports {imported} ({target})")
                 continue
             numpy_in_vectors = top == "numpy" and module == "memvault.core.vectors"
-            if layer == "core" and top not in STDLIB and not numpy_in_vectors:
-                found.append(f"{module} (core) imports third-party {imported}")
+            if layer in {"core", "client"} and top not in STDLIB and not numpy_in_vectors:
+                found.append(f"{module} ({layer}) imports third-party {imported}")
+            if layer == "client" and imported.startswith("memvault.core.") and wing_of(imported) != "floor":
+                found.append(f"{module} (client) imports {imported}: the client takes core's floor only")
             if layer in {"adapters.cloudflare", "edge"} and top in {"fastapi", "pydantic", "numpy"} and module != "entry":
                 found.append(f"{module} imports {imported}, which cannot load in the Pyodide test tier")
     return found
@@ -102,6 +106,12 @@ def violations() -> list[str]:
 
 def test_import_rule_holds() -> None:
     assert violations() == []
+
+
+def test_the_client_layer_is_in_the_matrix() -> None:
+    assert layer_of("memvault.client.lazy") == "client"
+    assert ALLOWED_LAYERS["client"] == {"core", "client"}
+    assert (SRC / "memvault" / "client" / "__init__.py").is_file()
 
 
 WINGS = ("memvault.core.memory", "memvault.core.brain")

@@ -18,7 +18,8 @@ from memvault.adapters.cloudflare.background import WaitUntilTasks
 from memvault.adapters.cloudflare.convert import js_array
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.http_client import FetchHttpClient
-from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory, error_from_rpc
+from memvault.adapters.cloudflare.rpc_stub import error_from_rpc
+from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory
 from memvault.core.errors import Conflict, StorageUnavailable
 from memvault.core.memory.names import vault_name
 from memvault.core.models import Message, SearchQuery

@@ -61,3 +61,16 @@ class StorageFull(MemvaultError, status=507, code="insufficient_storage"):
 
 class UpstreamUnavailable(MemvaultError, status=502, code="upstream_unavailable"):
     """The provider behind the memory router could not be reached."""
+
+
+def error_for_status(status: int, message: str) -> MemvaultError:
+    """The domain error an HTTP answer with ``status`` stands for, as the edge rendered it (for a
+    client reading memvault's answers); a status no error claims keeps its number."""
+    kinds = [InvalidInput, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, InvalidField,
+             UpstreamUnavailable, StorageUnavailable, StorageFull]
+    for kind in kinds:
+        if kind.status == status:
+            return kind(message)
+    error = MemvaultError(message)
+    error.status = status
+    return error

@@ -7,14 +7,11 @@ of the core models), so nothing but JSON-shaped values crosses the RPC boundary.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from pyodide.ffi import JsException
-
-from memvault.adapters.cloudflare.convert import to_js, to_py
-from memvault.core import errors, models
+from memvault.adapters.cloudflare.rpc_stub import RpcStub
+from memvault.core import models
 
 
 class DurableObjectVaultDirectory:
@@ -28,13 +25,7 @@ class DurableObjectVaultDirectory:
 
 class DurableObjectVault:
     def __init__(self, stub: Any) -> None:
-        self._stub = stub
-
-    async def _call(self, method: str, *args: Any) -> Any:
-        try:
-            return to_py(await getattr(self._stub, method)(*[to_js(a) for a in args]))
-        except JsException as exc:
-            raise error_from_rpc(method, str(exc)) from None
+        self._call = RpcStub(stub).call
 
     async def append(
         self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
@@ -81,26 +72,3 @@ class DurableObjectVault:
 
     async def stats(self) -> models.VaultStats:
         return models.VaultStats.from_dict(await self._call("stats"))
-
-
-# A Python exception raised in the Durable Object reaches the caller as a JS Error whose message
-# is the Python traceback; its last "module.Class: message" line names the exception.
-_LAST_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*): (.*)$")
-
-
-def error_from_rpc(method: str, message: str) -> errors.MemvaultError:
-    """The domain error a vault raised, rebuilt on this side; anything else (the object crashed,
-    storage failed, the RPC was refused) is the vault being unavailable."""
-    cause = "unknown error"
-    for line in reversed(message.strip().splitlines()):
-        found = _LAST_EXCEPTION.match(line.strip())
-        if found is None:
-            continue
-        module, _, name = found.group(1).rpartition(".")
-        kind = getattr(errors, name, None)
-        if module == errors.__name__ and isinstance(kind, type) and issubclass(kind, errors.MemvaultError):
-            return kind(found.group(2))
-        cause = found.group(1)
-        break
-    # The exception's type only: its text may quote stored memory.
-    return errors.StorageUnavailable(f"vault call {method} failed ({cause})")

@@ -1,0 +1,155 @@
+"""How a client reaches memvault: over a service binding (RPC, from another Worker) or over HTTP
+(apps outside Cloudflare, local runs). Both speak the RPC client interface's shapes, so nothing
+above them knows which one it has:
+
+- a page: ``{sessionId, limit, offset, messages}`` (newest first);
+- a save: ``{sessionId, savedCount, updatedAt}``;
+- a search: a list of items, best first.
+
+Failures arrive as memvault's domain errors (``memvault.core.errors``), whichever transport
+carried them, so one predicate tells a passing failure from a refusal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+from urllib.parse import urlencode
+
+from memvault.core.errors import Unauthorized, error_for_status
+from memvault.core.ports import HttpClient
+
+
+class Transport(Protocol):
+    async def get_memory(self, session_id: str | None, limit: int | None, offset: int) -> dict[str, Any]: ...
+
+    async def save_memory(
+        self, session_id: str | None, messages: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None
+    ) -> dict[str, Any]: ...
+
+    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> list[dict[str, Any]]: ...
+
+    async def write_facts(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """A brain write with the bot's credential."""
+        ...
+
+    async def search_facts(self, query: str, limit: int | None) -> list[dict[str, Any]]:
+        """A keyword search of the brain with the bot's credential."""
+        ...
+
+
+class RpcCaller(Protocol):
+    """Calls one RPC method of memvault's entrypoint with plain data and returns plain data
+    (``memvault.adapters.cloudflare.rpc_stub.RpcStub`` over the service binding, on Workers)."""
+
+    async def call(self, method: str, *args: Any) -> Any: ...
+
+
+def _without_none(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in options.items() if value is not None}
+
+
+class RpcTransport:
+    """The service binding: the memory key is the one the binding's props name; the brain token,
+    if the bot has one, travels with each brain call."""
+
+    def __init__(self, caller: RpcCaller, brain_token: str | None = None) -> None:
+        self._caller = caller
+        self._brain_token = brain_token
+
+    async def get_memory(self, session_id: str | None, limit: int | None, offset: int) -> dict[str, Any]:
+        page: dict[str, Any] = await self._caller.call("getMemory", session_id, _without_none({"limit": limit, "offset": offset}))
+        return page
+
+    async def save_memory(
+        self, session_id: str | None, messages: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        ack: dict[str, Any] = await self._caller.call("saveMemory", session_id, list(messages), metadata)
+        return ack
+
+    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = await self._caller.call(
+            "searchMemory", query, _without_none({"limit": limit, "sessionId": session_id})
+        )
+        return items
+
+    async def write_facts(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        written: dict[str, Any] = await self._caller.call("brain_write", self._token(), dict(payload))
+        return written
+
+    async def search_facts(self, query: str, limit: int | None) -> list[dict[str, Any]]:
+        found = await self._caller.call("brain_search", self._token(), query, "keyword", limit)
+        return list(found["results"])
+
+    def _token(self) -> str:
+        if not self._brain_token:
+            raise Unauthorized("this client was given no brain credential")
+        return self._brain_token
+
+
+class HttpTransport:
+    """memvault's HTTP API through an injected ``HttpClient`` (httpx locally, the Workers fetch on
+    Cloudflare); the memory key is this transport's bearer key."""
+
+    def __init__(self, http: HttpClient, base_url: str, memory_key: str, brain_token: str | None = None) -> None:
+        self._http = http
+        self._base = base_url.rstrip("/")
+        self._memory_key = memory_key
+        self._brain_token = brain_token
+
+    async def _request(self, method: str, path: str, token: str | None, body: Any = None,
+                       headers: Sequence[tuple[str, str]] = ()) -> Any:
+        if not token:
+            raise Unauthorized("this client was given no credential for that call")
+        sent = [("authorization", f"Bearer {token}"), ("accept", "application/json"), *headers]
+        data = b""
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            sent.append(("content-type", "application/json"))
+        response = await self._http.send(method, self._base + path, sent, data)
+        try:
+            raw = b"".join([chunk async for chunk in response.aiter_bytes()])
+        finally:
+            await response.aclose()
+        if response.status >= 400:
+            raise error_for_status(response.status, _error_message(raw, response.status))
+        return json.loads(raw) if raw else None
+
+    async def get_memory(self, session_id: str | None, limit: int | None, offset: int) -> dict[str, Any]:
+        query = urlencode(_without_none({"session_id": session_id, "limit": limit, "offset": offset}))
+        page = await self._request("GET", f"/v1/memory?{query}", self._memory_key)
+        return {"sessionId": page["session_id"], "limit": page["limit"], "offset": page["offset"], "messages": page["items"]}
+
+    async def save_memory(
+        self, session_id: str | None, messages: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        headers = [] if session_id is None else [("x-session-id", session_id)]
+        body = _without_none({"messages": list(messages), "metadata": metadata})
+        stored = await self._request("POST", "/v1/memory", self._memory_key, body, headers)
+        # The same count the RPC method gives: every message the vault now holds from this call.
+        saved = sum(1 for message_id in stored["message_ids"] if message_id is not None)
+        return {"sessionId": session_id, "savedCount": saved, "updatedAt": stored["updated_at"]}
+
+    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> list[dict[str, Any]]:
+        body = _without_none({"query": query, "limit": limit, "session_id": session_id})
+        found = await self._request("POST", "/v1/memory/search", self._memory_key, body)
+        return list(found["items"])
+
+    async def write_facts(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        written: dict[str, Any] = await self._request("POST", "/memory/write", self._brain_token, dict(payload))
+        return written
+
+    async def search_facts(self, query: str, limit: int | None) -> list[dict[str, Any]]:
+        query_string = urlencode(_without_none({"q": query, "mode": "keyword", "limit": limit}))
+        found = await self._request("GET", f"/memory/search?{query_string}", self._brain_token)
+        return list(found["results"])
+
+
+def _error_message(raw: bytes, status: int) -> str:
+    """The message of memvault's error envelope, or the status alone when the body is not one
+    (a proxy's page, say)."""
+    try:
+        message = json.loads(raw)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return f"memvault answered {status}"
+    return str(message)
