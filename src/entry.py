@@ -20,6 +20,11 @@ from memvault.runtime import workers as runtime
 __all__ = ["Default", "Vault"]
 
 
+def _plain(*args: Any) -> list[Any]:
+    # Each argument on its own: a JS object inside a Python list would stay a JS proxy.
+    return [to_py(arg) for arg in args]
+
+
 class Default(WorkerEntrypoint):  # type: ignore[misc]
     async def fetch(self, request: Any) -> Any:
         import asgi  # provided by the Python Workers runtime
@@ -36,41 +41,41 @@ class Default(WorkerEntrypoint):  # type: ignore[misc]
     # The client interface: the memory key is the one the caller's binding props name (runtime/rpc.py).
     async def getMemory(self, sessionId: Any = None, options: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.get_bound_memory(deps, invocation_props(self.ctx), *to_py([sessionId, options])))
+        return to_js(await rpc.get_bound_memory(deps, invocation_props(self.ctx), *_plain(sessionId, options)))
 
     async def saveMemory(self, sessionId: Any, messages: Any, metadata: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
         props = invocation_props(self.ctx)
-        return to_js(await rpc.save_bound_memory(deps, props, *to_py([sessionId, messages, metadata])))
+        return to_js(await rpc.save_bound_memory(deps, props, *_plain(sessionId, messages, metadata)))
 
     async def searchMemory(self, query: Any, options: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.search_bound_memory(deps, invocation_props(self.ctx), *to_py([query, options])))
+        return to_js(await rpc.search_bound_memory(deps, invocation_props(self.ctx), *_plain(query, options)))
 
     async def get_memory(self, memory_key: Any, session_id: Any = None, limit: Any = None, offset: Any = 0) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.get_memory(deps, *to_py([memory_key, session_id, limit, offset])))
+        return to_js(await rpc.get_memory(deps, *_plain(memory_key, session_id, limit, offset)))
 
     async def save_memory(self, memory_key: Any, session_id: Any, messages: Any, metadata: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.save_memory(deps, *to_py([memory_key, session_id, messages, metadata])))
+        return to_js(await rpc.save_memory(deps, *_plain(memory_key, session_id, messages, metadata)))
 
     async def search_memory(self, memory_key: Any, query: Any, limit: Any = None, session_id: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.search_memory(deps, *to_py([memory_key, query, limit, session_id])))
+        return to_js(await rpc.search_memory(deps, *_plain(memory_key, query, limit, session_id)))
 
     async def forget_memory(self, memory_key: Any, ids: Any, session_id: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.forget_memory(deps, *to_py([memory_key, ids, session_id])))
+        return to_js(await rpc.forget_memory(deps, *_plain(memory_key, ids, session_id)))
 
     async def brain_search(self, brain_token: Any, q: Any, mode: Any = None, limit: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.brain_search(deps, *to_py([brain_token, q, mode, limit])))
+        return to_js(await rpc.brain_search(deps, *_plain(brain_token, q, mode, limit)))
 
     async def brain_recall(self, brain_token: Any, q: Any = None, as_of: Any = None, budget: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.brain_recall(deps, *to_py([brain_token, q, as_of, budget])))
+        return to_js(await rpc.brain_recall(deps, *_plain(brain_token, q, as_of, budget)))
 
     async def brain_write(self, brain_token: Any, payload: Any) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.brain_write(deps, *to_py([brain_token, payload])))
+        return to_js(await rpc.brain_write(deps, *_plain(brain_token, payload)))

@@ -1,7 +1,8 @@
 // The Pyodide fidelity tier: real Pyodide (npm `pyodide`, Python 3.13) runs memvault's core and
 // its Cloudflare adapters against miniflare's real D1 (migrations applied), R2 and KV, plus
 // stand-ins for what has no local simulation (Durable Object SQL, Workers AI, Vectorize, the
-// Vault DO stub), and runs every contract suite's checks. Prints one JSON report on stdout.
+// Vault DO stub, a service binding to the Worker entry), and runs every contract suite's checks
+// and the memory client's. Prints one JSON report on stdout.
 //
 //   node tests/pyodide/harness.mjs [--out FILE] [--only SUITE,SUITE]
 //
@@ -31,11 +32,17 @@ const SHIPPED = [
   "src/memvault/runtime/__init__.py",
   "src/memvault/runtime/workers.py",
   "durable_objects",
+  // The Worker entry and its RPC methods, and the client other Workers load.
+  "src/entry.py",
+  "src/memvault/runtime/rpc.py",
+  "src/memvault/runtime/cron.py",
+  "src/memvault/client",
   "tests/pyodide/standin_modules",
   "tests/contract/suites",
   "tests/pyodide/runner.py",
   "tests/pyodide/cloudflare_checks.py",
   "tests/pyodide/cloudflare_runtime_checks.py",
+  "tests/pyodide/client_checks.py",
 ];
 
 function pythonFiles(path) {
@@ -138,31 +145,34 @@ function startUpstream() {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
-// The Vault DO namespace: stubs whose RPC methods reach a handler the Python runner installs,
-// with structuredClone on the way in and out, as the RPC boundary does.
+// An RPC stub: each method call reaches `call(method, args)`, with structuredClone on the way in
+// and out, as the RPC boundary does.
+function rpcStub(call) {
+  return new Proxy(
+    {},
+    {
+      get: (_, method) =>
+        typeof method === "string" && method !== "then"
+          ? async (...args) => {
+              let result;
+              try {
+                result = await call(method, structuredClone(args));
+              } catch (error) {
+                // RPC hands the caller a plain Error with the thrower's message.
+                throw new Error(String(error?.message ?? error));
+              }
+              return structuredClone(result);
+            }
+          : undefined,
+    },
+  );
+}
+
+// The Vault DO namespace: stubs whose RPC methods reach a handler the Python runner installs.
 function vaultNamespace(registry) {
   return {
     idFromName: (name) => ({ name, toString: () => name }),
-    get(id) {
-      return new Proxy(
-        {},
-        {
-          get: (_, method) =>
-            typeof method === "string" && method !== "then"
-              ? async (...args) => {
-                  let result;
-                  try {
-                    result = await registry.handler(id.name, method, structuredClone(args));
-                  } catch (error) {
-                    // RPC hands the caller a plain Error with the thrower's message.
-                    throw new Error(String(error?.message ?? error));
-                  }
-                  return structuredClone(result);
-                }
-              : undefined,
-        },
-      );
-    },
+    get: (id) => rpcStub((method, args) => registry.handler(id.name, method, args)),
   };
 }
 
@@ -207,6 +217,8 @@ async function main() {
       only,
       vaultRegistry: registry,
       upstream: `http://127.0.0.1:${upstream.address().port}`,
+      // A service binding to another Worker's entrypoint; the Python check gives the handler.
+      newServiceBinding: (handler) => rpcStub((method, args) => handler(method, args)),
       newWorkersAi: workersAi,
       newVectorize: vectorize,
       newDurableObjectStorage: () => durableObjectStorage(host),
