@@ -68,6 +68,9 @@ class Vault(DurableObject):  # type: ignore[misc]
         rows = self._store.recent_messages(int(to_py(limit)), int(to_py(offset)))
         return to_js([row.to_dict() for row in rows])
 
+    async def generation(self) -> Any:
+        return self._store.generation()
+
     async def delete_older_than(self, cutoff: Any) -> Any:
         return to_js(self._store.delete_older_than(float(to_py(cutoff))))
 

@@ -54,3 +54,12 @@ async def test_full_cache_drops_expired_then_oldest() -> None:
     assert (await cache.get("a"), await cache.get("b"), await cache.get("c")) == ("1", None, "3")
     await cache.put("d", "4")
     assert (await cache.get("a"), await cache.get("c"), await cache.get("d")) == (None, "3", "4")
+
+
+async def test_a_read_keeps_an_entry_from_being_the_next_one_dropped() -> None:
+    cache = MemoryCache(max_entries=2)
+    await cache.put("a", "1")
+    await cache.put("b", "2")
+    assert await cache.get("a") == "1"  # "b" is now the least recently used
+    await cache.put("c", "3")
+    assert (await cache.get("a"), await cache.get("b"), await cache.get("c")) == ("1", None, "3")

@@ -262,6 +262,28 @@ async def check_brain_over_d1_r2_and_vectorize_keeps_its_walls(h: Any) -> None:
     assert (await brain.search_brain(deps, family, f"cabin {words}", "keyword"))["results"]
 
 
+async def check_workers_searches_repeat_from_kv_until_a_write(h: Any) -> None:
+    """The read cache on Workers: KV holds a repeated search, and the vault DO's generation in the
+    cache key makes the next search after a write a fresh one."""
+    from memvault.core import memory
+    from memvault.core.keys import create_key
+    from memvault.runtime.workers import build_deps
+
+    ctx = h.newContext()
+    deps = build_deps(await workers_env(h), ctx)
+    key, _ = await create_key(deps.db, "kv", now=1_700_000_000.0)
+    await memory.store_conversation(deps, key.id, [Message("user", "The kayak is red.", 1_700_000_000.0, "k1")])
+    await js.Promise.all(ctx.promises)
+    first = await memory.search_memory(deps, key.id, "what colour is the kayak")
+    again = await memory.search_memory(deps, key.id, "what colour is the kayak")
+    assert "cached" not in first.metrics and again.metrics.get("cached") is True, again.metrics
+    assert [i.text for i in again.items] == [i.text for i in first.items]
+    await memory.store_conversation(deps, key.id, [Message("user", "The kayak is now painted blue.", 1_700_000_001.0, "k2")])
+    await js.Promise.all(ctx.promises)
+    after = await memory.search_memory(deps, key.id, "what colour is the kayak")
+    assert "cached" not in after.metrics and any("blue" in i.text for i in after.items), after
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_do_sql_reads_rows_blobs_and_nothing,
     check_do_sql_transaction_rolls_back_and_reraises,
@@ -270,5 +292,6 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_wait_until_gets_a_promise_that_settles_after_the_work,
     check_fetch_client_round_trips_and_streams,
     check_workers_deps_store_and_search_end_to_end,
+    check_workers_searches_repeat_from_kv_until_a_write,
     check_brain_over_d1_r2_and_vectorize_keeps_its_walls,
 ]

@@ -8,7 +8,7 @@ import { loadPyodide } from "pyodide";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 // What the env helpers need at import: the package root, core and their own module.
-const SHIPPED = ["src/memvault/__init__.py", "src/memvault/core", "src/memvault/adapters/__init__.py", "src/memvault/adapters/cloudflare/__init__.py", "src/memvault/adapters/cloudflare/env.py", "src/memvault/adapters/cloudflare/convert.py"];
+const SHIPPED = ["src/memvault/__init__.py", "src/memvault/core", "src/memvault/adapters/__init__.py", "src/memvault/adapters/cloudflare/__init__.py", "src/memvault/adapters/cloudflare/env.py"];
 
 function copyInto(pyodide, path) {
   const full = join(ROOT, path);

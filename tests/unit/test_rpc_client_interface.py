@@ -78,7 +78,7 @@ async def test_a_binding_without_a_known_key_gets_nothing(deps: Deps, props: Any
 async def test_a_revoked_key_stops_the_binding(deps: Deps) -> None:
     props = await bot_props(deps)
     await rpc.save_bound_memory(deps, props, None, [{"role": "user", "content": "hi"}])
-    await keys.revoke_key(deps.db, props[rpc.MEMORY_KEY_PROP], deps.clock())
+    await keys.revoke_key(deps.db, props[rpc.MEMORY_KEY_PROP], deps.clock(), deps.reads)
     with pytest.raises(Unauthorized):
         await rpc.search_bound_memory(deps, props, "hi")
 

@@ -37,7 +37,7 @@ async def memory_key(request: Request, deps: Annotated[Deps, Depends(get_deps)])
     token = bearer_token(request.headers) or request.headers.get("x-memory-key")
     if token is None:
         raise Unauthorized("send the memory key as `Authorization: Bearer mk_…`")
-    return await authenticate(deps.db, token)
+    return await authenticate(deps.db, token, deps.reads)
 
 
 DepsParam = Annotated[Deps, Depends(get_deps)]

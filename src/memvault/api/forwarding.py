@@ -109,7 +109,7 @@ async def memory_key_id(deps: Deps, headers: Mapping[str, str]) -> str | None:
     if not secret:
         raise Unauthorized("X-Memory-Key header is required")
     try:
-        key = await authenticate(deps.db, secret)
+        key = await authenticate(deps.db, secret, deps.reads)
     except Unauthorized:
         raise
     except Exception as exc:  # fail open: the key store being down must not stop the chat call

@@ -17,6 +17,7 @@ from memvault.core.ports import (
     VectorIndex,
 )
 from memvault.core.query_vectors import QueryVectors
+from memvault.core.read_cache import CacheStats, ReadCache
 from memvault.core.settings import Settings
 
 
@@ -37,5 +38,11 @@ class Deps:
     # Locally a write is acknowledged once the mirror applied it; on Workers the mirror catches up
     # in the background (waitUntil) and the answer does not wait for D1.
     sync_mirror_inline: bool = True
-    # Lives as long as the process (an isolate on Workers), not one request.
+    # These live as long as the process (an isolate on Workers), not one request.
     query_vectors: QueryVectors = field(default_factory=QueryVectors)
+    cache_stats: CacheStats = field(default_factory=CacheStats)
+
+    @property
+    def reads(self) -> ReadCache:
+        """Repeated reads through the cache port, with this process's hit and miss counts."""
+        return ReadCache(self.cache, self.settings.cache_ttl_seconds, self.cache_stats)

@@ -4,14 +4,17 @@ of each key is stored; a revoked or unknown key authenticates nothing."""
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from memvault.core.errors import InvalidInput, NotFound, Unauthorized
 from memvault.core.ports import Database
+from memvault.core.read_cache import ReadCache
 
 PREFIX = "mk_"
+KEY_NAMESPACE = "memory-key"
 
 
 @dataclass(frozen=True)
@@ -51,26 +54,35 @@ async def create_key(db: Database, label: str, now: float, keep_archive: bool = 
     return key, secret
 
 
-async def authenticate(db: Database, secret: str | None) -> MemoryKey:
+async def authenticate(db: Database, secret: str | None, reads: ReadCache | None = None) -> MemoryKey:
+    """The active key ``secret`` names. With ``reads``, a lookup that found one is kept in the read
+    cache (an unknown or revoked key is looked up every time)."""
     if not secret or not secret.startswith(PREFIX):
         raise Unauthorized("a memory key (mk_…) is required")
-    found = await db.query(
-        "SELECT id, label, created_at, revoked_at, keep_archive FROM memory_keys WHERE key_hash = ?", (hash_key(secret),)
-    )
-    if not found or found[0]["revoked_at"] is not None:
-        raise Unauthorized("unknown or revoked memory key")
-    return _from_row(found[0])
+    return await _lookup(db, "key_hash", hash_key(secret), reads)
 
 
-async def key_by_id(db: Database, key_id: object) -> MemoryKey:
+async def key_by_id(db: Database, key_id: object, reads: ReadCache | None = None) -> MemoryKey:
     """An active key named by its id, for a caller the platform vouches for (a service binding
     whose props name the key); an unknown or revoked id authenticates nothing."""
     if not isinstance(key_id, str) or not key_id:
         raise Unauthorized("a memory key id is required")
-    found = await db.query("SELECT id, label, created_at, revoked_at, keep_archive FROM memory_keys WHERE id = ?", (key_id,))
-    if not found or found[0]["revoked_at"] is not None:
-        raise Unauthorized("unknown or revoked memory key")
-    return _from_row(found[0])
+    return await _lookup(db, "id", key_id, reads)
+
+
+async def _lookup(db: Database, column: str, value: str, reads: ReadCache | None) -> MemoryKey:
+    async def from_database() -> MemoryKey:
+        found = await db.query(
+            f"SELECT id, label, created_at, revoked_at, keep_archive FROM memory_keys WHERE {column} = ?", (value,)
+        )
+        if not found or found[0]["revoked_at"] is not None:
+            raise Unauthorized("unknown or revoked memory key")
+        return _from_row(found[0])
+
+    if reads is None:
+        return await from_database()
+    return await reads.read(f"{KEY_NAMESPACE}:{column}", [value], from_database,
+                            lambda key: json.dumps(asdict(key)), lambda raw: MemoryKey(**json.loads(raw)))
 
 
 async def list_keys(db: Database) -> list[MemoryKey]:
@@ -78,9 +90,15 @@ async def list_keys(db: Database) -> list[MemoryKey]:
     return [_from_row(row) for row in found]
 
 
-async def revoke_key(db: Database, key_id: str, now: float) -> None:
+async def revoke_key(db: Database, key_id: str, now: float, reads: ReadCache | None = None) -> None:
+    """Revoke a key; with ``reads``, its cached lookups are dropped too, so this cache refuses it
+    at once (any other cache stops serving it within its TTL)."""
     changed = await db.execute(
         "UPDATE memory_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (now, key_id)
     )
     if not changed:
         raise NotFound(f"no active key {key_id}")
+    if reads is not None:
+        found = await db.query("SELECT key_hash FROM memory_keys WHERE id = ?", (key_id,))
+        await reads.forget(f"{KEY_NAMESPACE}:id", [key_id])
+        await reads.forget(f"{KEY_NAMESPACE}:key_hash", [str(found[0]["key_hash"])])

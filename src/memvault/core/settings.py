@@ -94,6 +94,7 @@ class Settings:
     context_limit_tokens: int = setting("800", "Memory router: default token budget of the injected memory context.", _whole)
     required_secrets: tuple[str, ...] = setting("MEMVAULT_BRAIN_CREDENTIALS", "Workers: comma-separated names of the secrets a deployment must have; `/health` reports each as present or not (never its value) and answers 503 while one is missing.", _names(","))
     cron_schedules: tuple[str, ...] = setting("", "Workers: the deployment's cron expressions separated by `;`, kept equal to `[triggers] crons` in wrangler.toml (a Worker cannot read its own triggers); `/health` reports how many.", _names(";"))
+    cache_ttl_seconds: int = setting("300", "Read cache: how long a repeated read (a memory or brain search, a recall envelope, a memory-key lookup) is answered from KV on Workers (at least 60 s there) or the in-process LRU locally. A write is seen at once whatever this is; a key revoked outside memvault's own revocation keeps working at most this long.", _count)
     reembed_batch: int = setting("200", "Nightly cron: most unembedded rows embedded per vault per run.", _count)
     log_level: str = setting("info", "Log level of the local server.", _text)
 

@@ -30,7 +30,7 @@ MEMORY_KEY_PROP = "memoryKeyId"
 async def save_memory(
     deps: Deps, memory_key: str, session_id: str | None, messages: Any, metadata: Any = None
 ) -> dict[str, Any]:
-    key = await authenticate(deps.db, memory_key)
+    key = await authenticate(deps.db, memory_key, deps.reads)
     parsed = messages_from(messages, deps.clock(), metadata)
     result = await memory.store_conversation(deps, key.id, [m for m in parsed if m], session_id)
     return {"message_ids": [None if m is None else m.id for m in parsed], **asdict(result)}
@@ -39,7 +39,7 @@ async def save_memory(
 async def search_memory(
     deps: Deps, memory_key: str, query: str, limit: int | None, session_id: str | None
 ) -> dict[str, Any]:
-    key = await authenticate(deps.db, memory_key)
+    key = await authenticate(deps.db, memory_key, deps.reads)
     result = await memory.search_memory(deps, key.id, query, limit=limit, session_id=session_id)
     return asdict(result)
 
@@ -49,7 +49,7 @@ async def get_memory(
 ) -> dict[str, Any]:
     """One page of a vault's messages, newest first (pending ones, then stored ones)."""
     # JS undefined arrives as None: the defaults apply then too.
-    key = await authenticate(deps.db, memory_key)
+    key = await authenticate(deps.db, memory_key, deps.reads)
     return await memory.memory_page(
         deps, key.id, session_id, None if limit is None else int(limit), None if offset is None else int(offset)
     )
@@ -58,7 +58,7 @@ async def get_memory(
 async def bound_key(deps: Deps, props: Any) -> MemoryKey:
     """The memory key the caller's service-binding props name."""
     key_id = props.get(MEMORY_KEY_PROP) if isinstance(props, Mapping) else None
-    return await key_by_id(deps.db, key_id)
+    return await key_by_id(deps.db, key_id, deps.reads)
 
 
 async def get_bound_memory(deps: Deps, props: Any, session_id: Any, options: Any = None) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def _option(options: Any, name: str, least: int) -> int | None:
 
 
 async def forget_memory(deps: Deps, memory_key: str, ids: Any, session_id: str | None = None) -> dict[str, Any]:
-    key = await authenticate(deps.db, memory_key)
+    key = await authenticate(deps.db, memory_key, deps.reads)
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         raise InvalidInput("ids must be a list of message ids")
     return await memory.forget(deps, key.id, ids, session_id)

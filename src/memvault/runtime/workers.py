@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report, raw_js
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
+from memvault.core.read_cache import CacheStats
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -45,6 +46,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         platform=platform_report(env, settings),
         sync_mirror_inline=False,
         query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
+        cache_stats=_ISOLATE.setdefault("cache_stats", CacheStats()),
     )
 
 

@@ -306,6 +306,9 @@ async def test_every_read_statement_carries_the_scope_clause(brain: Brain) -> No
         assert (await brain.get(path, "shared+business", id=first)).status_code == 200
     await brain.get("/memory/skill", "shared+business", slug="s")
     reads = [sql for sql in recorder.seen if sql.lstrip().upper().startswith(("SELECT", "WITH"))]
+    # The read cache's generation counters hold numbers, no rows: they are named by the reader's
+    # own scopes and need no wall of their own.
+    reads = [sql for sql in reads if "FROM cache_generations" not in sql]
     assert len(reads) >= 15
     for sql in reads:
         assert "scope IN (" in sql, sql

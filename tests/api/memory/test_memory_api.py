@@ -104,10 +104,12 @@ async def test_unknown_or_revoked_key_gets_401_and_stores_nothing(memvault: Memv
     body = {"messages": [{"role": "user", "content": "x"}]}
     assert (await memvault.client.post("/v1/memory", json=body, headers=bad)).status_code == 401
     assert (await memvault.client.post("/v1/memory", json=body)).status_code == 401
-    await revoke_key(memvault.deps.db, memvault.key_id, NOW)
+    assert (await memvault.client.post("/v1/memory", json=body, headers=memvault.auth)).status_code == 200
+    # Revoked through memvault, the key's cached lookup goes with it: refused at once.
+    await revoke_key(memvault.deps.db, memvault.key_id, NOW, memvault.deps.reads)
     response = await memvault.client.post("/v1/memory", json=body, headers=memvault.auth)
     assert response.status_code == 401 and response.json()["error"]["code"] == "unauthorized"
-    assert (await memvault.deps.vaults.vault(f"{memvault.key_id}:core").stats()).buffered_messages == 0
+    assert (await memvault.deps.vaults.vault(f"{memvault.key_id}:core").stats()).buffered_messages == 1
 
 
 async def test_bad_input_is_a_named_4xx_and_stores_nothing(memvault: Memvault) -> None:

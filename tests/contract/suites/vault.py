@@ -134,6 +134,28 @@ async def forget_removes_a_message_from_rows_chunks_and_buffer(vault: Any) -> No
     assert (await vault.forget([stored_id])).forgotten == ()
 
 
+async def every_mutation_moves_the_generation_and_reads_do_not(vault: Any) -> None:
+    seen = [await vault.generation()]
+
+    async def moved() -> bool:
+        seen.append(await vault.generation())
+        return seen[-1] > seen[-2]
+
+    await vault.append(conversation(3))
+    assert await moved()
+    await vault.search(SearchQuery(text="alpha", vector=None, depth=5))
+    await vault.pending()
+    await vault.recent_messages(10, 0)
+    await vault.stats()
+    assert not await moved()
+    await vault.forget(["m1"])
+    assert await moved()
+    await vault.flush()
+    assert await moved()
+    await vault.clear(False)
+    assert await moved()
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     short_message_stays_pending,
     enough_text_becomes_chunks_and_messages,
@@ -145,4 +167,5 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     delete_older_than_removes_old_rows_only,
     flush_turns_the_buffer_into_a_chunk,
     forget_removes_a_message_from_rows_chunks_and_buffer,
+    every_mutation_moves_the_generation_and_reads_do_not,
 ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memvault.adapters.cloudflare.convert import to_py
 from memvault.core.health import PlatformReport, presence
 from memvault.core.settings import SETTINGS, Settings, load_settings
 
@@ -48,6 +47,9 @@ def env_value(env: Any, name: str) -> Any:
 
 def invocation_props(ctx: Any) -> dict[str, Any]:
     """``ctx.props``: what the caller's service binding declares about it (empty when none)."""
+    # Imported here: this module also loads on CPython (runtime/workers.py imports it), js does not.
+    from memvault.adapters.cloudflare.convert import to_py
+
     props = to_py(getattr(raw_js(ctx), "props", None))
     return props if isinstance(props, dict) else {}
 

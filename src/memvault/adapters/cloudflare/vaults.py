@@ -67,6 +67,9 @@ class DurableObjectVault:
     async def recent_messages(self, limit: int, offset: int) -> list[models.MemoryRow]:
         return [models.MemoryRow.from_dict(r) for r in await self._call("recent_messages", limit, offset) or []]
 
+    async def generation(self) -> int:
+        return int(await self._call("generation"))
+
     async def delete_older_than(self, cutoff: float) -> list[str]:
         return [str(i) for i in await self._call("delete_older_than", cutoff) or []]
 

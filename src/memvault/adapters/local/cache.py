@@ -1,5 +1,5 @@
-"""The ``Cache`` port in process memory: entries with an optional time to live, for the local
-mode (one process, so a dict is the whole cache)."""
+"""The ``Cache`` port in process memory: a least-recently-used map of entries with an optional time
+to live, for the local mode (one process, so a dict is the whole cache)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class MemoryCache:
         if expires is not None and self._clock() >= expires:
             del self._entries[key]
             return None
+        self._entries[key] = self._entries.pop(key)  # now the most recently used
         return value
 
     async def put(self, key: str, value: str, ttl_seconds: int | None = None) -> None:
@@ -43,6 +44,7 @@ class MemoryCache:
         now = self._clock()
         for key in [k for k, (_, expires) in self._entries.items() if expires is not None and now >= expires]:
             del self._entries[key]
-        # Still full: drop the oldest writes first (dicts keep insertion order).
+        # Still full: drop the least recently used first (dicts keep insertion order, and a read
+        # moves its entry to the end).
         while len(self._entries) > self._max_entries:
             del self._entries[next(iter(self._entries))]

@@ -96,6 +96,9 @@ class LocalVault:
     async def recent_messages(self, limit: int, offset: int) -> list[models.MemoryRow]:
         return await self._call(lambda: self._store.recent_messages(limit, offset))
 
+    async def generation(self) -> int:
+        return await self._call(self._store.generation)
+
     async def delete_older_than(self, cutoff: float) -> list[str]:
         return await self._call(lambda: self._store.delete_older_than(cutoff))
 

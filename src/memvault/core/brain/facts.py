@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from memvault.core.brain.fact_input import FactInput, WriteRequest, parse_write
+from memvault.core.brain.freshness import bumps
 from memvault.core.brain.rows import BODY_PREFIX, body_key, readable_ids
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
@@ -109,12 +110,14 @@ class _Plan:
         self.statements: list[Statement] = []
         self.counts = dict.fromkeys(("written", "unchanged", "updated", "revived", "superseded", "retired"), 0)
         self.touched: list[FactInput] = []
+        self.scopes: set[str] = set()
 
     def _add(self, action: str, sql: str, params: Sequence[Any], row_id: str, scope: str, source: str,
              **detail: Any) -> None:
         self.statements.append((sql, params))
         self.statements.append(event(self.now, self.actor, action, row_id, scope, source, **detail))
         self.counts[action] += 1
+        self.scopes.add(scope)
 
     def insert(self, item: FactInput, content: str, body_uri: str | None) -> None:
         self._add("written",
@@ -234,6 +237,7 @@ async def plan_facts(deps: Deps, credential: Credential, payload: Any) -> tuple[
     for row in retiring:
         if row["id"] not in targets:
             plan.retire("retired", row, plan.now, successor.get(row["source"]))
+    plan.statements += bumps(plan.scopes)
     return request, plan
 
 
@@ -252,6 +256,7 @@ async def embed_facts(deps: Deps, rows: Sequence[tuple[str, str, str, str]]) -> 
                 ("UPDATE memory SET embed_id = ?, embedded_at = ? WHERE id = ?", (row_id, now, row_id))
                 for row_id, _, _, _ in group
             ]
+            marks += bumps(scope for _, _, scope, _ in group)  # hybrid answers change with the vectors
             await retry(partial(deps.db.batch, marks), is_transient_storage)
     except Exception as exc:  # the write has landed; the nightly re-embed picks these rows up
         log.warning("brain embedding deferred for %d rows: %s", len(rows), type(exc).__name__)

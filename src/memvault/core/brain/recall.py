@@ -9,6 +9,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from memvault.core.brain.freshness import cached_read
 from memvault.core.brain.rows import FACT_COLUMNS, parse_bounded_int, visible
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import MAX_QUERY_CHARS, hybrid_search
@@ -63,6 +64,12 @@ async def _tier_rows(deps: Deps, credential: Credential, when: float | None, pin
 
 
 async def recall(deps: Deps, credential: Credential, q: Any = None, as_of: Any = None, budget: Any = None) -> dict[str, Any]:
+    """The envelope for ``q``; a repeated one comes from the read cache until a readable scope is written."""
+    return await cached_read(deps, credential, "brain-recall", [q, as_of, budget],
+                             lambda: _envelope(deps, credential, q, as_of, budget))
+
+
+async def _envelope(deps: Deps, credential: Credential, q: Any, as_of: Any, budget: Any) -> dict[str, Any]:
     if q is not None and (not isinstance(q, str) or len(q) > MAX_QUERY_CHARS):
         raise InvalidInput(f"q must be text of at most {MAX_QUERY_CHARS} characters")
     when = parse_time(as_of, "as_of")

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core.brain.freshness import cached_read
 from memvault.core.brain.rows import (
     FACT_COLUMNS,
     fact_out,
@@ -225,7 +226,14 @@ async def search_brain(
     deps: Deps, credential: Credential, q: Any, mode: Any = "keyword", as_of: Any = None, entry_type: Any = None,
     limit: Any = None,
 ) -> dict[str, Any]:
-    """``GET /memory/search`` and its RPC twin: checked input, walled rows, one JSON shape."""
+    """``GET /memory/search`` and its RPC twin: checked input, walled rows, one JSON shape; a
+    repeated search comes from the read cache until a readable scope is written."""
+    return await cached_read(deps, credential, "brain-search", [q, mode, as_of, entry_type, limit],
+                             lambda: _search(deps, credential, q, mode, as_of, entry_type, limit))
+
+
+async def _search(deps: Deps, credential: Credential, q: Any, mode: Any, as_of: Any, entry_type: Any,
+                  limit: Any) -> dict[str, Any]:
     if not isinstance(q, str) or not q.strip():
         raise InvalidInput("q must be a non-empty query")
     if len(q) > MAX_QUERY_CHARS:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from memvault.core.deps import Deps
@@ -15,7 +17,7 @@ from memvault.core.memory.metadata import metadata_value
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.windows import WindowPolicy, fill_in_order
-from memvault.core.models import SearchQuery, SearchResult
+from memvault.core.models import SearchItem, SearchQuery, SearchResult
 
 log = logging.getLogger(__name__)
 SEARCH_DEPTH = 60
@@ -40,23 +42,59 @@ async def search_memory(
     """The best items of the key's memory (its core vault, and ``session_id``'s vault) for ``query``
     that fit ``budget_tokens``, best first. The budget is the constraint: ``limit`` caps the number
     of items only when the caller gives one. Items that say no more than one of the ``exclude``
-    texts (the request's own messages, for the memory router) are left out."""
+    texts (the request's own messages, for the memory router) are left out.
+
+    A repeated search is answered from the read cache while the vaults' generations are those it
+    was computed at (``core/read_cache.py``); only an answer every vault gave itself is kept."""
     budget = deps.settings.search_budget_tokens if budget_tokens is None else budget_tokens
     if not query.strip():
         raise InvalidInput("query must not be empty")
     if (limit is not None and limit < 1) or budget < 1:
         raise InvalidInput("limit and budget_tokens must be positive")
+    names = [vault_name(key_id, None)] + ([vault_name(key_id, session_id)] if session_id else [])
+
+    async def compute() -> SearchResult:
+        return await _search(deps, key_id, names, query, limit, budget, now, exclude)
+
+    try:
+        generations = await asyncio.gather(*(deps.vaults.vault(name).generation() for name in names))
+    except Exception as exc:  # a vault that cannot say its generation is raced against the mirror, uncached
+        log.warning("vault generation unknown, searching uncached: %s", type(exc).__name__)
+        return await compute()
+    parts = [key_id, names, generations, query, limit, budget, now, list(exclude)]
+    return await deps.reads.read("memory-search", parts, compute, _encode, _decode, _from_vaults_only)
+
+
+async def _search(
+    deps: Deps, key_id: str, names: list[str], query: str, limit: int | None, budget: int, now: float | None,
+    exclude: Sequence[str],
+) -> SearchResult:
     now = deps.clock() if now is None else now
     started = time.perf_counter()
     metrics: dict[str, Any] = {}
     vector = await _embed_query(deps, query, metrics)
     search = SearchQuery(text=query, vector=vector, depth=SEARCH_DEPTH)
-    names = [vault_name(key_id, None)] + ([vault_name(key_id, session_id)] if session_id else [])
     answers = await asyncio.gather(*(_race(deps, key_id, name, search, metrics) for name in names))
     ranked = without_repeats(rank_items([a for a in answers if a is not None], query, window_policy(deps), now), exclude)
     items = fill_in_order(ranked, budget, limit)
     metrics["total_ms"] = _ms(started)
     return SearchResult(items=items, tokens=sum(i.tokens for i in items), metrics=metrics)
+
+
+def _encode(result: SearchResult) -> str:
+    return json.dumps(asdict(result))
+
+
+def _decode(raw: str) -> SearchResult:
+    data = json.loads(raw)
+    items = [SearchItem(**item) for item in data["items"]]
+    return SearchResult(items=items, tokens=data["tokens"], metrics={**data["metrics"], "cached": True})
+
+
+def _from_vaults_only(result: SearchResult) -> bool:
+    # A mirror's answer may lag its vault: it is given once, never kept for the vault's generation.
+    vaults = result.metrics.get("vaults", {})
+    return bool(vaults) and all(v.get("winner") == "vault" for v in vaults.values()) and "embed_error" not in result.metrics
 
 
 async def _embed_query(deps: Deps, query: str, metrics: dict[str, Any]) -> tuple[float, ...] | None:
@@ -182,7 +220,8 @@ async def memory_page(
 
 
 async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:
-    """Counts per vault of the key, from the vault and from the mirror."""
+    """Counts per vault of the key, from the vault and from the mirror, and the read cache's hits
+    and misses."""
     mirror = MirrorStore(deps.db)
     vaults: dict[str, Any] = {}
     for name in await vaults_of(deps, key_id):
@@ -190,7 +229,8 @@ async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:
             "vault": (await deps.vaults.vault(name).stats()).to_dict(),
             "mirror": await mirror.counts(key_id, name),
         }
-    return {"key_id": key_id, "vaults": vaults}
+    # The read cache's hits and misses are this process's (an isolate's on Workers), every key's.
+    return {"key_id": key_id, "vaults": vaults, "cache": deps.cache_stats.to_dict()}
 
 
 async def export_memory(deps: Deps, key_id: str, page_size: int = 500) -> AsyncIterator[dict[str, Any]]:

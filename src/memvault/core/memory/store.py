@@ -343,6 +343,9 @@ class VaultStore:
             self._sql.execute("INSERT INTO rows_fts (rows_fts) VALUES ('optimize')")
         return result
 
+    def generation(self) -> int:
+        return changelog.head(self._sql)
+
     def delete_older_than(self, cutoff: float) -> list[str]:
         def work() -> list[str]:
             ids = [r["id"] for r in self._sql.execute("SELECT id FROM rows WHERE ts_end < ?", (cutoff,))]

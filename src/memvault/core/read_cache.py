@@ -1,0 +1,116 @@
+"""Reads that repeat, answered from the ``Cache`` port (KV on Workers, an in-process LRU locally)
+for ``cache_ttl_seconds``: conversation-memory searches, brain searches and recall envelopes, and
+memory-key lookups.
+
+Why a cached answer is never older than the caller's own write: every cached read names, in its
+cache key, the generation of what it read, asked where the writes happen and strongly consistent
+there — a vault's change-log head (the vault Durable Object, or its local file), moved by every
+vault mutation in that mutation's transaction; for the brain, a counter per scope in the database,
+moved in the same batch as the write. A write therefore makes every older entry unreachable at
+once, for every reader; old entries just expire. The one lookup with no generation to ask is a
+memory key's (asking the database would cost what the cache saves): memvault's own revocation
+deletes the cached lookup, a revocation made anywhere else takes effect within the TTL.
+
+On Workers, KV's propagation delay (up to about 60 s) never serves a stale answer through a
+generation — an entry not yet visible somewhere is a miss there — it only delays, for readers in
+other locations, a deletion made elsewhere (a revoked key). A failing cache is a miss, never an
+error."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from memvault.core.ports import Cache, Database
+from memvault.core.sql import Statement, placeholders
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+PREFIX = "mv1"
+
+
+@dataclass
+class CacheStats:
+    """Hits and misses since the process (on Workers, the isolate) started."""
+
+    hits: int = 0
+    misses: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        reads = self.hits + self.misses
+        return {"hits": self.hits, "misses": self.misses, "hit_rate": round(self.hits / reads, 4) if reads else None}
+
+
+def cache_key(namespace: str, parts: Sequence[object]) -> str:
+    """A short, fixed-length key: the parts (query texts included) are hashed, never stored as such."""
+    digest = hashlib.sha256(json.dumps(list(parts), sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    return f"{PREFIX}:{namespace}:{digest[:40]}"
+
+
+class ReadCache:
+    def __init__(self, cache: Cache | None, ttl_seconds: int, stats: CacheStats) -> None:
+        self._cache = cache
+        self._ttl = ttl_seconds
+        self.stats = stats
+
+    async def read(
+        self,
+        namespace: str,
+        parts: Sequence[object],
+        compute: Callable[[], Awaitable[T]],
+        encode: Callable[[T], str] = json.dumps,
+        decode: Callable[[str], T] = json.loads,
+        keep: Callable[[T], bool] = lambda _: True,
+    ) -> T:
+        """The cached answer for ``parts``, or ``compute()``'s, stored when ``keep`` says it is
+        one to give again (not a degraded one)."""
+        if self._cache is None:
+            return await compute()
+        key = cache_key(namespace, parts)
+        try:
+            raw = await self._cache.get(key)
+        except Exception as exc:
+            log.warning("read cache failed, reading through: %s", type(exc).__name__)
+            raw = None
+        if raw is not None:
+            self.stats.hits += 1
+            return decode(raw)
+        self.stats.misses += 1
+        value = await compute()
+        if keep(value):
+            try:
+                await self._cache.put(key, encode(value), self._ttl)
+            except Exception as exc:
+                log.warning("read cache could not keep an answer: %s", type(exc).__name__)
+        return value
+
+    async def forget(self, namespace: str, parts: Sequence[object]) -> None:
+        if self._cache is not None:
+            await self._cache.delete(cache_key(namespace, parts))
+
+
+def bump_generations(names: Sequence[str]) -> list[Statement]:
+    """Statements that move each named generation on; run them in the write's own batch."""
+    return [
+        (
+            "INSERT INTO cache_generations (name, generation) VALUES (?, 1) "
+            "ON CONFLICT (name) DO UPDATE SET generation = generation + 1",
+            (name,),
+        )
+        for name in dict.fromkeys(names)
+    ]
+
+
+async def generations(db: Database, names: Sequence[str]) -> list[int]:
+    """The current generation of each name (0 for one never written), in the order given."""
+    if not names:
+        return []
+    found = await db.query(
+        f"SELECT name, generation FROM cache_generations WHERE name IN ({placeholders(len(names))})", list(names)
+    )
+    current = {str(row["name"]): int(row["generation"]) for row in found}
+    return [current.get(name, 0) for name in names]
