@@ -7,10 +7,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
-from fake_upstream import FakeUpstream, ServerThread
+from fake_upstream import FakeUpstream, LoopCapture, ServerThread
 
 from memvault.api.app import create_app
 from memvault.core.deps import Deps
@@ -20,18 +20,6 @@ from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
 
 T = TypeVar("T")
-
-
-class LoopCapture:
-    """Remembers the server's event loop so tests can run core calls (and drains) on it."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        self.loop = asyncio.get_running_loop()
-        await self.app(scope, receive, send)
 
 
 @dataclass

@@ -310,6 +310,18 @@ def gemini_response(model: str, stream: bool, words: list[str], sse: bool = True
     return 200, "text/event-stream", [f"data: {_dump(c)}\r\n\r\n".encode() for c in chunks]
 
 
+class LoopCapture:
+    """Remembers the server's event loop so tests can run core calls (and drains) on it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.loop = asyncio.get_running_loop()
+        await self.app(scope, receive, send)
+
+
 class ServerThread:
     """Serve an ASGI app with uvicorn on a free 127.0.0.1 port, in a daemon thread."""
 

@@ -1,0 +1,3 @@
+from telegram_bot.local_app import main
+
+main()
