@@ -1,4 +1,4 @@
-"""One chat's agent: what the bot does with an update, wherever it runs (a Durable Object on
+"""One chat's bot: what the bot does with an update, wherever it runs (a Durable Object on
 Cloudflare, an object in the local app).
 
 The chat's recent turns come from ``LazyMemory`` at once (never waiting on memvault), the answer
@@ -26,7 +26,7 @@ def session_of(chat_id: int) -> str:
 
 
 @dataclass
-class ChatAgent:
+class ChatBot:
     chat_id: int
     memory: LazyMemory
     client: MemoryClient

@@ -20,7 +20,7 @@ from memvault.adapters.local.http_client import HttpxClient
 from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.client import HttpTransport, LazyMemory, MemoryClient
 from memvault.core.ports import HttpClient
-from telegram_bot.agent import ChatAgent, session_of
+from telegram_bot.agent import ChatBot, session_of
 from telegram_bot.chat_model import RouterChat
 from telegram_bot.config import BotConfig
 from telegram_bot.telegram import SECRET_HEADER, TelegramApi, chat_of
@@ -41,16 +41,16 @@ class LocalBot:
         self._chat = RouterChat(self._http, config.memvault_url, config.memvault_key, config.llm_api_key, config.llm_model)
         self._telegram = TelegramApi(self._http, config.telegram_api, config.telegram_token)
         self.background = AsyncioBackground()
-        self._agents: dict[int, tuple[ChatAgent, asyncio.Lock]] = {}
+        self._agents: dict[int, tuple[ChatBot, asyncio.Lock]] = {}
 
-    def agent(self, chat_id: int) -> tuple[ChatAgent, asyncio.Lock]:
+    def agent(self, chat_id: int) -> tuple[ChatBot, asyncio.Lock]:
         """The chat's agent; like a Durable Object, one per chat, handling one update at a time."""
         if chat_id not in self._agents:
             self._data_dir.mkdir(parents=True, exist_ok=True)
             storage = SqliteSql(self._data_dir / f"chat-{chat_id}.sqlite3")
             memory = LazyMemory(self._client, storage, self.background, session_of(chat_id),
                                 delivery_budget_seconds=self._delivery_budget)
-            agent = ChatAgent(chat_id, memory, self._client, self._chat, self._telegram,
+            agent = ChatBot(chat_id, memory, self._client, self._chat, self._telegram,
                               self.config.brain_scope, self.config.history_turns)
             self._agents[chat_id] = (agent, asyncio.Lock())
         return self._agents[chat_id]

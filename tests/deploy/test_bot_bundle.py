@@ -1,0 +1,57 @@
+"""Packaging proof of the example bot: `wrangler deploy --dry-run` (offline) on its own
+wrangler.toml builds the bundle Cloudflare would receive — the entry with the ChatAgent Durable
+Object, the bot's logic, and the parts of memvault a bot needs, all importable by their names —
+and names the service binding to memvault and the Durable Object binding."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from test_bundle import ROOT, WRANGLER, bundled_files, unresolved_imports
+
+BOT = ROOT / "examples" / "telegram_bot"
+
+
+@pytest.fixture(scope="module")
+def bot_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    if not WRANGLER.exists():
+        pytest.skip("node_modules/.bin/wrangler is missing: run `npm ci` (scripts/test does)")
+    project = tmp_path_factory.mktemp("repo")
+    shutil.copytree(ROOT / "src" / "memvault", project / "src" / "memvault", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(BOT, project / "examples" / "telegram_bot", ignore=shutil.ignore_patterns("__pycache__", "build"))
+    out = project / "dist"
+    done = subprocess.run(
+        [str(WRANGLER), "deploy", "--dry-run", "--outdir", str(out)],
+        cwd=project / "examples" / "telegram_bot", capture_output=True, text=True, timeout=180,
+        env={**os.environ, "WRANGLER_SEND_METRICS": "false"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out, done.stdout
+
+
+def test_bot_bundle_holds_entry_logic_and_client(bot_bundle: tuple[Path, str]) -> None:
+    files = bundled_files(bot_bundle[0])
+    assert {"entry.py", "telegram_bot/agent.py", "telegram_bot/telegram.py", "telegram_bot/chat_model.py",
+            "memvault/client/lazy.py", "memvault/client/transports.py", "memvault/core/retry.py",
+            "memvault/adapters/cloudflare/rpc_stub.py", "memvault/adapters/cloudflare/do_sql.py"} <= files
+    assert "telegram_bot/local_app.py" not in files
+    assert not [f for f in files if f.startswith(("memvault/api/", "memvault/runtime/", "memvault/adapters/local/"))]
+
+
+def test_every_import_of_the_bot_resolves_inside_its_bundle_or_on_the_platform(bot_bundle: tuple[Path, str]) -> None:
+    assert unresolved_imports(bot_bundle[0], {"memvault", "telegram_bot", "entry"}) == []
+
+
+def test_bot_binds_memvault_with_props_and_its_chat_agents(bot_bundle: tuple[Path, str]) -> None:
+    log = bot_bundle[1]
+    assert "env.MEMVAULT (memvault-production)" in log
+    assert "env.CHAT_AGENT (ChatAgent)" in log
+    config = tomllib.loads((BOT / "wrangler.toml").read_text())
+    [service] = config["services"]
+    assert service["binding"] == "MEMVAULT" and set(service["props"]) == {"memoryKeyId"}
+    assert config["migrations"][0]["new_sqlite_classes"] == ["ChatAgent"]
