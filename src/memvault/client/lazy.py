@@ -18,6 +18,7 @@ memvault can never stall the agent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -86,6 +87,7 @@ class LazyMemory:
         self._fresh = False
         self._degraded = False
         self._fetching = False
+        self._fetched: asyncio.Event | None = None
         self._fetch_failures = 0
         self._fetch_after = 0.0
         self._saved_while_fetching: list[dict[str, Any]] = []
@@ -104,9 +106,20 @@ class LazyMemory:
                 self.flush()  # saves an earlier instance queued and never saw acknowledged
         if not self._fresh and not self._fetching and self._clock() >= self._fetch_after:
             self._fetching = True
+            self._fetched = asyncio.Event()
             self._saved_while_fetching = []
             self._background.run(self._fetch)
         return Recall(tuple(view), self._fresh, self._degraded, self._outbox.pending_count())
+
+    async def fresh(self, timeout_seconds: float) -> Recall:
+        """``get()``, after waiting at most ``timeout_seconds`` for memvault's answer: for a caller
+        that can spend a short wait for fresh data, and answers with what it holds after it."""
+        recall = self.get()
+        if recall.fresh or self._fetched is None:
+            return recall
+        with contextlib.suppress(TimeoutError):  # past the wait, what the agent holds is the answer
+            await asyncio.wait_for(self._fetched.wait(), timeout_seconds)
+        return self.get()
 
     def refresh(self) -> None:
         """Fetch again at the next ``get()`` (another writer may have added to the conversation)."""
@@ -151,6 +164,8 @@ class LazyMemory:
             return
         finally:
             self._fetching = False
+            if self._fetched is not None:
+                self._fetched.set()
         fetched = list(reversed(page["messages"]))
         known = {str(m["id"]) for m in fetched}
         # Saves memvault has not shown yet: still queued, or sent while the page was being read.

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
-from memvault.core.errors import Unauthorized, error_for_status
+from memvault.core.errors import Unauthorized, UpstreamUnavailable, error_for_status
 from memvault.core.ports import HttpClient
 
 
@@ -112,7 +112,12 @@ class HttpTransport:
         finally:
             await response.aclose()
         if response.status >= 400:
-            raise error_for_status(response.status, _error_message(raw, response.status))
+            message = _error_message(raw)
+            if message is None:
+                # Not memvault's own answer (a proxy, a server that could not read the request):
+                # nothing was refused on its merits, so the call may pass when it is sent again.
+                raise UpstreamUnavailable(f"memvault's address answered {response.status} without memvault's error body")
+            raise error_for_status(response.status, message)
         return json.loads(raw) if raw else None
 
     async def get_memory(self, session_id: str | None, limit: int | None, offset: int) -> dict[str, Any]:
@@ -145,11 +150,10 @@ class HttpTransport:
         return list(found["results"])
 
 
-def _error_message(raw: bytes, status: int) -> str:
-    """The message of memvault's error envelope, or the status alone when the body is not one
-    (a proxy's page, say)."""
+def _error_message(raw: bytes) -> str | None:
+    """The message of memvault's error envelope; None when the body is not one."""
     try:
         message = json.loads(raw)["error"]["message"]
     except (ValueError, KeyError, TypeError):
-        return f"memvault answered {status}"
+        return None
     return str(message)

@@ -22,7 +22,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from memvault.core.ports import Cache, Database
@@ -35,14 +35,29 @@ PREFIX = "mv1"
 
 @dataclass
 class CacheStats:
-    """Hits and misses since the process (on Workers, the isolate) started."""
+    """Hits and misses since the process (on Workers, the isolate) started, in all and by kind of
+    read (``memory-search``, ``brain-recall``, ``memory-key:…``)."""
 
     hits: int = 0
     misses: int = 0
+    kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [hits, misses]
+
+    def count(self, kind: str, hit: bool) -> None:
+        counts = self.kinds.setdefault(kind, [0, 0])
+        counts[0 if hit else 1] += 1
+        if hit:
+            self.hits += 1
+        else:
+            self.misses += 1
 
     def to_dict(self) -> dict[str, Any]:
-        reads = self.hits + self.misses
-        return {"hits": self.hits, "misses": self.misses, "hit_rate": round(self.hits / reads, 4) if reads else None}
+        return {**_rate(self.hits, self.misses),
+                "kinds": {kind: _rate(hits, misses) for kind, (hits, misses) in sorted(self.kinds.items())}}
+
+
+def _rate(hits: int, misses: int) -> dict[str, Any]:
+    reads = hits + misses
+    return {"hits": hits, "misses": misses, "hit_rate": round(hits / reads, 4) if reads else None}
 
 
 def cache_key(namespace: str, parts: Sequence[object]) -> str:
@@ -76,10 +91,9 @@ class ReadCache:
         except Exception as exc:
             log.warning("read cache failed, reading through: %s", type(exc).__name__)
             raw = None
+        self.stats.count(namespace, hit=raw is not None)
         if raw is not None:
-            self.stats.hits += 1
             return decode(raw)
-        self.stats.misses += 1
         value = await compute()
         if keep(value):
             try:

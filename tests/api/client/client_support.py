@@ -30,20 +30,38 @@ T = TypeVar("T")
 BASE_URL = "http://memvault.test"
 
 
+class PlainAnswer:
+    """An answer that is not memvault's: a status and a plain-text body, as a proxy gives."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status, self.headers, self._body = status, [("content-type", "text/plain")], body
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        yield self._body
+
+    async def aclose(self) -> None:
+        return None
+
+
 class Network:
     """The HTTP client a transport is given: the real app behind it, unless the network is down
-    (every request fails as an unreachable host does) or answers are lost after memvault acted."""
+    (every request fails as an unreachable host does), answers are lost after memvault acted, or
+    something in between answers 400 itself before memvault saw the request."""
 
     def __init__(self, inner: HttpxClient) -> None:
         self.inner = inner
         self.down = False
         self.lose_answers = 0
+        self.garble = 0
         self.sent: list[tuple[str, str]] = []
 
     async def send(self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes) -> UpstreamResponse:
         self.sent.append((method, url))
         if self.down:
             raise UpstreamUnavailable("upstream unreachable: ConnectError")
+        if self.garble:
+            self.garble -= 1
+            return PlainAnswer(400, b"Invalid HTTP request received.")
         response = await self.inner.send(method, url, headers, body)
         if self.lose_answers:
             self.lose_answers -= 1

@@ -165,3 +165,25 @@ async def test_a_save_memvault_refuses_for_good_is_set_aside_and_the_rest_arrive
     delivery = await memory.flush()
     assert (delivery.delivered, delivery.refused, delivery.queued) == (2, 1, 0)
     assert contents(await memvault.page("chat-1")) == ["before", "after"]
+
+
+async def test_a_400_that_is_not_memvaults_own_keeps_the_save_queued(memvault: Memvault, tmp_path: Path) -> None:
+    now = [0.0]
+    memory = Agent(memvault, tmp_path / "agent.sqlite3").start(clock=lambda: now[0], delivery_budget_seconds=0.0)
+    memvault.network.garble = 1
+    memory.save([{"role": "user", "content": "kept through a proxy's 400"}])
+    delivery = await memory.flush()
+    assert (delivery.refused, delivery.queued, delivery.error) == (0, 1, "UpstreamUnavailable")
+    now[0] += 3600
+    assert (await memory.flush()).delivered == 1
+    assert contents(await memvault.page("chat-1")) == ["kept through a proxy's 400"]
+
+
+async def test_fresh_waits_briefly_for_memvaults_answer(memvault: Memvault, tmp_path: Path) -> None:
+    await memvault.client().save("chat-1", [{"role": "user", "content": "The plumber comes at nine."}])
+    agent = Agent(memvault, tmp_path / "agent.sqlite3")
+    recall = await agent.start().fresh(5.0)
+    assert recall.fresh and contents(recall.messages) == ["The plumber comes at nine."]
+    memvault.network.down = True
+    offline = await Agent(memvault, tmp_path / "other.sqlite3").start().fresh(5.0)
+    assert offline.degraded and not offline.fresh and offline.messages == ()

@@ -53,8 +53,11 @@ async def test_a_write_to_the_session_vault_reaches_a_search_of_that_session(mem
     await memory.store_conversation(memvault.deps, memvault.key_id, [message("My favourite colour is teal.", 3)], "chat-1")
     found = await search(memvault, "favourite colour", "chat-1")
     assert any("teal" in item.text for item in found.items)
+    await search(memvault, "favourite colour", "chat-1")
     stats = (await memvault.client.get("/v1/memory/stats", headers=memvault.auth)).json()["cache"]
-    assert stats["hits"] >= 0 and stats["misses"] >= 2 and 0 <= stats["hit_rate"] <= 1
+    assert stats["kinds"]["memory-search"] == {"hits": 1, "misses": 2, "hit_rate": 0.3333}
+    assert stats["kinds"]["memory-key:key_hash"]["misses"] == 1
+    assert stats["hits"] + stats["misses"] == sum(k["hits"] + k["misses"] for k in stats["kinds"].values())
 
 
 class BrokenSearches:
