@@ -15,6 +15,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
 from memvault.adapters.local.background import AsyncioBackground
 from memvault.adapters.local.http_client import HttpxClient
 from memvault.adapters.local.sqlite_sql import SqliteSql
@@ -57,22 +60,14 @@ class LocalBot:
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (message := await receive())["type"] != "lifespan.shutdown":
+            while (await receive())["type"] != "lifespan.shutdown":
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        status, answer = await self.webhook(scope["method"], scope["path"], headers, body)
-        payload = json.dumps(answer).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
-        await send({"type": "http.response.body", "body": payload})
+        request = Request(scope, receive)
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        status, answer = await self.webhook(request.method, request.url.path, headers, await request.body())
+        await JSONResponse(answer, status_code=status)(scope, receive, send)
 
     async def webhook(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
         if (method, path) != ("POST", "/webhook"):

@@ -5,10 +5,11 @@ memvault's core floor, so it loads in Pyodide; the platform parts (the service b
 Durable Object's SQL, ``waitUntil``, fetch) are handed in through core's ports."""
 
 from memvault.client.lazy import Delivery, LazyMemory, Recall
-from memvault.client.memory_client import MemoryClient
+from memvault.client.memory_client import Clockwork, MemoryClient
 from memvault.client.transports import HttpTransport, RpcCaller, RpcTransport, Transport
 
 __all__ = [
+    "Clockwork",
     "Delivery",
     "HttpTransport",
     "LazyMemory",

@@ -20,13 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.client.memory_client import MemoryClient
+from memvault.client.memory_client import REAL_TIME, Clockwork, MemoryClient
 from memvault.client.outbox import Outbox, QueuedSave
 from memvault.core.errors import MemvaultError
 from memvault.core.ports import BackgroundTasks, SyncSql
@@ -67,9 +65,7 @@ class LazyMemory:
         batch_messages: int = 100,
         backoff: Backoff = QUEUE_BACKOFF,
         delivery_budget_seconds: float = 20.0,
-        clock: Callable[[], float] = time.time,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-        rand: Callable[[], float] = random.random,
+        clockwork: Clockwork = REAL_TIME,
     ) -> None:
         self._client = client
         self._outbox = Outbox(store)
@@ -79,9 +75,7 @@ class LazyMemory:
         self._batch_messages = batch_messages
         self._backoff = backoff
         self._budget = delivery_budget_seconds
-        self._clock = clock
-        self._sleep = sleep
-        self._rand = rand
+        self._clock, self._sleep, self._rand = clockwork.clock, clockwork.sleep, clockwork.rand
         self._view: list[dict[str, Any]] | None = None
         self._started = False
         self._fresh = False

@@ -13,6 +13,7 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from memvault.client.transports import Transport
@@ -21,6 +22,18 @@ from memvault.core.retry import Backoff, is_transient_call, retry
 T = TypeVar("T")
 
 CALL_BACKOFF = Backoff(attempts=3, base_seconds=0.1, max_seconds=1.0)
+
+
+@dataclass(frozen=True)
+class Clockwork:
+    """Where the client's time and chance come from: the real ones, or a test's or benchmark's."""
+
+    clock: Callable[[], float] = time.time
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
+    rand: Callable[[], float] = random.random
+
+
+REAL_TIME = Clockwork()
 
 
 def stamped(messages: Sequence[Mapping[str, Any]], now: float) -> list[dict[str, Any]]:
@@ -43,25 +56,21 @@ class MemoryClient:
         *,
         timeout_seconds: float = 10.0,
         backoff: Backoff = CALL_BACKOFF,
-        clock: Callable[[], float] = time.time,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-        rand: Callable[[], float] = random.random,
+        clockwork: Clockwork = REAL_TIME,
     ) -> None:
         self._transport = transport
         self._timeout = timeout_seconds
         self._backoff = backoff
-        self._clock = clock
-        self._sleep = sleep
-        self._rand = rand
+        self._time = clockwork
 
     async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
         async def bounded() -> T:
             return await asyncio.wait_for(call(), self._timeout)
 
-        return await retry(bounded, is_transient_call, self._backoff, sleep=self._sleep, rand=self._rand)
+        return await retry(bounded, is_transient_call, self._backoff, sleep=self._time.sleep, rand=self._time.rand)
 
     def stamp(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return stamped(messages, self._clock())
+        return stamped(messages, self._time.clock())
 
     async def get(self, session_id: str | None = None, limit: int | None = None, offset: int = 0) -> dict[str, Any]:
         """One page of the session's messages, newest first, as memvault's vault holds them now."""

@@ -4,13 +4,16 @@ eviction and an outage, and arrive in order."""
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from client_support import CountingBackground, CountingSql, Memvault, Sleeps
 
 from memvault.adapters.local.sqlite_sql import SqliteSql
-from memvault.client import LazyMemory, MemoryClient
+from memvault.client import Clockwork, LazyMemory, MemoryClient
 from memvault.core.retry import Backoff
 
 ONE_TRY = Backoff(attempts=1)
@@ -26,9 +29,11 @@ class Agent:
         self.background = CountingBackground()
         self.sleeps = Sleeps()
 
-    def start(self, session_id: str | None = "chat-1", **options: Any) -> LazyMemory:
-        client: MemoryClient = self.memvault.client(backoff=ONE_TRY, sleep=self.sleeps)
-        return LazyMemory(client, self.sql, self.background, session_id, sleep=self.sleeps, **options)
+    def start(self, session_id: str | None = "chat-1", clock: Callable[[], float] = time.time,
+              rand: Callable[[], float] = random.random, **options: Any) -> LazyMemory:
+        clockwork = Clockwork(clock, self.sleeps, rand)
+        client: MemoryClient = self.memvault.client(backoff=ONE_TRY, clockwork=clockwork)
+        return LazyMemory(client, self.sql, self.background, session_id, clockwork=clockwork, **options)
 
 
 def contents(messages: Any) -> list[str]:
@@ -144,8 +149,8 @@ async def test_backoff_between_tries_grows_while_memvault_stays_down(memvault: M
         now[0] += seconds
 
     client = memvault.client(backoff=ONE_TRY)
-    memory = LazyMemory(client, agent.sql, agent.background, "chat-1", clock=lambda: now[0], sleep=sleep,
-                        rand=lambda: 1.0, backoff=Backoff(base_seconds=1.0, max_seconds=8.0),
+    memory = LazyMemory(client, agent.sql, agent.background, "chat-1", clockwork=Clockwork(lambda: now[0], sleep, lambda: 1.0),
+                        backoff=Backoff(base_seconds=1.0, max_seconds=8.0),
                         delivery_budget_seconds=30.0)
     memvault.network.down = True
     memory.save([{"role": "user", "content": "kept"}])

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from client_support import BASE_URL, Memvault, Sleeps, plain
 
-from memvault.client import HttpTransport, MemoryClient, RpcTransport
+from memvault.client import Clockwork, HttpTransport, MemoryClient, RpcTransport
 from memvault.core.brain.scopes import token_hash
 from memvault.core.errors import InvalidField, Unauthorized, UpstreamUnavailable
 from memvault.core.retry import Backoff
@@ -74,7 +74,7 @@ async def test_refusals_arrive_as_domain_errors_over_both(memvault: Memvault) ->
 
 async def test_a_save_whose_answer_was_lost_is_retried_and_stored_once(memvault: Memvault) -> None:
     sleeps = Sleeps()
-    client = memvault.client(sleep=sleeps)
+    client = memvault.client(clockwork=Clockwork(sleep=sleeps))
     memvault.network.lose_answers = 1
     ack = await client.save("s", [{"role": "user", "content": "The spare key is under the blue pot."}])
     assert ack["savedCount"] == 1 and len(sleeps.waits) == 1
@@ -85,7 +85,7 @@ async def test_a_save_whose_answer_was_lost_is_retried_and_stored_once(memvault:
 
 async def test_an_unreachable_memvault_is_retried_then_reported(memvault: Memvault) -> None:
     sleeps = Sleeps()
-    client = memvault.client(sleep=sleeps, backoff=Backoff(attempts=3, base_seconds=0.1, max_seconds=1.0))
+    client = memvault.client(clockwork=Clockwork(sleep=sleeps), backoff=Backoff(attempts=3, base_seconds=0.1, max_seconds=1.0))
     memvault.network.down = True
     with pytest.raises(UpstreamUnavailable):
         await client.get("s")

@@ -48,6 +48,16 @@ PASSTHROUGH_ANSWERS: dict[str, Any] = {
 }
 
 
+async def read_body(receive: Receive) -> bytes:
+    """A request's whole body, however many messages it arrives in."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
 @dataclass
 class Received:
     method: str
@@ -86,12 +96,7 @@ class FakeUpstream:
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         query = scope["query_string"].decode()
         self.received.append(Received(scope["method"], scope["path"], query, headers, body))

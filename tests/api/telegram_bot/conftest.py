@@ -20,7 +20,7 @@ for folder in (ROOT / "examples" / "telegram_bot", ROOT / "tests" / "api" / "pro
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from fake_upstream import FakeUpstream, LoopCapture, ServerThread  # noqa: E402
+from fake_upstream import FakeUpstream, LoopCapture, ServerThread, read_body  # noqa: E402
 from telegram_bot.config import BotConfig  # noqa: E402
 from telegram_bot.local_app import LocalBot  # noqa: E402
 
@@ -44,12 +44,7 @@ class FakeTelegram:
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
                        send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         ok = scope["path"] == f"/bot{BOT_TOKEN}/sendMessage"
         if ok:
             self.sent.append(json.loads(body))
