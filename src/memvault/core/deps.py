@@ -10,6 +10,7 @@ from memvault.core.ports import (
     BackgroundTasks,
     BlobStore,
     Cache,
+    ChatModel,
     Database,
     Embedder,
     HttpClient,
@@ -34,6 +35,9 @@ class Deps:
     clock: Callable[[], float]
     # Set by the Workers composition root; read by /health. None in local mode.
     platform: PlatformReport | None = None
+    # The brain's judge for the write-time bands and consolidation; without one only exact and
+    # near-exact duplicates are caught.
+    llm: ChatModel | None = None
     # Locally a write is acknowledged once the mirror applied it; on Workers the mirror catches up
     # in the background (waitUntil) and the answer does not wait for D1.
     sync_mirror_inline: bool = True

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from memvault.adapters.local.background import AsyncioBackground
 from memvault.adapters.local.blobs import LocalBlobStore
 from memvault.adapters.local.cache import MemoryCache
+from memvault.adapters.local.chat_model import OpenAICompatibleChat
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.embedder import make_embedder
 from memvault.adapters.local.http_client import HttpxClient
@@ -39,7 +40,15 @@ def build_local_deps(settings: Settings) -> Deps:
         vectors=LocalVectorIndex(data / "vectors.sqlite3"),
         cache=MemoryCache(),
         clock=time.time,
+        llm=_brain_llm(settings),
     )
+
+
+def _brain_llm(settings: Settings) -> OpenAICompatibleChat | None:
+    if not (settings.brain_llm_url and settings.brain_llm_model):
+        return None
+    return OpenAICompatibleChat(settings.brain_llm_url, settings.brain_llm_model, settings.brain_llm_api_key,
+                                settings.brain_llm_timeout_ms / 1000.0)
 
 
 async def close_local_deps(deps: Deps) -> None:
@@ -47,7 +56,7 @@ async def close_local_deps(deps: Deps) -> None:
     background = deps.background
     if isinstance(background, AsyncioBackground):
         await background.drain()
-    for resource in (deps.http, deps.vaults, deps.db, deps.vectors):
+    for resource in (deps.http, deps.vaults, deps.db, deps.vectors, deps.llm):
         closer: Any = getattr(resource, "aclose", None) or getattr(resource, "close", None)
         if closer is not None:
             result = closer()

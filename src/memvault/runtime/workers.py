@@ -23,6 +23,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
     from memvault.adapters.cloudflare.background import WaitUntilTasks
     from memvault.adapters.cloudflare.blobs import R2BlobStore
     from memvault.adapters.cloudflare.cache import KvCache
+    from memvault.adapters.cloudflare.chat_model import WorkersAiChat
     from memvault.adapters.cloudflare.database import D1Database
     from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
     from memvault.adapters.cloudflare.http_client import FetchHttpClient
@@ -45,6 +46,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         platform=platform_report(env, settings),
         sync_mirror_inline=False,
         query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
+        llm=WorkersAiChat(env_value(env, "AI"), settings.brain_llm_model) if settings.brain_llm_model else None,
     )
 
 

@@ -4,7 +4,7 @@ chokepoint) and makes one call into ``memvault.core.brain``."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
@@ -23,13 +23,14 @@ def brain_credential(request: Request, deps: DepsParam) -> Credential:
 
 
 CredentialParam = Annotated[Credential, Depends(brain_credential)]
+Bands = Annotated[Literal["on", "off"], Query(description="`off` skips the write-time bands (bulk imports).")]
 AsOf = Annotated[str | None, Query(description="Unix seconds or ISO 8601: read the brain as it was then.")]
 
 
 @router.post("/memory/write")
 @router.post("/memory/ingest")
-async def write(body: WriteRequest, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
-    return await brain.ingest_facts(deps, credential, body.model_dump(exclude_unset=True))
+async def write(body: WriteRequest, deps: DepsParam, credential: CredentialParam, bands: Bands = "on") -> dict[str, Any]:
+    return await brain.ingest_facts(deps, credential, body.model_dump(exclude_unset=True), bands == "on")
 
 
 @router.get("/memory/search")
