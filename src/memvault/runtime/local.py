@@ -64,18 +64,29 @@ async def close_local_deps(deps: Deps) -> None:
                 await result
 
 
+async def start_local(deps: Deps) -> None:
+    """What a local process serving callers does first (the server, and the MCP stdio command)."""
+    # Load the embedding model before the first request, so no early call answers degraded.
+    await deps.embedder.embed(["warm up"])
+    # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now.
+    await memory.sync_all(deps)
+
+
 def create_local_app(environ: Mapping[str, str]) -> FastAPI:
-    """The app the local server runs; deps are built on startup and closed (drained) on shutdown."""
+    """The app the local server runs, with MCP at ``/mcp``; deps are built on startup and closed
+    (drained) on shutdown."""
+    # Imported here, so the other CLI commands do not load the MCP SDK.
+    from memvault.api.mcp.http import mount_mcp
+
     deps = build_local_deps(load_settings(environ))
     app = create_app(deps)
+    serving_mcp = mount_mcp(app, deps)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # Load the embedding model before the first request, so no early call answers degraded.
-        await deps.embedder.embed(["warm up"])
-        # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now.
-        await memory.sync_all(deps)
-        yield
+        await start_local(deps)
+        async with serving_mcp():
+            yield
         await close_local_deps(deps)
 
     app.router.lifespan_context = lifespan
