@@ -15,7 +15,6 @@ import hashlib
 import json
 import tempfile
 import time
-from pathlib import Path
 
 from memvault.core import brain
 from memvault.core.settings import load_settings
