@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report, raw_js
+from memvault.core.access import AccessKeys
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
 
@@ -45,6 +46,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         platform=platform_report(env, settings),
         sync_mirror_inline=False,
         query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
+        access_keys=_ISOLATE.setdefault("access_keys", AccessKeys()),
     )
 
 
