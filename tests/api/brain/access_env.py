@@ -8,15 +8,20 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from local_http import local_http_server
 
 AUD = "aud-7c1b0e55d2f94a0c9c4e"
 CERTS_PATH = "/cdn-cgi/access/certs"
@@ -95,14 +100,6 @@ def team_server(team: Team) -> Iterator[Team]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    team.issuer = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_http_server(Handler) as origin:
+        team.issuer = origin
         yield team
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
