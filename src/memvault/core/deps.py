@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memvault.core.access import AccessKeys
 from memvault.core.health import PlatformReport
 from memvault.core.ports import (
     BackgroundTasks,
@@ -41,5 +42,6 @@ class Deps:
     # Locally a write is acknowledged once the mirror applied it; on Workers the mirror catches up
     # in the background (waitUntil) and the answer does not wait for D1.
     sync_mirror_inline: bool = True
-    # Lives as long as the process (an isolate on Workers), not one request.
+    # These live as long as the process (an isolate on Workers), not one request.
     query_vectors: QueryVectors = field(default_factory=QueryVectors)
+    access_keys: AccessKeys = field(default_factory=AccessKeys)

@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report, raw_js
+from memvault.core.access import AccessKeys
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
 
@@ -47,6 +48,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         sync_mirror_inline=False,
         query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
         llm=WorkersAiChat(env_value(env, "AI"), settings.brain_llm_model) if settings.brain_llm_model else None,
+        access_keys=_ISOLATE.setdefault("access_keys", AccessKeys()),
     )
 
 
