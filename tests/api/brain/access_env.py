@@ -19,12 +19,13 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from memvault.core.access import CERTS_PATH
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from local_http import local_http_server
 
 AUD = "aud-7c1b0e55d2f94a0c9c4e"
-CERTS_PATH = "/cdn-cgi/access/certs"
 
 
 def b64url(data: bytes) -> str:
