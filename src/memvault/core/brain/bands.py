@@ -96,13 +96,14 @@ async def _neighbours(deps: Deps, item: FactInput, vector: list[float], gate: as
     return best
 
 
-async def _current_rows(deps: Deps, ids: set[str]) -> dict[str, dict[str, Any]]:
-    """Re-read through the database: the index may hold a fact retired since, or another scope's."""
+async def _current_rows(deps: Deps, ids: set[str], scopes: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Re-read through the database, within the incoming facts' scopes: the index may hold a fact
+    retired since, or another scope's."""
     rows: dict[str, dict[str, Any]] = {}
-    for group in in_batches(sorted(ids)):
+    for group in in_batches(sorted(ids), 80):
         for row in await deps.db.query(
             f"SELECT id, scope, source, content, valid_from, body_uri FROM memory WHERE superseded_at IS NULL "
-            f"AND id IN ({placeholders(len(group))})", list(group)):
+            f"AND scope IN ({placeholders(len(scopes))}) AND id IN ({placeholders(len(group))})", [*scopes, *group]):
             rows[row["id"]] = row
     return rows
 
@@ -146,7 +147,7 @@ async def screen(deps: Deps, items: Sequence[FactInput], hooks: dict[str, str]) 
         log.warning("brain bands skipped past the exact band: %s", type(exc).__name__)
         screening.degraded = True
         return screening
-    rows = await _current_rows(deps, {fid for found in near for fid in found})
+    rows = await _current_rows(deps, {fid for found in near for fid in found}, sorted({i.scope for i in kept}))
     judged: list[tuple[FactInput, list[Candidate], bool]] = []
     stored: list[tuple[FactInput, list[float]]] = []
     for item, vector, found in zip(kept, vectors, near, strict=True):
