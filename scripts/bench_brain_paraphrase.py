@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -89,6 +90,7 @@ async def run(embedder: str, k: int) -> dict[str, dict[str, float]]:
     credentials = {hashlib.sha256(TOKEN.encode()).hexdigest(): {"name": "bench", "scopes": ["family"], "writer": True}}
     with tempfile.TemporaryDirectory() as data_dir:
         settings = load_settings({
+            **{name: value for name, value in os.environ.items() if name.startswith("MEMVAULT_")},
             "MEMVAULT_DATA_DIR": str(Path(data_dir)),
             "MEMVAULT_EMBEDDER": embedder,
             "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials),

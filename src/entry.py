@@ -76,6 +76,6 @@ class Default(WorkerEntrypoint):  # type: ignore[misc]
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.brain_recall(deps, *_plain(brain_token, q, as_of, budget)))
 
-    async def brain_write(self, brain_token: Any, payload: Any) -> Any:
+    async def brain_write(self, brain_token: Any, payload: Any, bands: Any = True) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.brain_write(deps, *_plain(brain_token, payload)))
+        return to_js(await rpc.brain_write(deps, *_plain(brain_token, payload, bands)))

@@ -82,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--repair", action="store_true", help="rebuild each differing mirror from its vault")
     check.set_defaults(run=lambda a: _with_deps(lambda d: _check(d, a.repair)))
 
+    mcp = commands.add_parser("mcp", help="serve MCP (tools and fact resources) over stdio, for one key and brain credential")
+    _key_argument(mcp)
+    mcp.add_argument(
+        "--brain-token", default=os.environ.get("MEMVAULT_BRAIN_TOKEN"), help="brain credential (or MEMVAULT_BRAIN_TOKEN)"
+    )
+    mcp.set_defaults(run=lambda a: _with_deps(lambda d: _mcp_stdio(d, a)))
+
     stats = commands.add_parser("stats", help="counts of a key's vaults and mirror")
     _key_argument(stats)
     stats.set_defaults(run=lambda a: _with_deps(lambda d: _stats(d, a)))
@@ -199,6 +206,16 @@ async def _check(deps: Deps, repair: bool) -> int:
         print(line)
     print(json.dumps({"differences": len(differences), "rebuilt": rebuilt}))
     return 1 if differences else 0
+
+
+async def _mcp_stdio(deps: Deps, args: argparse.Namespace) -> None:
+    from memvault.api.mcp.tools import CallerSecrets, mcp_server
+    from memvault.runtime.local import start_local
+
+    await start_local(deps)
+    secrets = CallerSecrets(memory_key=args.key, brain_token=args.brain_token)
+    # Secrets are checked on every call, so a wrong or revoked one is a tool error the client shows.
+    await mcp_server(deps, lambda _: secrets).run_stdio_async()
 
 
 async def _stats(deps: Deps, args: argparse.Namespace) -> None:

@@ -114,6 +114,28 @@ def test_the_client_layer_is_in_the_matrix() -> None:
     assert (SRC / "memvault" / "client" / "__init__.py").is_file()
 
 
+MCP_PACKAGE = "memvault.api.mcp"
+# The local composition root and the CLI: the MCP SDK is verified on CPython only, never in Pyodide.
+MAY_IMPORT_MCP_PACKAGE = {"memvault.runtime.local", "memvault.cli"}
+
+
+def mcp_violations() -> list[str]:
+    found = []
+    for path in python_files():
+        module = module_name(path)
+        inside = module == MCP_PACKAGE or module.startswith(f"{MCP_PACKAGE}.")
+        for imported in imported_modules(path):
+            if imported.split(".")[0] in {"mcp", "mcp_types"} and not inside:
+                found.append(f"{module} imports the MCP SDK ({imported})")
+            if imported.startswith(MCP_PACKAGE) and not inside and module not in MAY_IMPORT_MCP_PACKAGE:
+                found.append(f"{module} imports {imported}")
+    return found
+
+
+def test_only_the_mcp_package_imports_the_sdk_and_only_local_code_imports_that_package() -> None:
+    assert mcp_violations() == []
+
+
 WINGS = ("memvault.core.memory", "memvault.core.brain")
 # The floor's one orchestrator: the nightly run tends both wings.
 FLOOR_MAY_IMPORT_WINGS = {"memvault.core.maintenance"}

@@ -7,15 +7,18 @@ import os
 import shutil
 import stat
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deploy_fakes import OVERRIDE, FakeWrangler, HealthServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from local_http import local_http_server
 
 HERE = Path(__file__).resolve().parent
 
@@ -49,17 +52,9 @@ def health_server() -> Iterator[HealthServer]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_http_server(Handler) as origin:
+        state.base_url = origin
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture

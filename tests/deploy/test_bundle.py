@@ -1,6 +1,7 @@
 """Packaging proof: `wrangler deploy --dry-run --outdir` (offline) builds the bundle Cloudflare would
-receive. It must hold the entry, the Durable Object module, the memvault package and the D1
-migrations under the import names the code uses, and nothing else (no tests, no local-only code)."""
+receive. It must hold the entry, the Durable Object module, the memvault package (the portal's
+static files included) and the D1 migrations under the import names the code uses, and nothing
+else (no tests, no local-only code)."""
 
 from __future__ import annotations
 
@@ -60,10 +61,20 @@ def test_bundle_holds_entry_durable_object_package_and_migrations(bundle: tuple[
     assert re.search(r"│ migrations/0001_\w+\.sql\s+│ text", log)
 
 
+def test_bundle_carries_the_portal_files_as_text_modules(bundle: tuple[Path, str]) -> None:
+    """The Workers runtime puts text modules on Python's file system (JavaScript modules it keeps
+    to itself, and *.css matches no default rule), so each portal file must go up as text."""
+    out, log = bundle
+    portal = ROOT / "src" / "memvault" / "api" / "portal"
+    for name in ("index.html", "portal.css", "portal.js"):
+        assert (out / "memvault" / "api" / "portal" / name).read_bytes() == (portal / name).read_bytes()
+        assert re.search(rf"│ memvault/api/portal/{re.escape(name)}\s+│ text", log), name
+
+
 def test_bundle_carries_no_tests_and_no_local_only_code(bundle: tuple[Path, str]) -> None:
     files = bundled_files(bundle[0])
     assert not [f for f in files if f.startswith("tests/") or "/test_" in f or f.endswith("conftest.py")]
-    assert not [f for f in files if f.startswith("memvault/adapters/local/")]
+    assert not [f for f in files if f.startswith(("memvault/adapters/local/", "memvault/api/mcp/"))]
     assert "memvault/runtime/local.py" not in files and "memvault/cli.py" not in files
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
 

@@ -284,6 +284,39 @@ async def check_workers_searches_repeat_from_kv_until_a_write(h: Any) -> None:
     assert "cached" not in after.metrics and any("blue" in i.text for i in after.items), after
 
 
+async def check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch(h: Any) -> None:
+    """Cloudflare Access sign-in inside Pyodide: the team's key set comes through the Workers
+    fetch adapter, a token Node signed verifies in pure Python and maps to its credential, and a
+    token for another application or with altered claims does not."""
+    import hashlib
+    import time
+
+    from memvault.core.access import access_identity
+    from memvault.core.brain.scopes import auth_of
+    from memvault.core.errors import Unauthorized
+    from memvault.runtime.workers import build_deps
+
+    credentials = {hashlib.sha256(b"tok-family").hexdigest(): {"name": "family", "scopes": ["family"]}}
+    env = await workers_env(
+        h, MEMVAULT_BRAIN_CREDENTIALS=json.dumps(credentials), MEMVAULT_ACCESS_TEAM_DOMAIN=h.upstream,
+        MEMVAULT_ACCESS_AUD="pyodide-aud", MEMVAULT_ACCESS_USERS=json.dumps({"fam@example.com": "family"}),
+    )
+    deps = build_deps(env, h.newContext())
+    claims = {"iss": h.upstream, "aud": ["pyodide-aud"], "email": "fam@example.com", "exp": time.time() + 300}
+    token = h.accessToken(json.dumps(claims))
+    identity = await access_identity(deps, token)
+    assert auth_of(identity, deps.settings).scopes == frozenset({"family"})
+    head, _, signature = token.split(".")
+    other_claims = h.accessToken(json.dumps({**claims, "email": "boss@example.com"})).split(".")[1]
+    wrong_audience = h.accessToken(json.dumps({**claims, "aud": ["other"]}))
+    for refused in (wrong_audience, f"{head}.{other_claims}.{signature}", f"{head}.e30.{signature}"):
+        try:
+            await access_identity(deps, refused)
+        except Unauthorized:
+            continue
+        raise AssertionError("a token that should not verify was taken")
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_do_sql_reads_rows_blobs_and_nothing,
     check_do_sql_transaction_rolls_back_and_reraises,
@@ -294,4 +327,5 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_workers_deps_store_and_search_end_to_end,
     check_workers_searches_repeat_from_kv_until_a_write,
     check_brain_over_d1_r2_and_vectorize_keeps_its_walls,
+    check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch,
 ]

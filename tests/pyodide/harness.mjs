@@ -7,6 +7,7 @@
 //   node tests/pyodide/harness.mjs [--out FILE] [--only SUITE,SUITE]
 //
 // MEMVAULT_HOST_PYTHON names the CPython that backs the DO SQL stand-in (default: python3).
+import { generateKeyPairSync, sign } from "node:crypto";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, join, sep } from "node:path";
@@ -117,9 +118,22 @@ async function emptyNamespace(kv) {
   }
 }
 
+// A Cloudflare Access team for the sign-in check: Node's own crypto makes the key and signs the
+// tokens, so the pure-Python RS256 verifier is checked against an independent implementation.
+const ACCESS_KEY = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const ACCESS_KEY_SET = JSON.stringify({
+  keys: [{ ...ACCESS_KEY.publicKey.export({ format: "jwk" }), kid: "pyodide-key", alg: "RS256", use: "sig" }],
+});
+
+function accessToken(claimsJson) {
+  const part = (text) => Buffer.from(text).toString("base64url");
+  const signed = `${part(JSON.stringify({ alg: "RS256", kid: "pyodide-key", typ: "JWT" }))}.${part(claimsJson)}`;
+  return `${signed}.${sign("sha256", Buffer.from(signed), ACCESS_KEY.privateKey).toString("base64url")}`;
+}
+
 // A local upstream for the fetch-based HTTP client. /stream sends its first event, then holds the
 // rest until /release is called: a client that got the first event before asking for the release
-// read the body as it streamed, not after it ended.
+// read the body as it streamed, not after it ended. /cdn-cgi/access/certs is the Access key set.
 function startUpstream() {
   const held = [];
   const server = createServer((req, res) => {
@@ -131,6 +145,11 @@ function startUpstream() {
         res.writeHead(200, { "content-type": "text/event-stream", "x-upstream": "yes" });
         res.write("data: part 0\n\n");
         held.push(res);
+        return;
+      }
+      if (req.url === "/cdn-cgi/access/certs") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(ACCESS_KEY_SET);
         return;
       }
       if (req.url === "/release") {
@@ -219,6 +238,7 @@ async function main() {
       upstream: `http://127.0.0.1:${upstream.address().port}`,
       // A service binding to another Worker's entrypoint; the Python check gives the handler.
       newServiceBinding: (handler) => rpcStub((method, args) => handler(method, args)),
+      accessToken,
       newWorkersAi: workersAi,
       newVectorize: vectorize,
       newDurableObjectStorage: () => durableObjectStorage(host),

@@ -7,8 +7,9 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memvault.core.memory.chunking import plan_chunks, split_sentences, tail_for_overlap
+from memvault.core.memory.chunking import plan_chunks, tail_for_overlap
 from memvault.core.models import Message
+from memvault.core.passages import split_sentences
 from memvault.core.tokens import estimate_tokens
 
 

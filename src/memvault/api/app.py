@@ -9,7 +9,7 @@ import memvault
 from memvault.api import errors
 from memvault.api.dependencies import DEPS_SCOPE_KEY
 from memvault.api.limits import BodySizeLimit, ResponseDate
-from memvault.api.routes import brain, health, memory, providers
+from memvault.api.routes import brain, health, memory, portal, providers
 from memvault.core.deps import Deps
 
 
@@ -23,7 +23,7 @@ def create_app(deps: Deps) -> FastAPI:
     )
     app.add_middleware(ResponseDate)
     errors.install(app)
-    for module in (health, memory, providers, brain):
+    for module in (health, memory, providers, brain, portal):
         app.include_router(module.router)
     return app
 

@@ -25,6 +25,7 @@ class FactIn(BaseModel):
     valid_from: float | str | None = Field(None, description="Unix seconds or ISO 8601; defaults to now.")
     pinned: bool | None = Field(None, description="Pinned facts form the recall core.")
     supersedes: str | None = Field(None, description="Id of the fact this one replaces.")
+    importance: int | None = Field(None, description="1 (trivia) to 5 (essential); without it the brain's LLM rates it, or 3.")
 
 
 class WriteRequest(FactIn):

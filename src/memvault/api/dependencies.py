@@ -1,4 +1,5 @@
-"""Request dependencies: the deps of the running app and the caller's memory key."""
+"""Request dependencies: the deps of the running app, the caller's memory key and the caller's
+brain credential."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from memvault.core.access import AccessIdentity, access_enabled, access_identity
+from memvault.core.brain.scopes import Credential, auth_of
 from memvault.core.deps import Deps
 from memvault.core.errors import Unauthorized
 from memvault.core.keys import MemoryKey, authenticate
 
 DEPS_SCOPE_KEY = "memvault.deps"
+# Cloudflare Access adds this signed JWT to each request it let through.
+ACCESS_JWT_HEADER = "cf-access-jwt-assertion"
 
 
 def get_deps(request: Request) -> Deps:
@@ -32,6 +37,21 @@ def brain_token(headers: Mapping[str, str]) -> str | None:
     return bearer_token(headers) or (headers.get("x-memvault-brain-token") or "").strip() or None
 
 
+async def brain_caller(headers: Mapping[str, str], deps: Deps) -> str | AccessIdentity | None:
+    """Who a brain request claims to be: the brain credential it carries, else (with Access
+    sign-in configured) the email its verified Access token vouches for. A credential wins, so an
+    API client behind Access is still the credential it sends."""
+    token = brain_token(headers)
+    assertion = (headers.get(ACCESS_JWT_HEADER) or "").strip()
+    if token is None and assertion and access_enabled(deps.settings):
+        return await access_identity(deps, assertion)
+    return token
+
+
+async def brain_credential(request: Request, deps: Annotated[Deps, Depends(get_deps)]) -> Credential:
+    return auth_of(await brain_caller(request.headers, deps), deps.settings)
+
+
 async def memory_key(request: Request, deps: Annotated[Deps, Depends(get_deps)]) -> MemoryKey:
     """`Authorization: Bearer mk_…` (or `X-Memory-Key`); unknown or revoked keys get 401."""
     token = bearer_token(request.headers) or request.headers.get("x-memory-key")
@@ -42,3 +62,4 @@ async def memory_key(request: Request, deps: Annotated[Deps, Depends(get_deps)])
 
 DepsParam = Annotated[Deps, Depends(get_deps)]
 KeyParam = Annotated[MemoryKey, Depends(memory_key)]
+CredentialParam = Annotated[Credential, Depends(brain_credential)]

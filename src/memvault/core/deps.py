@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memvault.core.access import AccessKeys
 from memvault.core.health import PlatformReport
 from memvault.core.ports import (
     BackgroundTasks,
     BlobStore,
     Cache,
+    ChatModel,
     Database,
     Embedder,
     HttpClient,
@@ -35,11 +37,15 @@ class Deps:
     clock: Callable[[], float]
     # Set by the Workers composition root; read by /health. None in local mode.
     platform: PlatformReport | None = None
+    # The brain's judge for the write-time bands and consolidation; without one only exact and
+    # near-exact duplicates are caught.
+    llm: ChatModel | None = None
     # Locally a write is acknowledged once the mirror applied it; on Workers the mirror catches up
     # in the background (waitUntil) and the answer does not wait for D1.
     sync_mirror_inline: bool = True
     # These live as long as the process (an isolate on Workers), not one request.
     query_vectors: QueryVectors = field(default_factory=QueryVectors)
+    access_keys: AccessKeys = field(default_factory=AccessKeys)
     cache_stats: CacheStats = field(default_factory=CacheStats)
 
     @property

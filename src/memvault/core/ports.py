@@ -129,6 +129,15 @@ class VectorIndex(Protocol):
     async def delete(self, ids: Sequence[str]) -> None: ...
 
 
+class ChatModel(Protocol):
+    """A chat LLM answering one prompt with text: the brain's write-time judge."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    async def complete(self, system: str, user: str) -> str: ...
+
+
 class BackgroundTasks(Protocol):
     """Work that must finish after the response is sent (``waitUntil`` / asyncio tasks)."""
 

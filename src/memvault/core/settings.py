@@ -49,6 +49,30 @@ def _weight(raw: str) -> float:
     return value
 
 
+def _similarity(raw: str) -> float:
+    value = float(raw)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("must be a cosine similarity between 0 and 1")
+    return value
+
+
+def _switch(raw: str) -> bool:
+    if raw.strip().lower() not in ("on", "off", "true", "false", "1", "0"):
+        raise ValueError("must be on or off")
+    return raw.strip().lower() in ("on", "true", "1")
+
+
+def _days_by_kind(raw: str) -> tuple[tuple[str, float], ...]:
+    """``kind=days`` pairs separated by commas, in seconds."""
+    out = []
+    for part in raw.split(","):
+        kind, _, days = part.partition("=")
+        if not kind.strip() or float(days) <= 0:
+            raise ValueError("must be kind=days pairs with positive days")
+        out.append((kind.strip(), float(days) * 86400.0))
+    return tuple(out)
+
+
 def _names(separator: str) -> Callable[[str], tuple[str, ...]]:
     def parse(raw: str) -> tuple[str, ...]:
         return tuple(part.strip() for part in raw.split(separator) if part.strip())
@@ -83,8 +107,22 @@ class Settings:
     max_provider_body_bytes: int = setting("20971520", "Largest request body the memory router's provider routes accept, in bytes (inline images and documents travel in it; wrangler.toml sets 8 MiB, within an isolate's 128 MB).", _count)
     buffer_idle_hours: float = setting("24", "Nightly cron flushes pending buffers idle for longer than this.", _hours)
     brain_credentials: str = setting("{}", "Brain credentials as JSON: `{\"<sha256 hex of token>\": {\"name\": \"...\", \"scopes\": [\"business\"], \"writer\": false}}`; only writers may write.", _text)
+    access_team_domain: str = setting("", "Cloudflare Access: the team domain, `https://<team>.cloudflareaccess.com`. Set (with `MEMVAULT_ACCESS_AUD`), a request that carries no brain credential may sign in with the token Access adds to it; empty turns Access sign-in off.", _text)
+    access_aud: tuple[str, ...] = setting("", "Cloudflare Access: the Application Audience (AUD) tag of the Access application in front of memvault (several separated by `,`); a token for any other application is refused.", _names(","))
+    access_users: str = setting("{}", "Cloudflare Access: JSON mapping each email Access may vouch for to the `name` of one credential in `MEMVAULT_BRAIN_CREDENTIALS`, whose scopes and writer flag the user gets: `{\"alice@example.com\": \"family-reader\"}`. A verified email not listed gets 403.", _text)
+    access_keys_ttl_seconds: int = setting("3600", "Cloudflare Access: how long the team's signing keys are kept before they are fetched again (a token naming an unknown key refetches them at most once a minute).", _count)
     brain_hook_chars: int = setting("600", "Longest fact kept inline in the brain; a longer body goes to the blob store and the row keeps this many characters as its hook.", _count)
     brain_max_batch: int = setting("500", "Most facts one brain write may carry.", _count)
+    brain_block_similarity: float = setting("0.95", "Write-time bands: a new fact this similar to a current fact of its scope, with the same numbers, codes and names, is not stored (the answer names the existing fact).", _similarity)
+    brain_flag_similarity: float = setting("0.80", "Write-time bands: from this similarity the brain's LLM decides contradiction, replace, merge or keep both.", _similarity)
+    brain_candidate_similarity: float = setting("0.60", "Write-time bands: from this similarity the brain's LLM checks for a contradiction only.", _similarity)
+    brain_llm_url: str = setting("", "Local mode: base URL of an OpenAI-compatible server (Ollama, llama-server, vLLM) the brain's bands and consolidation ask; empty runs only the exact-duplicate band.", _text)
+    brain_llm_model: str = setting("", "Model the brain's LLM runs: a name the local server knows, or on Workers a Workers AI text model (for example `@cf/meta/llama-3.1-8b-instruct`); empty turns the LLM off.", _text)
+    brain_llm_api_key: str = setting("", "Local mode: bearer key for `MEMVAULT_BRAIN_LLM_URL`, if the server wants one (a secret).", _text)
+    brain_llm_timeout_ms: int = setting("20000", "How long one answer of the brain's LLM may take before the fact is kept as it is.", _count)
+    brain_half_life_days: tuple[tuple[str, float], ...] = setting("loop=14,project=90,feedback=180,fact=365,reference=365,skill=365,user=730", "Brain rerank: how fast each entry type's relevance fades with age (half-life in days, `type=days` pairs).", _days_by_kind)
+    brain_rerank: bool = setting("on", "Brain hybrid search reranks by relevance x recency x recall frequency x importance (`off`: relevance alone).", _switch)
+    consolidate_batch: int = setting("300", "Consolidation: most current facts of one scope compared per run (the newest first).", _count)
     recall_core_tokens: int = setting("2000", "Recall tier `core` (pinned entries), in tokens.", _whole)
     recall_recent_tokens: int = setting("1000", "Recall tier `recent` (last-touched facts), in tokens.", _whole)
     recall_archival_tokens: int = setting("3000", "Recall tier `archival` (query-driven hybrid search), in tokens.", _whole)

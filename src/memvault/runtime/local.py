@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from memvault.adapters.local.background import AsyncioBackground
 from memvault.adapters.local.blobs import LocalBlobStore
 from memvault.adapters.local.cache import MemoryCache
+from memvault.adapters.local.chat_model import OpenAICompatibleChat
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.embedder import make_embedder
 from memvault.adapters.local.http_client import HttpxClient
@@ -39,7 +40,15 @@ def build_local_deps(settings: Settings) -> Deps:
         vectors=LocalVectorIndex(data / "vectors.sqlite3"),
         cache=MemoryCache(),
         clock=time.time,
+        llm=_brain_llm(settings),
     )
+
+
+def _brain_llm(settings: Settings) -> OpenAICompatibleChat | None:
+    if not (settings.brain_llm_url and settings.brain_llm_model):
+        return None
+    return OpenAICompatibleChat(settings.brain_llm_url, settings.brain_llm_model, settings.brain_llm_api_key,
+                                settings.brain_llm_timeout_ms / 1000.0)
 
 
 async def close_local_deps(deps: Deps) -> None:
@@ -47,7 +56,7 @@ async def close_local_deps(deps: Deps) -> None:
     background = deps.background
     if isinstance(background, AsyncioBackground):
         await background.drain()
-    for resource in (deps.http, deps.vaults, deps.db, deps.vectors):
+    for resource in (deps.http, deps.vaults, deps.db, deps.vectors, deps.llm):
         closer: Any = getattr(resource, "aclose", None) or getattr(resource, "close", None)
         if closer is not None:
             result = closer()
@@ -55,18 +64,29 @@ async def close_local_deps(deps: Deps) -> None:
                 await result
 
 
+async def start_local(deps: Deps) -> None:
+    """What a local process serving callers does first (the server, and the MCP stdio command)."""
+    # Load the embedding model before the first request, so no early call answers degraded.
+    await deps.embedder.embed(["warm up"])
+    # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now.
+    await memory.sync_all(deps)
+
+
 def create_local_app(environ: Mapping[str, str]) -> FastAPI:
-    """The app the local server runs; deps are built on startup and closed (drained) on shutdown."""
+    """The app the local server runs, with MCP at ``/mcp``; deps are built on startup and closed
+    (drained) on shutdown."""
+    # Imported here, so the other CLI commands do not load the MCP SDK.
+    from memvault.api.mcp.http import mount_mcp
+
     deps = build_local_deps(load_settings(environ))
     app = create_app(deps)
+    serving_mcp = mount_mcp(app, deps)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # Load the embedding model before the first request, so no early call answers degraded.
-        await deps.embedder.embed(["warm up"])
-        # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now.
-        await memory.sync_all(deps)
-        yield
+        await start_local(deps)
+        async with serving_mcp():
+            yield
         await close_local_deps(deps)
 
     app.router.lifespan_context = lifespan

@@ -135,6 +135,8 @@ async def brain_recall(
     return await brain.recall(deps, credential, q, as_of, budget)
 
 
-async def brain_write(deps: Deps, brain_token: str, payload: Any) -> dict[str, Any]:
+async def brain_write(deps: Deps, brain_token: str, payload: Any, bands: Any = True) -> dict[str, Any]:
     credential = brain.auth_of(brain_token, deps.settings)
-    return await brain.ingest_facts(deps, credential, payload)
+    if not isinstance(bands, bool):
+        raise InvalidInput("bands must be true or false")
+    return await brain.ingest_facts(deps, credential, payload, bands)

@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report, raw_js
+from memvault.core.access import AccessKeys
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
 from memvault.core.read_cache import CacheStats
@@ -24,6 +25,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
     from memvault.adapters.cloudflare.background import WaitUntilTasks
     from memvault.adapters.cloudflare.blobs import R2BlobStore
     from memvault.adapters.cloudflare.cache import KvCache
+    from memvault.adapters.cloudflare.chat_model import WorkersAiChat
     from memvault.adapters.cloudflare.database import D1Database
     from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
     from memvault.adapters.cloudflare.http_client import FetchHttpClient
@@ -47,6 +49,8 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         sync_mirror_inline=False,
         query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
         cache_stats=_ISOLATE.setdefault("cache_stats", CacheStats()),
+        llm=WorkersAiChat(env_value(env, "AI"), settings.brain_llm_model) if settings.brain_llm_model else None,
+        access_keys=_ISOLATE.setdefault("access_keys", AccessKeys()),
     )
 
 

@@ -72,8 +72,11 @@ class Brain:
     def credential(self, name: str) -> Credential:
         return auth_of(token(name), self.deps.settings)
 
-    async def write(self, payload: dict[str, Any], as_: str = "writer", expect: int = 200) -> dict[str, Any]:
-        response = await self.client.post("/memory/write", json=payload, headers=self.headers(as_))
+    async def write(
+        self, payload: dict[str, Any], as_: str = "writer", expect: int = 200, bands: str = "on"
+    ) -> dict[str, Any]:
+        response = await self.client.post("/memory/write", json=payload, headers=self.headers(as_),
+                                          params={"bands": bands})
         assert response.status_code == expect, response.text
         body: dict[str, Any] = response.json()
         return body

@@ -30,7 +30,8 @@ async def _everything_stored(brain: Brain) -> str:
 async def test_no_secret_is_stored_anywhere(brain: Brain) -> None:
     padding = " context" * 120  # long enough that some facts keep their body in the blob store
     facts = [{"content": text + (padding if n % 2 else ""), "source": f"s{n}"} for n, (text, _, _) in enumerate(SECRETS)]
-    result = await brain.write({"scope": "family", "facts": facts})
+    # Redacted, several of these say the same thing, which the bands would keep once.
+    result = await brain.write({"scope": "family", "facts": facts}, bands="off")
     assert result["written"] == len(SECRETS)
     assert {k for r in result["redacted"] for k in r["kinds"]} == {kind for _, kind, _ in SECRETS}
     assert len(result["redacted"]) == len(SECRETS)

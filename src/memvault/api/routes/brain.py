@@ -1,35 +1,30 @@
 """The brain over HTTP. Each handler resolves the credential through ``auth_of`` (the one
-chokepoint) and makes one call into ``memvault.core.brain``."""
+chokepoint, reached by the ``CredentialParam`` dependency) and makes one call into
+``memvault.core.brain``."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from memvault.api.brain_schemas import SkillIn, SyncRequest, WriteRequest
-from memvault.api.dependencies import DepsParam, brain_token
+from memvault.api.dependencies import CredentialParam, DepsParam
 from memvault.api.schemas import NDJSON, error_responses
 from memvault.core import brain
-from memvault.core.brain.scopes import Credential, auth_of
 
 router = APIRouter(tags=["brain"], responses=error_responses(400, 401, 403, 404, 409, 413, 422, 503, 507))
 
-
-def brain_credential(request: Request, deps: DepsParam) -> Credential:
-    return auth_of(brain_token(request.headers), deps.settings)
-
-
-CredentialParam = Annotated[Credential, Depends(brain_credential)]
+Bands = Annotated[Literal["on", "off"], Query(description="`off` skips the write-time bands (bulk imports).")]
 AsOf = Annotated[str | None, Query(description="Unix seconds or ISO 8601: read the brain as it was then.")]
 
 
 @router.post("/memory/write")
 @router.post("/memory/ingest")
-async def write(body: WriteRequest, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
-    return await brain.ingest_facts(deps, credential, body.model_dump(exclude_unset=True))
+async def write(body: WriteRequest, deps: DepsParam, credential: CredentialParam, bands: Bands = "on") -> dict[str, Any]:
+    return await brain.ingest_facts(deps, credential, body.model_dump(exclude_unset=True), bands == "on")
 
 
 @router.get("/memory/search")

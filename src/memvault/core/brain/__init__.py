@@ -4,7 +4,8 @@ routes, the Worker's RPC methods and the cron call the very same code."""
 
 from __future__ import annotations
 
-from memvault.core.brain.facts import embed_pending, ingest_facts
+from memvault.core.brain.fact_vectors import embed_pending
+from memvault.core.brain.facts import ingest_facts
 from memvault.core.brain.read import export_rows, get_body, history, sync
 from memvault.core.brain.recall import recall
 from memvault.core.brain.scopes import Credential, auth_of, maintenance_credential

@@ -4,6 +4,7 @@ redacted, given its deterministic id, and checked against the writer's scopes. A
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections.abc import Mapping
@@ -13,12 +14,14 @@ from typing import Any
 from memvault.core.brain.rows import ENTRY_TYPES
 from memvault.core.brain.scopes import SCOPES, Credential
 from memvault.core.errors import InvalidInput, PayloadTooLarge
+from memvault.core.ranking import normalize_text
 from memvault.core.redaction import redact, refuse_secret
 from memvault.core.times import parse_time
 
-ITEM_FIELDS = frozenset(
-    {"content", "fact", "source", "scope", "entry_type", "source_tier", "confidence", "valid_from", "pinned", "supersedes"}
-)
+ITEM_FIELDS = frozenset({
+    "content", "fact", "source", "scope", "entry_type", "source_tier", "confidence", "valid_from", "pinned", "supersedes",
+    "importance",
+})
 BATCH_FIELDS = frozenset({"facts", "reconcile", "source_prefix", "source", "scope", "entry_type"})
 MAX_SOURCE_CHARS = 512
 MAX_CONTENT_CHARS = 200_000
@@ -38,6 +41,19 @@ class FactInput:
     pinned: bool
     supersedes: str | None
     redacted: tuple[str, ...]
+    # 1 (trivia) to 5 (essential); None leaves it to the brain's LLM, or 3.
+    importance: int | None = None
+
+    @property
+    def norm_hash(self) -> str:
+        return norm_hash(self.content)
+
+    def with_content(self, text: str) -> FactInput:
+        """The same fact saying ``text`` instead (a merge's wording): gated, hashed and named anew."""
+        gate = redact(text.strip())
+        return dataclasses.replace(self, id=fact_id(self.source, gate.text), content=gate.text,
+                                   content_hash=content_hash(gate.text),
+                                   redacted=tuple(sorted({*self.redacted, *gate.kinds})))
 
 
 @dataclass(frozen=True)
@@ -56,6 +72,11 @@ def fact_id(source: str, content: str) -> str:
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def norm_hash(text: str) -> str:
+    """Equal for two texts that differ only in case, spacing or punctuation."""
+    return content_hash(normalize_text(text))
 
 
 def _text(raw: Mapping[str, Any], name: str, default: str | None, limit: int) -> str:
@@ -109,6 +130,9 @@ def parse_item(raw: Any, defaults: Mapping[str, Any], credential: Credential) ->
     pinned = raw.get("pinned", False)
     if not isinstance(pinned, bool):
         raise InvalidInput("pinned must be true or false")
+    importance = raw.get("importance")
+    if importance is not None and (isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 5):
+        raise InvalidInput("importance must be an integer from 1 (trivia) to 5 (essential)")
     supersedes = raw.get("supersedes")
     if supersedes is not None and (not isinstance(supersedes, str) or not supersedes.startswith("mem-")):
         raise InvalidInput("supersedes must be the id of a fact (mem-...)")
@@ -125,6 +149,7 @@ def parse_item(raw: Any, defaults: Mapping[str, Any], credential: Credential) ->
         pinned=pinned,
         supersedes=supersedes,
         redacted=gate.kinds,
+        importance=importance,
     )
 
 

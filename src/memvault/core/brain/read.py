@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from memvault.core.brain.fact_vectors import full_text
 from memvault.core.brain.facts import ingest_facts
-from memvault.core.brain.rows import FACT_COLUMNS, blob_key_of, fact_out, readable_links
+from memvault.core.brain.rows import FACT_COLUMNS, fact_out, readable_links
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, NotFound
@@ -31,12 +32,10 @@ async def _row(deps: Deps, credential: Credential, fact_id: str) -> Row | None:
 
 
 async def _full_text(deps: Deps, row: Row) -> str:
-    if not row["body_uri"]:
-        return str(row["content"])
-    data = await deps.blobs.get(blob_key_of(row["body_uri"]))
-    if data is None:
+    text = await full_text(deps, row)
+    if text is None:
         raise NotFound(f"the body of {row['id']} is missing from the blob store")
-    return data.decode("utf-8")
+    return text
 
 
 async def get_body(deps: Deps, credential: Credential, fact_id: Any) -> dict[str, Any]:
@@ -116,7 +115,9 @@ async def sync(deps: Deps, credential: Credential, payload: Any) -> dict[str, An
         items = payload.get("items")
         if not isinstance(items, list):
             raise InvalidInput("push needs items, a list of facts")
-        result = await ingest_facts(deps, credential, {"facts": items, "reconcile": True, "source_prefix": source})
+        # A folder push mirrors the folder: its files are kept as they are, never merged by the bands.
+        result = await ingest_facts(
+            deps, credential, {"facts": items, "reconcile": True, "source_prefix": source}, bands=False)
         return {"direction": "push", **result}
     if direction != "pull":
         raise InvalidInput("direction must be push or pull")

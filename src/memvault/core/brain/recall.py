@@ -13,6 +13,7 @@ from memvault.core.brain.freshness import cached_read
 from memvault.core.brain.rows import FACT_COLUMNS, parse_bounded_int, visible
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import MAX_QUERY_CHARS, hybrid_search
+from memvault.core.brain.signals import count_recalls
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.times import parse_time
@@ -33,6 +34,8 @@ def _entry(row: Row, tokens: int, score: float | None = None) -> dict[str, Any]:
         "has_body": bool(row["body_uri"]),
         "tokens": tokens,
     }
+    if row.get("snippet"):
+        entry["snippet"] = row["snippet"]
     if score is not None:
         entry["score"] = round(score, 6)
     return entry
@@ -44,13 +47,27 @@ def pack(rows: Iterable[tuple[Row, float | None]], cap: int, taken: set[str]) ->
     for row, score in rows:
         if row["id"] in taken:
             continue
-        cost = estimate_tokens(row["content"])
+        cost = estimate_tokens(row["content"]) + (estimate_tokens(row["snippet"]) if row.get("snippet") else 0)
         if used + cost > cap:
             continue
         taken.add(row["id"])
         entries.append(_entry(row, cost, score))
         used += cost
     return entries, used
+
+
+def _add_passages(entries: list[dict[str, Any]], hits: Iterable[tuple[Row, float]], room: int) -> int:
+    """A fact already in core or recent that matched the query deep in its body gets the matching
+    passage too, as far as the archival share has room; returns the tokens spent."""
+    snippets = {row["id"]: row["snippet"] for row, _ in hits if row.get("snippet")}
+    spent = 0
+    for entry in entries:
+        snippet = snippets.get(entry["id"])
+        cost = estimate_tokens(snippet) if snippet else 0
+        if snippet and spent + cost <= room:
+            entry["snippet"], entry["tokens"] = snippet, entry["tokens"] + cost
+            spent += cost
+    return spent
 
 
 async def _tier_rows(deps: Deps, credential: Credential, when: float | None, pinned: bool) -> list[Row]:
@@ -91,7 +108,9 @@ async def _envelope(deps: Deps, credential: Credential, q: Any, as_of: Any, budg
         archival_cap += (core_cap - core_used) + (recent_cap - recent_used)
         hits = await hybrid_search(deps, credential, query, 50, when)
         facts, archival_used = pack(hits.found, archival_cap, taken)
+        archival_used += _add_passages([*core_entries, *recent], hits.found, archival_cap - archival_used)
         degraded = hits.degraded
+        count_recalls(deps, [entry["id"] for entry in facts])
     version = hashlib.sha256("|".join(f"{e['id']}" for e in core_entries).encode()).hexdigest()[:16]
     sources = list(dict.fromkeys(e["source"] for e in [*core_entries, *recent, *facts]))
     return {

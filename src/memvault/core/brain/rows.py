@@ -28,7 +28,7 @@ class EntryType(StrEnum):
 ENTRY_TYPES = tuple(kind.value for kind in EntryType)
 FACT_COLUMNS = (
     "id, entry_type, scope, source, source_tier, content, confidence, valid_from, superseded_at, "
-    "superseded_by, body_uri, embed_id, content_hash, embedded_at, updated_at, created_at, pinned, redacted"
+    "superseded_by, body_uri, embed_id, content_hash, embedded_at, updated_at, created_at, pinned, redacted, importance"
 )
 BODY_PREFIX = "blob:"
 
@@ -84,6 +84,7 @@ def fact_out(row: dict[str, Any], readable: Collection[str], **extra: Any) -> di
         "content_hash": row["content_hash"],
         "updated_at": row["updated_at"],
         "pinned": bool(row["pinned"]),
+        "importance": row.get("importance", 3),
         "redacted": [k for k in str(row.get("redacted") or "").split(",") if k],
         **extra,
     }

@@ -1,6 +1,7 @@
 """Credentials and scope walls. ``auth_of`` is the one chokepoint: every brain route, the
-router's brain reads and every RPC method turn a token into a ``Credential`` here, and every
-brain read binds ``scope_filter(credential)`` into its SQL."""
+router's brain reads and every RPC method turn a token (or an email Cloudflare Access vouched
+for) into a ``Credential`` here, and every brain read binds ``scope_filter(credential)`` into its
+SQL."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core.access import AccessIdentity
 from memvault.core.errors import Forbidden, MemvaultError, Unauthorized
 from memvault.core.settings import Settings
 
@@ -84,9 +86,37 @@ def _credential(digest: str, spec: Any) -> Credential:
     return Credential(name=name, scopes=frozenset(scopes), writer=writer)
 
 
+@functools.lru_cache(maxsize=8)
+def parse_access_users(raw: str, credentials: str) -> dict[str, Credential]:
+    """``MEMVAULT_ACCESS_USERS``: casefolded email -> the brain credential of the name it gives."""
+    try:
+        data = json.loads(raw or "{}")
+    except ValueError as exc:
+        raise CredentialsMisconfigured("MEMVAULT_ACCESS_USERS is not valid JSON") from exc
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise CredentialsMisconfigured("MEMVAULT_ACCESS_USERS must map emails to brain credential names")
+    by_name: dict[str, list[Credential]] = {}
+    for credential in parse_credentials(credentials).values():
+        by_name.setdefault(credential.name, []).append(credential)
+    users: dict[str, Credential] = {}
+    for email, name in data.items():
+        named = by_name.get(name, [])
+        if len(named) != 1:
+            raise CredentialsMisconfigured("each name in MEMVAULT_ACCESS_USERS must name exactly one brain credential")
+        users[str(email).strip().casefold()] = named[0]
+    return users
+
+
 def auth_of(token: object, settings: Settings) -> Credential:
-    """Map a token (taken from the request by the surface that received it) to its credential.
-    Anything but a known token string is refused alike."""
+    """Map a token (taken from the request by the surface that received it), or the identity a
+    verified Cloudflare Access token carries, to its credential. Anything but a known token
+    string or a mapped identity is refused alike."""
+    if isinstance(token, AccessIdentity):
+        granted = parse_access_users(settings.access_users, settings.brain_credentials).get(token.email)
+        if granted is None:
+            # Access proved who the caller is; nobody granted that person any scope.
+            raise Forbidden("this Cloudflare Access user is granted no brain credential")
+        return granted
     if not isinstance(token, str) or not token.strip():
         raise Unauthorized("a brain credential is required")
     digest = token_hash(token)

@@ -1,25 +1,20 @@
-"""Brain search. Keyword is the floor: BM25 over exact tokens, an exact-phrase bonus, recency as
-the tie-break. Hybrid adds vector recall beside it (never instead of it), fused by reciprocal
-rank; vector hits are walled by scope metadata and then re-read through the same SQL wall.
-
-The FTS5 index is shared by every scope, so FTS5's own ``bm25()`` (whose document counts and
-average length cover the whole index) would let a reader estimate how many walled rows hold a
-term by watching scores. Keyword scores here are BM25 computed from the caller's visible rows
-alone: FTS5 finds the rows holding each term, ``highlight()`` counts the term's occurrences in a
-row, and document frequency, row count and average length are taken inside the wall. Nothing
-that ranks or selects a row depends on a row the caller cannot read."""
+"""Brain search. Keyword is the floor: walled BM25 over exact tokens (``bm25``) of fact hooks and
+of the passages of long facts' full text, an exact-phrase bonus, recency as the tie-break. Hybrid
+adds vector recall beside it (never instead of it), fused by reciprocal rank and reranked by the
+facts' signals; vector hits are walled by scope metadata and then re-read through the same SQL
+wall. A hit on a passage returns its fact once, with the passage as its snippet."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.brain.freshness import cached_read
+from memvault.core.brain.bm25 import FACTS, PASSAGES, ranked, score_of
+from memvault.core.brain.fact_vectors import parent_of
 from memvault.core.brain.rows import (
     FACT_COLUMNS,
     fact_out,
@@ -28,10 +23,11 @@ from memvault.core.brain.rows import (
     readable_links,
     visible,
 )
-from memvault.core.brain.scopes import Credential
+from memvault.core.brain.scopes import Credential, scope_filter
+from memvault.core.brain.signals import rerank
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.ranking import query_terms, reciprocal_rank_fusion
+from memvault.core.ranking import reciprocal_rank_fusion
 from memvault.core.sql import in_batches, placeholders
 from memvault.core.times import parse_time
 
@@ -39,30 +35,9 @@ log = logging.getLogger("memvault.brain")
 
 MODES = ("keyword", "hybrid")
 MAX_QUERY_CHARS = 1000
-# Terms scored per query: the rarest among the reader's rows, so a long query keeps its signal.
-MAX_SCORED_TERMS = 40
-# BM25's usual constants (FTS5 uses the same).
-K1, B = 1.2, 0.75
-PHRASE_BONUS = 1000.0
-# D1 binds at most 100 parameters per statement.
-MAX_PARAMS = 100
-_WORDS = re.compile(r"\w+", re.UNICODE)
-# The visible rows FTS5 finds for one term; CROSS JOIN keeps FTS5 the outer loop, so a rare term
-# stays cheap, and every row it finds passes the wall before it counts.
-_MATCHED = "memory_fts CROSS JOIN memory m ON m.seq = memory_fts.rowid WHERE memory_fts MATCH"
+# Passages asked for per result wanted: several may belong to one fact.
+PASSAGES_PER_RESULT = 3
 Row = dict[str, Any]
-
-
-def search_terms(query: str) -> list[str]:
-    """The query's distinct searchable tokens: stopwords dropped, punctuation split off."""
-    words = (word for term in query_terms(query) for word in re.sub(r"[^\w]", " ", term).split())
-    return list(dict.fromkeys(words))
-
-
-def phrase_of(query: str) -> str | None:
-    """The whole query as one FTS5 phrase (stopwords kept), when it has two words or more."""
-    words = _WORDS.findall(query.casefold())
-    return f'"{" ".join(words)}"' if len(words) > 1 else None
 
 
 def _filters(credential: Credential, as_of: float | None, entry_type: str | None) -> tuple[str, list[Any]]:
@@ -72,100 +47,28 @@ def _filters(credential: Credential, as_of: float | None, entry_type: str | None
     return where, params
 
 
-class _Bound:
-    """Numbered parameters (?1, ?2, ...): the wall is bound once and every part of a statement
-    reuses it, so a statement of many parts stays within D1's limit."""
-
-    def __init__(self, where: str, params: Sequence[Any]) -> None:
-        self.params: list[Any] = []
-        first, *rest = where.split("?")
-        self.where = first + "".join(self.add(value) + piece for value, piece in zip(params, rest, strict=True))
-
-    def add(self, value: Any) -> str:
-        self.params.append(value)
-        return f"?{len(self.params)}"
-
-
-def _quoted(term: str) -> str:
-    # Terms are runs of word characters, so quoting them makes one FTS5 string, never syntax.
-    return f'"{term}"'
-
-
-@dataclass(frozen=True)
-class _Stats:
-    rows: int
-    total_length: int
-    document_frequency: dict[str, int]
-
-
-async def _stats(deps: Deps, terms: Sequence[str], where: str, params: list[Any]) -> _Stats:
-    """Row count, total length and each term's document frequency, over the visible rows only."""
-    rows, total, frequency = 0, 0, {}
-    batch = MAX_PARAMS - len(params)
-    for start in range(0, len(terms), batch):
-        bound = _Bound(where, params)
-        group = terms[start : start + batch]
-        values = ", ".join(f"({i}, {bound.add(_quoted(term))})" for i, term in enumerate(group))
-        sql = (f"WITH terms(i, q) AS (VALUES {values}) "
-               f"SELECT -1 AS t, COUNT(*) AS n, SUM(m.content_chars) AS len FROM memory m WHERE {bound.where} "
-               f"UNION ALL SELECT t.i, (SELECT COUNT(*) FROM {_MATCHED} t.q AND {bound.where}), NULL FROM terms t")
-        for row in await deps.db.query(sql, bound.params):
-            part = int(row["t"])
-            if part < 0:
-                rows, total = int(row["n"]), int(row["len"] or 0)
-            else:
-                frequency[group[part]] = int(row["n"])
-    return _Stats(rows, total, frequency)
-
-
-def _weights(stats: _Stats) -> dict[str, float]:
-    """idf x (k1 + 1) of the rarest terms present; idf kept positive, as Lucene does, so a
-    small brain still ranks."""
-    present = sorted((df, index, term) for index, (term, df) in enumerate(stats.document_frequency.items()) if df)
-    return {term: (K1 + 1.0) * math.log(1.0 + (stats.rows - df + 0.5) / (df + 0.5))
-            for df, _, term in present[:MAX_SCORED_TERMS]}
+def _best_per_fact(hits: list[tuple[Row, float]]) -> list[tuple[Row, float]]:
+    best: dict[str, tuple[Row, float]] = {}
+    for row, score in hits:
+        if row["id"] not in best or score > best[row["id"]][1]:
+            best[row["id"]] = (row, score)
+    return sorted(best.values(), key=lambda hit: (-hit[1], -float(hit[0]["updated_at"]), hit[0]["id"]))
 
 
 async def keyword_search(
     deps: Deps, credential: Credential, query: str, limit: int, as_of: float | None = None,
     entry_type: str | None = None,
 ) -> list[tuple[Row, float]]:
-    """BM25 with statistics of the reader's visible rows. Each term (and the whole phrase) is one
-    row of a VALUES table that FTS5 is asked about in turn, so the scoring is one statement (D1
-    refuses a compound SELECT of more than five parts; a VALUES table is not one); a term's
-    occurrences in a row are the spans ``highlight()`` marks."""
+    """Facts by their hooks and by their passages, each fact once at its best score."""
     where, params = _filters(credential, as_of, entry_type)
-    terms = search_terms(query)
-    stats = await _stats(deps, terms, where, params) if terms else _Stats(0, 0, {})
-    weights = _weights(stats)
-    if not weights:
-        return []
-    bound = _Bound(where, params)
-    values = [f"({bound.add(weight)}, {bound.add(_quoted(term))}, 0)" for term, weight in weights.items()]
-    phrase = phrase_of(query)
-    if phrase is not None:
-        values.append(f"(0, {bound.add(phrase)}, 1)")
-    average = max(stats.total_length / max(stats.rows, 1), 1.0)
-    norm = f"{bound.add(K1 * (1.0 - B))} + {bound.add(K1 * B / average)} * len"
-    # The phrase row only marks a match, so it skips highlight().
-    occurrences = "CASE t.p WHEN 1 THEN 0 ELSE max(1, length(highlight(memory_fts, 0, char(1), '')) - length(m.content)) END"
-    columns = ", ".join(f"m.{c.strip()}" for c in FACT_COLUMNS.split(","))
-    # Materialized, so highlight() runs inside the FTS5 query that matched; only the top rows are
-    # read whole. A whole-phrase match outranks any scattered one; BM25 orders the rest and
-    # recency breaks ties.
-    sql = (f"WITH terms(w, q, p) AS (VALUES {', '.join(values)}), "
-           f"hits AS MATERIALIZED (SELECT t.w AS w, t.p AS p, {occurrences} AS n, m.seq AS seq, "
-           f"m.content_chars AS len, m.updated_at AS at, m.id AS id FROM terms t CROSS JOIN {_MATCHED} t.q "
-           f"AND {bound.where}), "
-           f"r AS (SELECT seq, at, id, MAX(p) AS phrase, round(SUM(w * n / (n + {norm})), 9) AS bm FROM hits "
-           f"GROUP BY seq ORDER BY phrase DESC, bm DESC, at DESC, id LIMIT {bound.add(limit)}) "
-           f"SELECT {columns}, r.phrase, r.bm FROM r CROSS JOIN memory m ON m.seq = r.seq "
-           "ORDER BY r.phrase DESC, r.bm DESC, r.at DESC, r.id")
-    found = []
-    for hit in await deps.db.query(sql, bound.params):
-        bonus = PHRASE_BONUS if hit.pop("phrase") else 0.0
-        found.append((hit, float(hit.pop("bm")) + bonus))
-    return found
+    hits = [(hit, score_of(hit)) for hit in await ranked(deps, FACTS, query, where, params, limit)]
+    deep = await ranked(deps, PASSAGES, query, where, params, limit * PASSAGES_PER_RESULT)
+    if deep:
+        scored = [(hit, score_of(hit)) for hit in deep]
+        parents = await rows_by_id(deps, credential, [hit["fact_id"] for hit, _ in scored], as_of, entry_type)
+        hits += [({**parents[hit["fact_id"]], "snippet": hit["passage"]}, score)
+                 for hit, score in scored if hit["fact_id"] in parents]
+    return _best_per_fact(hits)[:limit]
 
 
 async def rows_by_id(deps: Deps, credential: Credential, ids: Sequence[str], as_of: float | None = None,
@@ -187,11 +90,32 @@ async def vector_search(
     metadata_filter: dict[str, Any] = {"scope": {"$in": credential.ordered_scopes}}
     if entry_type is not None:
         metadata_filter["entry_type"] = {"$eq": entry_type}
-    # Superseded rows keep their vectors (for as_of), so ask for more than needed. A cosine score
-    # belongs to one row and the scope filter is part of the query, so no walled row is ranked.
-    matches = await deps.vectors.query(vector, top_k=min(limit * 3, 100), metadata_filter=metadata_filter)
-    rows = await rows_by_id(deps, credential, [m.id for m in matches], as_of, entry_type)
-    return [(rows[m.id], m.score) for m in matches if m.id in rows][:limit]
+    # Several passages of one fact may match, so ask for more than needed. A cosine score belongs
+    # to one row and the scope filter is part of the query, so no walled row is ranked.
+    matches = await deps.vectors.query(vector, top_k=min(limit * PASSAGES_PER_RESULT, 100),
+                                       metadata_filter=metadata_filter)
+    passages = await _live_passages(deps, credential, [m.id for m in matches if m.id != parent_of(m.id)])
+    rows = await rows_by_id(deps, credential, [parent_of(m.id) for m in matches], as_of, entry_type)
+    hits: list[tuple[Row, float]] = []
+    for match in matches:
+        row = rows.get(parent_of(match.id))
+        if row is None or (match.id != row["id"] and match.id not in passages):
+            continue
+        hits.append(({**row, "snippet": passages[match.id]} if match.id in passages else row, match.score))
+    return _best_per_fact(hits)[:limit]
+
+
+async def _live_passages(deps: Deps, credential: Credential, ids: Sequence[str]) -> dict[str, str]:
+    """The passage texts behind vector ids, re-read through the wall: an id the database no longer
+    records is dropped."""
+    wall, params = scope_filter(credential, "m.scope")
+    found: dict[str, str] = {}
+    for group in in_batches(list(ids)):
+        for row in await deps.db.query(
+            f"SELECT p.id, p.text FROM fact_passages p CROSS JOIN memory m ON m.id = p.fact_id "
+            f"WHERE {wall} AND p.id IN ({placeholders(len(group))})", [*params, *group]):
+            found[row["id"]] = row["text"]
+    return found
 
 
 @dataclass(frozen=True)
@@ -219,7 +143,13 @@ async def hybrid_search(
     rows = {row["id"]: row for row, _ in [*keyword, *vector]}
     # Both lists hold re-checked rows only, so a rank here is a rank among readable rows.
     fused = reciprocal_rank_fusion([[r["id"] for r, _ in keyword], [r["id"] for r, _ in vector]])
-    return Hits([(rows[row_id], score) for row_id, score in fused if row_id in rows][:limit])
+    reranked = await rerank(deps, credential, [(rows[row_id], score) for row_id, score in fused if row_id in rows],
+                            as_of if as_of is not None else deps.clock())
+    return Hits(reranked[:limit])
+
+
+def _snippet(row: Row) -> dict[str, str]:
+    return {"snippet": row["snippet"]} if row.get("snippet") else {}
 
 
 async def search_brain(
@@ -252,6 +182,6 @@ async def _search(deps: Deps, credential: Credential, q: Any, mode: Any, as_of: 
     return {
         "mode": mode,
         "as_of": when,
-        "results": [fact_out(row, readable, score=round(score, 6)) for row, score in hits.found],
+        "results": [fact_out(row, readable, score=round(score, 6), **_snippet(row)) for row, score in hits.found],
         "degraded": list(hits.degraded),
     }

@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memvault.core.brain.fact_input import MAX_CONTENT_CHARS
-from memvault.core.brain.facts import embed_facts, event, hook_of, plan_facts
+from memvault.core.brain.fact_vectors import FactText, embed_facts
+from memvault.core.brain.facts import hook_of, plan_facts
+from memvault.core.brain.plan import event
 from memvault.core.brain.scopes import SCOPES, Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, NotFound, PayloadTooLarge
@@ -105,7 +107,7 @@ async def register_skill(deps: Deps, credential: Credential, payload: Any) -> di
     })
     await deps.db.batch([*statements, *plan.statements])
     hook_chars = deps.settings.brain_hook_chars
-    await embed_facts(deps, [(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched])
+    await embed_facts(deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched])
     # The mirrored fact passed the gate whole; whatever it caught is reported with the fields'.
     redacted = sorted({*redacted, *(kind for item in mirrored.items for kind in item.redacted)})
     row = dict(zip([c.strip() for c in COLUMNS.split(",")],

@@ -7,14 +7,12 @@ one chunk open the next, so a fact that straddles a cut is still whole somewhere
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memvault.core.models import Message
+from memvault.core.passages import split_sentences
 from memvault.core.tokens import estimate_tokens
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @dataclass(frozen=True)
@@ -26,10 +24,6 @@ class ChunkPlan:
 
 def message_tokens(message: Message) -> int:
     return estimate_tokens(message.content)
-
-
-def split_sentences(text: str) -> list[str]:
-    return [part for part in (p.strip() for p in _SENTENCE_END.split(text)) if part]
 
 
 def tail_for_overlap(text: str, overlap_tokens: int) -> str:

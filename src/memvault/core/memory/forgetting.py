@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.memory.chunking import split_sentences
 from memvault.core.memory.rows import ROW_COLUMNS, chunk_row, insert_row, row_from_sql
 from memvault.core.models import MemoryRow, Message
+from memvault.core.passages import split_sentences
 from memvault.core.ports import SyncSql
 from memvault.core.sql import in_batches, placeholders
 

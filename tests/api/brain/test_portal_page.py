@@ -1,0 +1,95 @@
+"""The portal as HTTP serves it: the page at /portal itself (no redirect), its stylesheet and
+script with their content types, all under a Content-Security-Policy that allows only the page's
+own script and style; the page holds no inline script, style or handler; the script never parses
+text as markup; and /portal/me answers who a credential is."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import httpx
+import pytest
+from brain_env import Brain, brain_fixture  # noqa: F401
+
+SCRIPT = Path(__file__).resolve().parents[3] / "src" / "memvault" / "api" / "portal" / "portal.js"
+REQUIRED_POLICY = {
+    "default-src": "'none'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    "connect-src": "'self'",
+    "img-src": "'self'",
+    "base-uri": "'none'",
+    "form-action": "'none'",
+    "frame-ancestors": "'none'",
+    "require-trusted-types-for": "'script'",
+}
+
+
+class PageParts(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.resources: list[str] = []
+        self.inline: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        self._in_script = tag == "script"
+        if tag == "style" or "style" in named or any(name.startswith("on") for name in named):
+            self.inline.append(f"<{tag}> with {sorted(named)}")
+        if tag == "script":
+            self.resources.append(named.get("src") or "")
+        if tag == "link":
+            self.resources.append(named.get("href") or "")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script and data.strip():
+            self.inline.append("inline script")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+
+def assert_locked_down(headers: httpx.Headers) -> None:
+    policy = dict(part.strip().split(" ", 1) for part in headers.get("content-security-policy", "").split(";"))
+    for directive, value in REQUIRED_POLICY.items():
+        assert policy.get(directive) == value, (directive, policy)
+    assert headers.get("x-content-type-options") == "nosniff"
+    assert headers.get("referrer-policy") == "no-referrer"
+
+
+async def test_the_page_is_served_at_portal_with_only_its_own_script_and_style(brain: Brain) -> None:
+    page = await brain.client.get("/portal", follow_redirects=False)
+    assert page.status_code == 200
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert_locked_down(page.headers)
+    parts = PageParts()
+    parts.feed(page.text)
+    assert parts.inline == []
+    assert sorted(parts.resources) == ["/portal/static/portal.css", "/portal/static/portal.js"]
+    for path, kind in zip(sorted(parts.resources), ["text/css", "text/javascript"], strict=True):
+        served = await brain.client.get(path)
+        assert served.status_code == 200 and served.headers["content-type"] == f"{kind}; charset=utf-8"
+        assert_locked_down(served.headers)
+
+
+@pytest.mark.parametrize("path", ["/portal/static/index.html", "/portal/static/missing.js", "/portal/static/..%2fportal.py"])
+async def test_nothing_else_is_served_from_the_portal_folder(brain: Brain, path: str) -> None:
+    assert (await brain.client.get(path)).status_code == 404
+
+
+def test_the_script_never_parses_text_as_markup() -> None:
+    source = SCRIPT.read_text()
+    sinks = re.findall(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\"on", source)
+    assert sinks == []
+    # Credentials are kept for the tab only, never in localStorage or cookies.
+    assert "localStorage" not in source and "document.cookie" not in source
+
+
+async def test_me_names_the_credential_or_refuses(brain: Brain) -> None:
+    me = await brain.client.get("/portal/me", headers=brain.headers("family+mildred"))
+    assert me.json() == {"name": "family+mildred", "scopes": ["family", "mildred"], "writer": False}
+    assert (await brain.client.get("/portal/me")).status_code == 401
+    assert (await brain.client.get("/portal/me", headers={"Authorization": "Bearer tok-nobody"})).status_code == 401

@@ -1,0 +1,81 @@
+"""MCP over streamable HTTP at `/mcp` of the real local server (`memvault serve`), with the SDK's
+client; each call names its caller in headers, as on the other routes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp_support import answer, create_key, http_session, local_server, refusal, token
+from scenarios import check_as_writer, check_reader_walls, check_unknown_secrets_are_refused
+
+from memvault.api.app import create_app
+from memvault.api.mcp.http import caller_secrets
+from memvault.api.mcp.tools import CallerSecrets
+from memvault.core.settings import load_settings
+from memvault.runtime.local import build_local_deps, close_local_deps, create_local_app
+
+
+@pytest.fixture(scope="module", name="served")
+def served_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    data_dir = tmp_path_factory.mktemp("mcp-http")
+    with local_server(data_dir) as url:
+        yield url, data_dir
+
+
+async def test_tools_and_resources_over_http(served: tuple[str, Path]) -> None:
+    url, data_dir = served
+    key = await create_key(data_dir)
+    # The memory key as the memory routes take it, the brain credential in its own header.
+    async with http_session(
+        url, {"Authorization": f"Bearer {key}", "X-Memvault-Brain-Token": token("writer")}
+    ) as session:
+        facts = await check_as_writer(session, "http")
+    # The memory key as the memory router takes it, the brain credential as the brain routes take it.
+    async with http_session(
+        url, {"X-Memory-Key": key, "Authorization": f"Bearer {token('business-reader')}"}
+    ) as reader:
+        await check_reader_walls(reader, facts)
+        assert answer(await reader.call_tool("memory_search", {"query": "http train", "session_id": "trip"}))["items"]
+
+
+async def test_unknown_or_missing_secrets_are_tool_errors_over_http(served: tuple[str, Path]) -> None:
+    url, _ = served
+    async with http_session(url, {"X-Memory-Key": "mk_nobody", "Authorization": "Bearer tok-nobody"}) as session:
+        await check_unknown_secrets_are_refused(session)
+    async with http_session(url, {}) as anonymous:
+        assert "a memory key (mk_…) is required" in refusal(await anonymous.call_tool("memory_search", {"query": "x"}))
+        assert "a brain credential is required" in refusal(await anonymous.call_tool("brain_recall", {}))
+
+
+def test_plain_http_to_mcp_without_the_protocol_is_refused_not_crashed(served: tuple[str, Path]) -> None:
+    url, _ = served
+    response = httpx.post(
+        url,
+        content=b"not json",
+        headers={"Accept": "application/json, text/event-stream", "Content-Type": "application/json"},
+    )
+    assert 400 <= response.status_code < 500, response.text
+
+
+def test_which_header_names_which_secret() -> None:
+    assert caller_secrets({"authorization": "Bearer mk_a"}) == CallerSecrets("mk_a", None)
+    assert caller_secrets({"authorization": "Bearer mk_a", "x-memvault-brain-token": "t"}) == CallerSecrets("mk_a", "t")
+    assert caller_secrets({"x-memory-key": "mk_b", "authorization": "Bearer t"}) == CallerSecrets("mk_b", "t")
+    assert caller_secrets({"x-memory-key": "mk_b", "authorization": "Bearer mk_a"}) == CallerSecrets("mk_b", None)
+    assert caller_secrets({"referer": "https://example.com/?token=t"}) == CallerSecrets(None, None)
+
+
+async def test_mcp_is_mounted_by_the_local_root_only(tmp_path: Path) -> None:
+    environ = {"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}
+    local = create_local_app(environ)
+    await close_local_deps(local.state.deps)
+    deps = build_local_deps(load_settings(environ))
+    try:
+        shared = create_app(deps)
+    finally:
+        await close_local_deps(deps)
+    assert "/mcp" in {getattr(route, "path", None) for route in local.routes}
+    assert "/mcp" not in {getattr(route, "path", None) for route in shared.routes}
