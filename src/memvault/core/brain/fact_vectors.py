@@ -6,9 +6,9 @@ are stored, so the index never holds neither."""
 from __future__ import annotations
 
 import logging
-from functools import partial
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from memvault.core.brain.freshness import bumps

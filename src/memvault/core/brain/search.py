@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.brain.freshness import cached_read
 from memvault.core.brain.bm25 import FACTS, PASSAGES, ranked, score_of
 from memvault.core.brain.fact_vectors import parent_of
+from memvault.core.brain.freshness import cached_read
 from memvault.core.brain.rows import (
     FACT_COLUMNS,
     fact_out,
