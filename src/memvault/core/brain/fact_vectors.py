@@ -67,9 +67,11 @@ async def passages_of(deps: Deps, fact_ids: Sequence[str]) -> dict[str, list[tup
     return found
 
 
-async def embed_facts(deps: Deps, facts: Sequence[FactText], known: Mapping[str, Sequence[float]] | None = None) -> str:
+async def embed_facts(deps: Deps, facts: Sequence[FactText], known: Mapping[str, Sequence[float]] | None = None,
+                      replaced: bool = False) -> str:
     """Embed the facts' hooks and passages into the vector index (``known`` holds hook vectors
-    already computed, by the write-time bands), record them, then retire what they replace."""
+    already computed, by the write-time bands), record them, then, when the write ``replaced``
+    facts, retire those facts' vectors."""
     if not facts:
         return "none"
     known = known or {}
@@ -86,7 +88,8 @@ async def embed_facts(deps: Deps, facts: Sequence[FactText], known: Mapping[str,
     except Exception as exc:  # the write has landed; the nightly re-embed picks these rows up
         log.warning("brain embedding deferred for %d facts: %s", len(facts), type(exc).__name__)
         return "deferred"
-    await retire_vectors(deps)
+    if replaced:
+        await retire_vectors(deps)
     return "done"
 
 

@@ -232,7 +232,8 @@ async def ingest_facts(deps: Deps, credential: Credential, payload: Any, bands: 
     plan = await retry(plan_and_write, is_transient_storage)
     hook_chars = deps.settings.brain_hook_chars
     embedding = await embed_facts(
-        deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched], plan.vectors)
+        deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched], plan.vectors,
+        plan.replaced)
     redacted = [{"id": i.id, "kinds": list(i.redacted)} for i in request.items if i.redacted]
     stored = [d["id"] for d in plan.decisions if d["id"] is not None]
     return {**plan.counts, "ids": list(dict.fromkeys(stored)), "redacted": redacted, "embedding": embedding,

@@ -85,5 +85,10 @@ class Plan:
                   (until, heir, self.now, row["id"]),
                   row["id"], row["scope"], row["source"], superseded_by=heir)
 
+    @property
+    def replaced(self) -> bool:
+        """Whether the write supersedes or retires facts, whose vectors then have to go."""
+        return bool(self.counts["superseded"] or self.counts["retired"])
+
     def _valid_from(self, item: FactInput) -> float:
         return item.valid_from if item.valid_from is not None else self.now

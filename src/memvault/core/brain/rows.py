@@ -57,6 +57,20 @@ async def readable_ids(deps: Deps, credential: Credential, ids: Iterable[str]) -
     return found
 
 
+async def walled_side_rows(
+    deps: Deps, credential: Credential, table: str, columns: str, key: str, values: Iterable[str]
+) -> list[dict[str, Any]]:
+    """Rows of a table beside ``memory`` (aliased ``t``, tied to a fact by ``t.fact_id``) whose
+    ``t.<key>`` is among ``values`` and whose fact the credential may read."""
+    wall, params = scope_filter(credential, "m.scope")
+    found: list[dict[str, Any]] = []
+    for group in in_batches(sorted(set(values))):
+        found += await deps.db.query(
+            f"SELECT {columns} FROM {table} t CROSS JOIN memory m ON m.id = t.fact_id "
+            f"WHERE {wall} AND t.{key} IN ({placeholders(len(group))})", [*params, *group])
+    return found
+
+
 async def readable_links(deps: Deps, credential: Credential, rows: Sequence[dict[str, Any]]) -> set[str]:
     """The ids ``fact_out`` may show as links of ``rows``, which were read through the wall. A
     writer holding several scopes may supersede a fact from another scope, so a link can point

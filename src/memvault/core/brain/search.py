@@ -22,8 +22,9 @@ from memvault.core.brain.rows import (
     parse_limit,
     readable_links,
     visible,
+    walled_side_rows,
 )
-from memvault.core.brain.scopes import Credential, scope_filter
+from memvault.core.brain.scopes import Credential
 from memvault.core.brain.signals import rerank
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
@@ -108,14 +109,8 @@ async def vector_search(
 async def _live_passages(deps: Deps, credential: Credential, ids: Sequence[str]) -> dict[str, str]:
     """The passage texts behind vector ids, re-read through the wall: an id the database no longer
     records is dropped."""
-    wall, params = scope_filter(credential, "m.scope")
-    found: dict[str, str] = {}
-    for group in in_batches(list(ids)):
-        for row in await deps.db.query(
-            f"SELECT p.id, p.text FROM fact_passages p CROSS JOIN memory m ON m.id = p.fact_id "
-            f"WHERE {wall} AND p.id IN ({placeholders(len(group))})", [*params, *group]):
-            found[row["id"]] = row["text"]
-    return found
+    rows = await walled_side_rows(deps, credential, "fact_passages", "t.id, t.text", "id", ids)
+    return {row["id"]: row["text"] for row in rows}
 
 
 @dataclass(frozen=True)

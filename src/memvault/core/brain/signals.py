@@ -13,9 +13,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from memvault.core.brain.scopes import Credential, scope_filter
+from memvault.core.brain.rows import walled_side_rows
+from memvault.core.brain.scopes import Credential
 from memvault.core.deps import Deps
-from memvault.core.sql import in_batches, placeholders
 
 log = logging.getLogger("memvault.brain")
 Row = dict[str, Any]
@@ -51,14 +51,8 @@ def count_recalls(deps: Deps, fact_ids: Sequence[str]) -> None:
 
 
 async def _recall_counts(deps: Deps, credential: Credential, fact_ids: Sequence[str]) -> dict[str, int]:
-    wall, params = scope_filter(credential, "m.scope")
-    counts: dict[str, int] = {}
-    for group in in_batches(list(fact_ids)):
-        for row in await deps.db.query(
-            f"SELECT s.fact_id, s.recall_count FROM fact_signals s CROSS JOIN memory m ON m.id = s.fact_id "
-            f"WHERE {wall} AND s.fact_id IN ({placeholders(len(group))})", [*params, *group]):
-            counts[row["fact_id"]] = int(row["recall_count"])
-    return counts
+    rows = await walled_side_rows(deps, credential, "fact_signals", "t.fact_id, t.recall_count", "fact_id", fact_ids)
+    return {row["fact_id"]: int(row["recall_count"]) for row in rows}
 
 
 def signal_factor(row: Row, recalls: int, now: float, half_lives: dict[str, float]) -> float:

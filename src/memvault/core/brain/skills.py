@@ -107,7 +107,8 @@ async def register_skill(deps: Deps, credential: Credential, payload: Any) -> di
     })
     await deps.db.batch([*statements, *plan.statements])
     hook_chars = deps.settings.brain_hook_chars
-    await embed_facts(deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched])
+    await embed_facts(deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched],
+                      replaced=plan.replaced)
     # The mirrored fact passed the gate whole; whatever it caught is reported with the fields'.
     redacted = sorted({*redacted, *(kind for item in mirrored.items for kind in item.redacted)})
     row = dict(zip([c.strip() for c in COLUMNS.split(",")],
