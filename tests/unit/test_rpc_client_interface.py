@@ -12,7 +12,7 @@ import pytest
 
 from memvault.core import keys
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidField, Unauthorized
+from memvault.core.errors import InvalidField, InvalidInput, Unauthorized
 from memvault.core.settings import load_settings
 from memvault.runtime import rpc
 from memvault.runtime.local import build_local_deps, close_local_deps
@@ -90,6 +90,12 @@ async def test_options_must_be_whole_numbers(deps: Deps, options: dict[str, Any]
     props = await bot_props(deps)
     with pytest.raises(InvalidField):
         await rpc.get_bound_memory(deps, props, None, options)
+
+
+async def test_an_offset_past_what_the_store_can_count_is_bad_input(deps: Deps) -> None:
+    props = await bot_props(deps)
+    with pytest.raises(InvalidInput):
+        await rpc.get_bound_memory(deps, props, None, {"offset": 3 * 10**30})
 
 
 async def test_session_id_must_be_text(deps: Deps) -> None:

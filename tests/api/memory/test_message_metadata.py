@@ -106,4 +106,7 @@ async def test_http_reads_a_page_of_the_vault_with_metadata(memvault: Memvault) 
     assert [item["id"] for item in body["items"]] == ["n1", "n0"]
     assert all(item["metadata"] == {"via": "http"} for item in body["items"])
     assert (await memvault.client.get("/v1/memory", params={"limit": 0}, headers=memvault.auth)).status_code == 422
+    # Past SQLite's 64-bit LIMIT/OFFSET: refused as bad input, never a store failure.
+    huge = {"offset": 3 * 10**30}
+    assert (await memvault.client.get("/v1/memory", params=huge, headers=memvault.auth)).status_code == 422
     assert (await memvault.client.get("/v1/memory")).status_code == 401

@@ -19,6 +19,7 @@ from memvault.api.schemas import (
 )
 from memvault.core import memory
 from memvault.core.memory.messages import messages_from
+from memvault.core.memory.read import MAX_OFFSET, MAX_PAGE
 from memvault.core.times import parse_time, require_time
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=error_responses(400, 401, 409, 413, 422, 503, 507))
@@ -47,8 +48,8 @@ async def read(
     deps: DepsParam,
     key: KeyParam,
     session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-    limit: Annotated[int | None, Query(ge=1, le=500)] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict[str, object]:
     """One page of a vault's messages, newest first, read from the vault itself (never behind)."""
     return await memory.memory_page(deps, key.id, session_id, limit, offset)

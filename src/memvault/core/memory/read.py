@@ -180,11 +180,18 @@ async def vaults_of(deps: Deps, key_id: str) -> list[str]:
     return await MirrorStore(deps.db).vaults_of(key_id)
 
 
+# SQLite's LIMIT and OFFSET are 64-bit: larger numbers would fail in the store, not as bad input.
+MAX_PAGE = 500
+MAX_OFFSET = 2**62
+
+
 async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
     """One page of a vault's messages, newest first: pending messages, then stored ones. Read from
     the vault itself, which is never behind (the mirror may be, for a moment)."""
     if limit < 1 or offset < 0:
         raise InvalidInput("limit must be positive and offset not negative")
+    if limit > MAX_PAGE or offset > MAX_OFFSET:
+        raise InvalidInput(f"limit must be at most {MAX_PAGE} and offset at most {MAX_OFFSET}")
     vault = deps.vaults.vault(vault_name(key_id, session_id))
     # Newest first; messages of the same moment newest-arrived first (the buffer is in arrival order).
     pending = sorted(reversed(await vault.pending()), key=lambda m: -m.timestamp)
