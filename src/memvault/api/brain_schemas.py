@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from memvault.core.brain.rows import EntryType
 
@@ -53,3 +53,10 @@ class SyncRequest(BaseModel):
     source: str = Field(description="Source prefix the sync covers, e.g. `files:`.")
     since: float | str | None = None
     items: list[FactIn] | None = None
+
+
+class ConsolidateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dryRun: StrictBool | None = Field(None, description="Default true: only report what a run would propose; false stores the proposals and re-embeds changed facts.")
+    scopes: list[str] | None = Field(None, description="Some of the credential's scopes; default all of them.")

@@ -9,7 +9,9 @@ For every memory key:
    logged and it could not apply before, and a mirror whose counts still differ from its vault's
    is rebuilt from the vault (``memory.reconcile_vault``);
 4. brain facts written while the embedder was down, or changed since, are embedded
-   (``brain.embed_pending``).
+   (``brain.embed_pending``);
+5. the brain is consolidated over every scope (``brain.consolidate``): its proposals are stored
+   for a writer to accept or reject, and nothing else about a fact changes.
 
 This module only orchestrates: every read and write of a vault or the mirror goes through
 the memory wing's write and read paths. One failing key or vault is recorded and skipped, never
@@ -47,6 +49,10 @@ class MaintenanceReport:
     changes_applied: int = 0
     mirrors_rebuilt: int = 0
     facts_embedded: int = 0
+    proposals_stored: int = 0
+    proposals_stale: int = 0
+    broken_chains: int = 0
+    cyclic_chains: int = 0
     errors: list[str] = field(default_factory=list)
     duration_ms: float = 0.0
 
@@ -72,6 +78,13 @@ async def run_maintenance(deps: Deps, now: float | None = None) -> MaintenanceRe
         report, "embed brain facts", partial(brain.embed_pending, deps, brain.maintenance_credential(), deps.settings.reembed_batch)
     )
     report.facts_embedded = facts or 0
+    consolidated = await _guarded(
+        report, "consolidate the brain", partial(brain.consolidate, deps, brain.maintenance_credential(), {"dryRun": False})
+    )
+    if consolidated:
+        report.proposals_stored, report.proposals_stale = consolidated["stored"], consolidated["stale"]
+        report.broken_chains = len(consolidated["chains"]["broken"])
+        report.cyclic_chains = len(consolidated["chains"]["cyclic"])
     report.duration_ms = round((time.perf_counter() - started) * 1000, 2)
     log.info("maintenance finished: %s", {k: v for k, v in report.to_dict().items() if k != "errors"})
     return report

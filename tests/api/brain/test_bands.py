@@ -5,59 +5,12 @@ trusted (an id outside the candidates, malformed JSON, a timeout) falling back t
 from __future__ import annotations
 
 import json
-import re
-import sys
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from brain_env import Brain, close_brain, open_brain
+from banded import ids_in, judged_fixture, llm_fixture, plain_fixture, replying  # noqa: F401
+from brain_env import Brain
 from fake_llm import FakeLlm
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "providers"))
-from fake_upstream import ServerThread
-
-# Thresholds for the tests' hash embedder, whose cosine follows shared words.
-BANDS = {"MEMVAULT_BRAIN_BLOCK_SIMILARITY": "0.9", "MEMVAULT_BRAIN_FLAG_SIMILARITY": "0.55",
-         "MEMVAULT_BRAIN_CANDIDATE_SIMILARITY": "0.3"}
-
-
-@pytest.fixture(scope="module")
-def llm() -> Iterator[tuple[FakeLlm, str]]:
-    fake = FakeLlm()
-    with ServerThread(fake.app) as server:
-        yield fake, server.url
-
-
-@pytest.fixture
-async def judged(tmp_path: Path, llm: tuple[FakeLlm, str]) -> AsyncIterator[tuple[Brain, FakeLlm]]:
-    fake, url = llm
-    fake.prompts.clear()
-    fake.delay = 0.0
-    brain = await open_brain(tmp_path, MEMVAULT_BRAIN_LLM_URL=url, MEMVAULT_BRAIN_LLM_MODEL="judge",
-                             MEMVAULT_BRAIN_LLM_TIMEOUT_MS="2000", **BANDS)
-    yield brain, fake
-    await close_brain(brain)
-
-
-@pytest.fixture
-async def plain(tmp_path: Path) -> AsyncIterator[Brain]:
-    brain = await open_brain(tmp_path, **BANDS)
-    yield brain
-    await close_brain(brain)
-
-
-def _ids_in(prompt: str) -> list[str]:
-    return re.findall(r"id (mem-[0-9a-f]+)", prompt)
-
-
-def _reply(decision: str, **extra: Any) -> Any:
-    def respond(system: str, user: str) -> str:
-        if "Rate how important" in system:
-            return json.dumps({fid: 4 for fid in _ids_in(user)})
-        return json.dumps({"decision": decision, "ids": _ids_in(user)[:1], **extra})
-    return respond
 
 
 async def _current(brain: Brain) -> set[str]:
@@ -109,7 +62,7 @@ async def test_replace_supersedes_and_retires_the_old_vectors_after_the_new_are_
     judged: tuple[Brain, FakeLlm],
 ) -> None:
     brain, fake = judged
-    fake.respond = _reply("replace")
+    fake.respond = replying("replace")
     old = (await brain.write({"content": "Mildred's GP is Dr Patel at Oak Lane surgery", "scope": "family"}))["ids"][0]
     brain.clock.advance(60)
     new = await brain.write({"content": "Mildred's GP is now Dr Okafor at Oak Lane surgery", "scope": "family"})
@@ -124,7 +77,7 @@ async def test_replace_supersedes_and_retires_the_old_vectors_after_the_new_are_
 async def test_merge_stores_the_merged_wording_and_supersedes_the_named_facts(judged: tuple[Brain, FakeLlm]) -> None:
     brain, fake = judged
     merged = "The boiler is a Worcester 30i, serviced each March by Hartley Heating"
-    fake.respond = _reply("merge", text=merged)
+    fake.respond = replying("merge", text=merged)
     old = (await brain.write({"content": "The boiler is a Worcester 30i serviced by Hartley Heating",
                               "scope": "family"}))["ids"][0]
     result = await brain.write({"content": "The boiler is serviced each March by Hartley Heating", "scope": "family"})
@@ -136,7 +89,7 @@ async def test_merge_stores_the_merged_wording_and_supersedes_the_named_facts(ju
 
 async def test_contradiction_keeps_both_and_links_them(judged: tuple[Brain, FakeLlm]) -> None:
     brain, fake = judged
-    fake.respond = _reply("contradiction")
+    fake.respond = replying("contradiction")
     old = (await brain.write({"content": "The shop opens at 9 on Saturdays", "scope": "business"}))["ids"][0]
     new = (await brain.write({"content": "The shop opens at 10 on Saturdays", "scope": "business"}))["ids"][0]
     assert await _current(brain) == {old, new}
@@ -177,7 +130,7 @@ async def test_an_untrustworthy_reply_keeps_both_and_touches_nothing(judged: tup
 
 async def test_a_judge_that_times_out_keeps_both(judged: tuple[Brain, FakeLlm]) -> None:
     brain, fake = judged
-    fake.respond = _reply("replace")
+    fake.respond = replying("replace")
     await brain.write({"content": "The van's MOT is due in June", "scope": "business"})
     fake.delay = 3.0
     result = await brain.write({"content": "The van's MOT is due in July", "scope": "business"})
@@ -193,7 +146,7 @@ async def test_bands_off_stores_as_given_without_asking(judged: tuple[Brain, Fak
 
 async def test_the_llm_rates_importance_unless_the_writer_did(judged: tuple[Brain, FakeLlm]) -> None:
     brain, fake = judged
-    fake.respond = _reply("keep_both")
+    fake.respond = replying("keep_both")
     rated = (await brain.write({"content": "Passport renewal is due in 2027", "scope": "family"}))["ids"][0]
     given = (await brain.write({"content": "The cat likes tuna", "scope": "family", "importance": 1}))["ids"][0]
     rows = {r["id"]: r["importance"] for r in await brain.deps.db.query("SELECT id, importance FROM memory")}

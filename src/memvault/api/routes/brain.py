@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from memvault.api.brain_schemas import SkillIn, SyncRequest, WriteRequest
+from memvault.api.brain_schemas import ConsolidateRequest, SkillIn, SyncRequest, WriteRequest
 from memvault.api.dependencies import CredentialParam, DepsParam
 from memvault.api.schemas import NDJSON, error_responses
 from memvault.core import brain
@@ -81,3 +81,27 @@ async def skill(
 @router.post("/memory/sync")
 async def sync(body: SyncRequest, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
     return await brain.sync(deps, credential, body.model_dump(exclude_unset=True))
+
+
+@router.post("/memory/consolidate")
+async def consolidate(deps: DepsParam, credential: CredentialParam, body: ConsolidateRequest | None = None) -> dict[str, Any]:
+    return await brain.consolidate(deps, credential, body.model_dump(exclude_unset=True) if body else {})
+
+
+@router.get("/memory/proposals")
+async def proposals(
+    deps: DepsParam, credential: CredentialParam,
+    status: Annotated[str | None, Query(description="open (default), accepted, rejected, stale or all.")] = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    return await brain.list_proposals(deps, credential, status, limit)
+
+
+@router.post("/memory/proposals/{proposal_id}/accept")
+async def accept_proposal(proposal_id: str, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
+    return await brain.accept_proposal(deps, credential, proposal_id)
+
+
+@router.post("/memory/proposals/{proposal_id}/reject")
+async def reject_proposal(proposal_id: str, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
+    return await brain.reject_proposal(deps, credential, proposal_id)

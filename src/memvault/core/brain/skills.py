@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.brain.fact_input import MAX_CONTENT_CHARS
 from memvault.core.brain.fact_vectors import FactText, embed_facts
 from memvault.core.brain.facts import hook_of, plan_facts
-from memvault.core.brain.plan import event
+from memvault.core.brain.plan import Plan, Statement, event
 from memvault.core.brain.scopes import SCOPES, Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, NotFound, PayloadTooLarge
@@ -64,7 +65,19 @@ def _out(row: Mapping[str, Any], with_content: bool = True) -> dict[str, Any]:
     return {k: row[k] for k in [*keys, *(["content"] if with_content else [])]}
 
 
-async def register_skill(deps: Deps, credential: Credential, payload: Any) -> dict[str, Any]:
+@dataclass
+class SkillPlan:
+    """A skill registration's statements (the skill rows, their event, the mirrored fact), unrun,
+    and the answer to give once they are."""
+
+    statements: list[Statement]
+    mirror: Plan
+    answer: dict[str, Any]
+
+
+async def plan_skill(deps: Deps, credential: Credential, payload: Any) -> SkillPlan:
+    """Every check and read of registering a skill; the statements are left to the caller, which
+    may run them in a larger batch (accepting a consolidation proposal)."""
     credential.require_writer()
     if not isinstance(payload, Mapping):
         raise InvalidInput("the body must be a JSON object")
@@ -90,10 +103,11 @@ async def register_skill(deps: Deps, credential: Credential, payload: Any) -> di
     latest = rows[0] if rows else None
     redacted = sorted(set(kinds + name_kinds + description_kinds))
     if latest is not None and latest["superseded_at"] is None and latest["content_hash"] == digest:
-        return {"status": "unchanged", "skill": _out(latest), "redacted": redacted}
+        return SkillPlan([], Plan(deps.clock(), credential.name), {"status": "unchanged", "skill": _out(latest),
+                                                                   "redacted": redacted})
     now, version = deps.clock(), (latest["version"] + 1 if latest else 1)
     new_id = skill_id(scope, slug, version)
-    statements: list[tuple[str, Sequence[Any]]] = []
+    statements: list[Statement] = []
     if latest is not None and latest["superseded_at"] is None:
         statements.append(("UPDATE skills SET superseded_at = ?, superseded_by = ? WHERE id = ? AND superseded_at IS NULL",
                            [now, new_id, latest["id"]]))
@@ -102,18 +116,35 @@ async def register_skill(deps: Deps, credential: Credential, payload: Any) -> di
     statements.append(event(now, credential.name, "skill_registered", new_id, scope, f"skill:{slug}",
                             version=version, content_hash=digest))
     mirrored, plan = await plan_facts(deps, credential, {
-        "facts": [{"content": fact, "entry_type": "skill"}], "source": f"skill:{scope}/{slug}", "scope": scope,
+        "facts": [{"content": fact, "entry_type": "skill"}], "source": skill_source(scope, slug), "scope": scope,
         "reconcile": True,
     })
-    await deps.db.batch([*statements, *plan.statements])
-    hook_chars = deps.settings.brain_hook_chars
-    await embed_facts(deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched],
-                      replaced=plan.replaced)
     # The mirrored fact passed the gate whole; whatever it caught is reported with the fields'.
     redacted = sorted({*redacted, *(kind for item in mirrored.items for kind in item.redacted)})
     row = dict(zip([c.strip() for c in COLUMNS.split(",")],
                    [new_id, slug, scope, version, name, description, content, digest, now, None, None], strict=True))
-    return {"status": "registered" if version == 1 else "updated", "skill": _out(row), "redacted": redacted}
+    answer = {"status": "registered" if version == 1 else "updated", "skill": _out(row), "redacted": redacted}
+    return SkillPlan([*statements, *plan.statements], plan, answer)
+
+
+async def embed_mirrors(deps: Deps, plan: Plan) -> None:
+    """After a skill's batch: embed its mirrored fact (and retire the vectors of the one it replaced)."""
+    hook_chars = deps.settings.brain_hook_chars
+    await embed_facts(deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched],
+                      replaced=plan.replaced)
+
+
+async def register_skill(deps: Deps, credential: Credential, payload: Any) -> dict[str, Any]:
+    planned = await plan_skill(deps, credential, payload)
+    if planned.statements:
+        await deps.db.batch(planned.statements)
+        await embed_mirrors(deps, planned.mirror)
+    return planned.answer
+
+
+def skill_source(scope: str, slug: str) -> str:
+    """The source of the brain fact mirroring a skill."""
+    return f"skill:{scope}/{slug}"
 
 
 async def get_skill(deps: Deps, credential: Credential, slug: Any, scope: Any = None, version: Any = None) -> dict[str, Any]:
