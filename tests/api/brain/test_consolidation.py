@@ -5,6 +5,7 @@ malformed JSON)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -13,6 +14,7 @@ from banded import ids_in, judged_fixture, llm_fixture, plain_fixture, replying 
 from brain_env import Brain
 from fake_llm import FakeLlm
 
+from memvault.core.errors import TransientStorageError
 from memvault.core.maintenance import run_maintenance
 
 # What a fact is, beside the upkeep columns (vectors, hashes) a consolidation run may fill in.
@@ -277,3 +279,92 @@ def test_proposal_ids_are_stable() -> None:
     assert one.id == Proposal("retire", "business", ("mem-a", "mem-b"), "other words", keep_id="mem-c").id
     assert one.id != Proposal("retire", "business", ("mem-a", "mem-b"), "x", keep_id="mem-d").id
     assert json.loads(json.dumps(one.out()))["status"] == "proposed"
+
+
+async def _merge_proposal(brain: Brain, fake: FakeLlm) -> dict[str, Any]:
+    await _write_unbanded(brain, "The van is insured with Admiral until May")
+    brain.clock.advance(60)
+    await _write_unbanded(brain, "The van is insured with Admiral for 640 a year")
+    fake.respond = replying("merge", text="The van is insured with Admiral until May, for 640 a year")
+    await _consolidate(brain, dryRun=False)
+    [proposal] = await _listed(brain)
+    return proposal
+
+
+@pytest.mark.parametrize("decisions", [("accept", "accept"), ("accept", "accept", "reject")])
+async def test_decisions_at_once_apply_a_proposal_once(judged: tuple[Brain, FakeLlm], decisions: tuple[str, ...]) -> None:
+    brain, fake = judged
+    proposal = await _merge_proposal(brain, fake)
+    events = await brain.events()
+    answers = await asyncio.gather(*(
+        brain.client.post(f"/memory/proposals/{proposal['id']}/{decision}", headers=brain.headers("writer"))
+        for decision in decisions))
+    assert sorted(a.status_code for a in answers) == [200] + [409] * (len(decisions) - 1), [a.text for a in answers]
+    [winner] = [a.json()["status"] for a in answers if a.status_code == 200]
+    assert (await _listed(brain, status="all"))[0]["status"] == winner
+    accepted = winner == "accepted"
+    assert await brain.count("source = 'consolidation'") == int(accepted)
+    # Accepted once: one merged fact written and two superseded, each with its event; rejected: nothing.
+    assert await brain.events() == events + 3 * accepted
+
+
+async def test_a_failed_accept_changes_nothing_and_can_be_retried(
+    judged: tuple[Brain, FakeLlm], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    brain, fake = judged
+    proposal = await _merge_proposal(brain, fake)
+    before = await _facts(brain)
+    real_batch = brain.deps.db.batch
+
+    async def failing(statements: Any) -> None:
+        raise TransientStorageError("database is locked")
+
+    monkeypatch.setattr(brain.deps.db, "batch", failing)
+    await _decide(brain, proposal["id"], "accept", expect=503)
+    monkeypatch.setattr(brain.deps.db, "batch", real_batch)
+    assert await _facts(brain) == before
+    assert [p["status"] for p in await _listed(brain)] == ["open"]
+    assert (await _decide(brain, proposal["id"], "accept"))["status"] == "accepted"
+
+
+async def test_a_claim_left_by_a_dead_request_is_handed_back(plain: Brain) -> None:
+    await _write_unbanded(plain, "The fuse box is in the hall cupboard.")
+    await _write_unbanded(plain, "the fuse box is in the hall cupboard", source="note")
+    await _consolidate(plain, dryRun=False)
+    [proposal] = await _listed(plain)
+    await plain.deps.db.execute("UPDATE proposals SET status = 'applying', decided_at = ? WHERE id = ?",
+                                (plain.clock.now, proposal["id"]))
+    await _decide(plain, proposal["id"], "accept", expect=409)
+    await _consolidate(plain, dryRun=False)
+    assert await _listed(plain) == [], "a fresh claim is left alone"
+    plain.clock.advance(3600)
+    await _consolidate(plain, dryRun=False)
+    assert [p["id"] for p in await _listed(plain)] == [proposal["id"]]
+    await _decide(plain, proposal["id"], "accept")
+
+
+async def test_accepting_a_skill_merge_versions_the_kept_slug(judged: tuple[Brain, FakeLlm]) -> None:
+    brain, fake = judged
+
+    async def register(slug: str, content: str) -> dict[str, Any]:
+        response = await brain.client.post("/memory/skill", headers=brain.headers("writer"),
+                                           json={"slug": slug, "scope": "family", "content": content})
+        assert response.status_code == 200, response.text
+        skill: dict[str, Any] = response.json()["skill"]
+        return skill
+
+    old = await register("school-run", "Leave at 8:10, take the bridge road, drop at the side gate.")
+    brain.clock.advance(60)
+    new = await register("school-run.new", "Leave at 8:10, take the bridge road, park on Elm Street.")
+    merged = "Leave at 8:10, take the bridge road, park on Elm Street, drop at the side gate."
+    fake.respond = lambda system, user: json.dumps(
+        {"decision": "merge", "ids": [i for i in ids_in(user) if i.startswith("skill-")][:1], "text": merged})
+    await _consolidate(brain, dryRun=False, scopes=["family"])
+    [proposal] = [p for p in await _listed(brain) if p["kind"] == "skill_merge"]
+    assert proposal["keep_id"] == new["id"] and sorted(proposal["fact_ids"]) == sorted([old["id"], new["id"]])
+    accepted = await _decide(brain, proposal["id"], "accept")
+    current = (await brain.get("/memory/skill", "writer", slug="school-run.new")).json()["skill"]
+    assert current["content"] == merged and current["version"] == 2 and accepted["successor"] == current["id"]
+    assert (await brain.get("/memory/skill", "writer", slug="school-run")).status_code == 404
+    mirrors = await brain.deps.db.query("SELECT source FROM memory WHERE entry_type = 'skill' AND superseded_at IS NULL")
+    assert [m["source"] for m in mirrors] == ["skill:family/school-run.new"]

@@ -28,6 +28,9 @@ KINDS = ("merge", "retire", "skill_merge", "skill_retire")
 STATUSES = ("open", "accepted", "rejected", "stale")
 # Where a merged fact comes from: never a synced source, so a folder sync cannot retire it.
 MERGED_SOURCE = "consolidation"
+# How long an accept may hold its claim on a proposal before a consolidation run hands it back.
+CLAIM_SECONDS = 600
+_REOPEN = "UPDATE proposals SET status = 'open', decided_at = NULL, decided_by = NULL WHERE status = 'applying' AND "
 COLUMNS = "id, kind, scope, fact_ids, keep_id, text, reason, status, created_at, decided_at, decided_by"
 
 
@@ -122,14 +125,22 @@ async def _proposal(deps: Deps, credential: Credential, proposal_id: Any) -> dic
     return row
 
 
-def _decided(proposal: dict[str, Any], status: str, at: float, by: str) -> Statement:
-    return ("UPDATE proposals SET status = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = 'open'",
-            (status, at, by, proposal["id"]))
+def _decided(proposal: dict[str, Any], status: str, at: float, by: str, was: str) -> Statement:
+    return ("UPDATE proposals SET status = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = ?",
+            (status, at, by, proposal["id"], was))
+
+
+def _taken(proposal: dict[str, Any]) -> Conflict:
+    return Conflict(f"proposal {proposal['id']} is being decided or already decided by another request")
 
 
 async def reject_proposal(deps: Deps, credential: Credential, proposal_id: Any) -> dict[str, Any]:
     proposal = await _proposal(deps, credential, proposal_id)
-    await deps.db.batch([_decided(proposal, "rejected", deps.clock(), credential.name)])
+    rejected = await deps.db.execute(
+        "UPDATE proposals SET status = 'rejected', decided_at = ?, decided_by = ? WHERE id = ? AND status = 'open'",
+        (deps.clock(), credential.name, proposal["id"]))
+    if not rejected:
+        raise _taken(proposal)
     return {"id": proposal["id"], "status": "rejected"}
 
 
@@ -138,6 +149,22 @@ async def accept_proposal(deps: Deps, credential: Credential, proposal_id: Any) 
     if proposal["kind"] in ("merge", "retire"):
         return await _accept_facts(deps, credential, proposal)
     return await _accept_skills(deps, credential, proposal)
+
+
+async def _apply(deps: Deps, credential: Credential, proposal: dict[str, Any], statements: list[Statement]) -> None:
+    """Claim the proposal (only one request may apply it), then run its statements with its new
+    status in one batch; a batch that fails hands the proposal back. A claim left by a crash is
+    handed back by the next consolidation run (``mark_stale``)."""
+    claimed = await deps.db.execute(
+        "UPDATE proposals SET status = 'applying', decided_at = ?, decided_by = ? WHERE id = ? AND status = 'open'",
+        (deps.clock(), credential.name, proposal["id"]))
+    if not claimed:
+        raise _taken(proposal)
+    try:
+        await deps.db.batch([*statements, _decided(proposal, "accepted", deps.clock(), credential.name, "applying")])
+    except BaseException:
+        await deps.db.execute(_REOPEN + "id = ?", (proposal["id"],))
+        raise
 
 
 async def current_facts(deps: Deps, scope: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -186,8 +213,7 @@ async def _accept_facts(deps: Deps, credential: Credential, proposal: dict[str, 
     for fid in ids:
         if fid != heir:
             plan.retire("superseded", current[fid], plan.now, heir)
-    plan.statements += [*bumps([scope]), _decided(proposal, "accepted", plan.now, credential.name)]
-    await deps.db.batch(plan.statements)
+    await _apply(deps, credential, proposal, [*plan.statements, *bumps([scope])])
     hook_chars = deps.settings.brain_hook_chars
     if plan.touched:
         await embed_facts(deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type)
@@ -242,8 +268,7 @@ async def _accept_skills(deps: Deps, credential: Credential, proposal: dict[str,
         statements += _retire_skill(skill, heir, retiring.now, credential.name)
     for row in await _mirror_rows(deps, scope, retired):
         retiring.retire("retired", row, retiring.now, heir_fact)
-    statements += [*retiring.statements, *bumps([scope]), _decided(proposal, "accepted", retiring.now, credential.name)]
-    await deps.db.batch(statements)
+    await _apply(deps, credential, proposal, [*statements, *retiring.statements, *bumps([scope])])
     if added is not None:
         await embed_mirrors(deps, added)
     await retire_vectors(deps)
@@ -252,15 +277,18 @@ async def _accept_skills(deps: Deps, credential: Credential, proposal: dict[str,
 
 
 async def mark_stale(deps: Deps, scopes: Sequence[str]) -> int:
-    """Open proposals naming something no longer current become ``stale``: they can never be accepted."""
+    """Open proposals naming something no longer current become ``stale``: they can never be
+    accepted. Claims older than ``CLAIM_SECONDS`` (their request died) are handed back first."""
     now, stale = deps.clock(), []
+    for scope in scopes:
+        await deps.db.execute(_REOPEN + "scope = ? AND decided_at < ?", (scope, now - CLAIM_SECONDS))
     for scope in scopes:
         rows = await deps.db.query(f"SELECT {COLUMNS} FROM proposals WHERE scope = ? AND status = 'open'", [scope])
         for row in map(_row_out, rows):
             named = [*row["fact_ids"], *filter(None, [row["keep_id"]])]
             check = current_skills if row["kind"].startswith("skill_") else current_facts
             if _stale(named, await check(deps, scope, named)):
-                stale.append(_decided(row, "stale", now, "consolidation"))
+                stale.append(_decided(row, "stale", now, "consolidation", "open"))
     if stale:
         await deps.db.batch(stale)
     return len(stale)
