@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from banded import ids_in, judged_fixture, llm_fixture, plain_fixture, replying  # noqa: F401
-from brain_env import Brain
+from brain_env import Brain, close_brain, open_brain
 from fake_llm import FakeLlm
 
 from memvault.core.errors import TransientStorageError
@@ -368,3 +368,31 @@ async def test_accepting_a_skill_merge_versions_the_kept_slug(judged: tuple[Brai
     assert (await brain.get("/memory/skill", "writer", slug="school-run")).status_code == 404
     mirrors = await brain.deps.db.query("SELECT source FROM memory WHERE entry_type = 'skill' AND superseded_at IS NULL")
     assert [m["source"] for m in mirrors] == ["skill:family/school-run.new"]
+
+
+async def test_near_duplicate_skills_in_a_family_without_an_llm(plain: Brain) -> None:
+    ids = []
+    for slug, content in (("month-end", "Close the books, reconcile the bank account, then send the VAT summary to Priya"),
+                          ("month-end-v2", "Close the books, reconcile the bank account, and send the VAT summary to Priya")):
+        response = await plain.client.post("/memory/skill", headers=plain.headers("writer"),
+                                           json={"slug": slug, "scope": "business", "content": content})
+        ids.append(response.json()["skill"]["id"])
+        plain.clock.advance(60)
+    [proposal] = (await _consolidate(plain))["proposals"]
+    assert (proposal["kind"], proposal["fact_ids"], proposal["keep_id"]) == ("skill_retire", [ids[0]], ids[1])
+
+
+async def test_old_unhashed_rows_past_the_batch_are_hashed_and_compared(tmp_path: Any) -> None:
+    brain = await open_brain(tmp_path, MEMVAULT_CONSOLIDATE_BATCH="2")
+    try:
+        first = await _write_unbanded(brain, "The loft ladder is in the garage.")
+        second = await _write_unbanded(brain, "the loft ladder is in the garage", source="note")
+        for n in range(3):
+            brain.clock.advance(60)
+            await _write_unbanded(brain, f"Newer unrelated fact number {n} about the patio")
+        await brain.deps.db.batch([("UPDATE memory SET norm_hash = NULL", ())])
+        result = await _consolidate(brain, dryRun=False)
+        assert [(p["fact_ids"], p["keep_id"]) for p in result["proposals"]] == [([first], second)]
+        assert result["hashed"] == 4
+    finally:
+        await close_brain(brain)

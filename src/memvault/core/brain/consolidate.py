@@ -165,11 +165,15 @@ async def _norm_hashes(deps: Deps, rows: Sequence[Row], dry_run: bool, finding: 
 
 
 async def _fact_clusters(deps: Deps, scope: str, dry_run: bool, finding: Finding) -> None:
-    rows = await deps.db.query(
-        f"SELECT {FACT_COLUMNS} FROM memory WHERE scope = ? AND superseded_at IS NULL AND entry_type != 'skill' "
-        "ORDER BY updated_at DESC, id LIMIT ?", [scope, deps.settings.consolidate_batch])
-    hashes = await _norm_hashes(deps, rows, dry_run, finding)
-    await _same_text(deps, scope, rows, hashes, finding)
+    batch = deps.settings.consolidate_batch
+    current = f"SELECT {FACT_COLUMNS} FROM memory WHERE scope = ? AND superseded_at IS NULL AND entry_type != 'skill' "
+    rows = await deps.db.query(f"{current} ORDER BY updated_at DESC, id LIMIT ?", [scope, batch])
+    # Rows from before the hash column, however old, are hashed a batch a run so every row is
+    # eventually compared by its normalised text with the whole scope.
+    unhashed = await deps.db.query(f"{current} AND norm_hash IS NULL ORDER BY updated_at, id LIMIT ?", [scope, batch])
+    exact = list({row["id"]: row for row in [*rows, *unhashed]}.values())
+    hashes = await _norm_hashes(deps, exact, dry_run, finding)
+    await _same_text(deps, scope, exact, hashes, finding)
     rest = [row for row in rows if row["id"] not in finding.claimed]
     try:
         vectors = await _embed(deps, [row["content"] for row in rest])
@@ -316,8 +320,9 @@ async def _skill_clusters(deps: Deps, scope: str, finding: Finding) -> None:
 
 
 def _skill_row(skill: Row, hook_chars: int) -> Row:
-    """A skill in the shape the fact bands compare: its content as the text, its time as its age."""
-    return {"id": skill["id"], "content": f"{skill['name']}: {skill['description']}\n{skill['content']}"[:hook_chars],
+    """A skill in the shape the fact bands compare: its instructions as the text (not its name,
+    which differs within a family by design), its time as its age."""
+    return {"id": skill["id"], "content": skill["content"][:hook_chars],
             "body_uri": None, "valid_from": skill["created_at"], "updated_at": skill["created_at"], "pinned": 0,
             "source_tier": 0, "slug": skill["slug"]}
 
