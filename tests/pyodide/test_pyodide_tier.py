@@ -37,7 +37,7 @@ def check_names(path: Path) -> list[str]:
     for statement in ast.parse(path.read_text()).body:
         target = statement.target if isinstance(statement, ast.AnnAssign) else (statement.targets[0] if isinstance(statement, ast.Assign) else None)
         if isinstance(target, ast.Name) and target.id == "CHECKS" and isinstance(statement.value, ast.List):
-            return [item.id for item in node.value.elts if isinstance(item, ast.Name)]
+            return [item.id for item in statement.value.elts if isinstance(item, ast.Name)]
     return []
 
 
