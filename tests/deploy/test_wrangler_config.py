@@ -75,13 +75,9 @@ def production_python(config: dict[str, Any]) -> str:
 
 
 def test_the_compatibility_date_gives_production_the_python_the_pyodide_tier_runs() -> None:
-    lock = json.loads((ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").read_text()) if (
-        ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").is_file() else None
     pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["pyodide"]
-    # Pyodide numbers its Python 3.14 builds 314.x.
+    # Pyodide numbers its Python 3.14 builds 314.x; the tier itself asserts the Python it ran.
     assert production_python(CONFIG) == "3.14" and pinned.startswith("314.")
-    if lock is not None:
-        assert lock["info"]["python"].startswith("3.14.")
     # From 2026-04-21 `import workers` comes from the vendored SDK, which pywrangler always adds.
     assert CONFIG["compatibility_date"] >= "2026-04-21"
 
