@@ -13,18 +13,19 @@ from workers import DurableObject
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
-from memvault.adapters.cloudflare.env import env_settings, raw_js
+from memvault.adapters.cloudflare.env import env_settings, js_binding
 from memvault.core.memory.store import VaultLimits, VaultStore
 from memvault.core.models import EmbeddingModel, Message, SearchQuery
 
 
-class Vault(DurableObject):  # type: ignore[misc]
+# The SDK leaves DurableObject.__init_subclass__ (which wraps __init__ to hand over ctx and env) unannotated.
+class Vault(DurableObject):  # type: ignore[no-untyped-call]
     def __init__(self, ctx: Any, env: Any) -> None:
         super().__init__(ctx, env)
         # VaultStore migrates its schema here, synchronously and over local SQL only. A DO
         # constructor delivers no request until it returns, so no blockConcurrencyWhile (and no
         # network wait inside one) is needed to keep requests away from a half-migrated schema.
-        self._store = VaultStore(DurableObjectSql(raw_js(ctx).storage), VaultLimits.of(env_settings(env)))
+        self._store = VaultStore(DurableObjectSql(js_binding(ctx.storage)), VaultLimits.of(env_settings(env)))
 
     async def append(self, messages: Any, model: Any = None) -> Any:
         expected = to_py(model)

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Safe deploy: upload a version without traffic, check its /health, promote only if nothing regressed.
 
-1. `wrangler deployments status --json`: the version serving production now.
-2. `wrangler versions upload`: the new version, serving no traffic.
+Every command goes through pywrangler (workers-py), which passes it on to wrangler; before
+`versions upload` it vendors pyproject.toml's dependencies and the runtime SDK into python_modules/
+(`pywrangler sync`), so no version goes up without the packages the Worker imports.
+
+1. `pywrangler deployments status --json`: the version serving production now.
+2. `pywrangler versions upload`: the new version, serving no traffic.
 3. Reach the new version's /health without giving it traffic. Cloudflare generates no preview URL
    for a Worker that implements a Durable Object (memvault does: the Vault), so the new version
    joins the deployment at 0% (`versions deploy <current>@100% <new>@0%`) and /health is asked
@@ -11,10 +15,10 @@
 4. Compare secret presence, bindings and the cron-trigger count with the last known-good manifest
    (.deploy-manifest.json: names and counts only, never a value; git-ignored). If anything
    regressed: withdraw the 0% version (`versions deploy <current>@100%`) and abort.
-5. Promote (`versions deploy <new>@100%`), then `wrangler triggers deploy` (versions do not carry
+5. Promote (`versions deploy <new>@100%`), then `pywrangler triggers deploy` (versions do not carry
    cron triggers), then check production /health and record the new known-good manifest.
 
-The first deploy of a Worker (and any Durable Object migration) goes through `wrangler deploy`:
+The first deploy of a Worker (and any Durable Object migration) goes through `pywrangler deploy`:
 versions cannot carry Durable Object migrations. `--dry-run` prints the plan and runs nothing.
 """
 
@@ -57,49 +61,53 @@ class Health:
     body: dict[str, Any]
 
 
-def wrangler_command(explicit: str | None) -> list[str]:
+def pywrangler_command(explicit: str | None) -> list[str]:
+    """pywrangler: as given, else on PATH (`uv tool install workers-py`), else the project venv's
+    (the dev dependency group), else through `uv run`."""
     if explicit:
         return shlex.split(explicit)
-    found = shutil.which("wrangler")
+    found = shutil.which("pywrangler")
     if found:
         return [found]
-    local = ROOT / "node_modules" / ".bin" / "wrangler"
+    local = ROOT / ".venv" / "bin" / "pywrangler"
     if local.exists():
         return [str(local)]
-    raise DeployAborted("wrangler not found: install it with `npm ci` or pass --wrangler")
+    if shutil.which("uv"):
+        return ["uv", "run", "pywrangler"]
+    raise DeployAborted("pywrangler not found: install the dev dependency group (workers-py) or pass --pywrangler")
 
 
 def env_args(env: str | None) -> list[str]:
     return ["--env", env] if env else []
 
 
-def current_version(wrangler: list[str], env: str | None) -> str:
+def current_version(pywrangler: list[str], env: str | None) -> str:
     done = subprocess.run(
-        [*wrangler, "deployments", "status", *env_args(env), "--json"], capture_output=True, text=True, cwd=ROOT
+        [*pywrangler, "deployments", "status", *env_args(env), "--json"], capture_output=True, text=True, cwd=ROOT
     )
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise DeployAborted("cannot read the current deployment (first deploy? use `wrangler deploy`):\n  "
+        raise DeployAborted("cannot read the current deployment (first deploy? use `pywrangler deploy`):\n  "
                             + "\n  ".join(tail))
     try:
         versions = json.loads(done.stdout).get("versions") or []
     except (json.JSONDecodeError, AttributeError):
-        raise DeployAborted("`wrangler deployments status --json` printed no JSON") from None
+        raise DeployAborted("`deployments status --json` printed no JSON") from None
     if not versions:
-        raise DeployAborted("the Worker has no deployment yet: make the first one with `wrangler deploy`")
+        raise DeployAborted("the Worker has no deployment yet: make the first one with `pywrangler deploy`")
     return str(max(versions, key=lambda v: float(v.get("percentage", 0)))["version_id"])
 
 
-def versions_deploy(wrangler: list[str], env: str | None, specs: list[str], message: str) -> None:
-    command = [*wrangler, "versions", "deploy", *specs, *env_args(env), "--yes", "--message", message]
+def versions_deploy(pywrangler: list[str], env: str | None, specs: list[str], message: str) -> None:
+    command = [*pywrangler, "versions", "deploy", *specs, *env_args(env), "--yes", "--message", message]
     if subprocess.run(command, cwd=ROOT).returncode != 0:
         raise DeployAborted(f"`versions deploy {' '.join(specs)}` failed")
 
 
-def upload_version(wrangler: list[str], env: str | None, message: str) -> Upload:
+def upload_version(pywrangler: list[str], env: str | None, message: str) -> Upload:
     with tempfile.TemporaryDirectory() as tmp:
         output_file = Path(tmp) / "wrangler-output.ndjson"
-        command = [*wrangler, "versions", "upload", *env_args(env), "--message", message]
+        command = [*pywrangler, "versions", "upload", *env_args(env), "--message", message]
         done = subprocess.run(
             command, capture_output=True, text=True, cwd=ROOT,
             env={**os.environ, "WRANGLER_OUTPUT_FILE_PATH": str(output_file)},
@@ -212,12 +220,12 @@ def override_header(worker: str, version_id: str) -> dict[str, str]:
     return {"Cloudflare-Workers-Version-Overrides": f'{worker}="{version_id}"'}
 
 
-def print_plan(args: argparse.Namespace, wrangler: list[str], previous: dict[str, Any] | None) -> None:
+def print_plan(args: argparse.Namespace, pywrangler: list[str], previous: dict[str, Any] | None) -> None:
     env = env_args(args.env)
-    deploy = [*wrangler, "versions", "deploy"]
+    deploy = [*pywrangler, "versions", "deploy"]
     print("safe deploy plan (dry run: nothing will run)")
-    print(f"  1. {shlex.join([*wrangler, 'deployments', 'status', *env, '--json'])}  -> <current>")
-    print(f"  2. {shlex.join([*wrangler, 'versions', 'upload', *env, '--message', args.message])}  -> <new>")
+    print(f"  1. {shlex.join([*pywrangler, 'deployments', 'status', *env, '--json'])}  -> <current>")
+    print(f"  2. {shlex.join([*pywrangler, 'versions', 'upload', *env, '--message', args.message])}  -> <new>")
     print(f"  3. {shlex.join([*deploy, '<current>@100%', '<new>@0%', *env, '--yes'])}  (no traffic)")
     print(f"     GET {args.url}/health with Cloudflare-Workers-Version-Overrides: {args.worker}=\"<new>\", "
           f"waiting up to {args.health_timeout:g}s")
@@ -228,45 +236,45 @@ def print_plan(args: argparse.Namespace, wrangler: list[str], previous: dict[str
               f"bindings {previous.get('bindings', [])}, cron triggers >= {previous.get('cron_triggers', 0)}; "
               f"on a regression: {shlex.join([*deploy, '<current>@100%', *env, '--yes'])} and stop")
     print(f"  5. {shlex.join([*deploy, '<new>@100%', *env, '--yes'])}")
-    print(f"  6. {shlex.join([*wrangler, 'triggers', 'deploy', *env])}")
+    print(f"  6. {shlex.join([*pywrangler, 'triggers', 'deploy', *env])}")
     print(f"  7. GET {args.url}/health, then record {args.manifest.name}")
 
 
-def check_candidate(args: argparse.Namespace, wrangler: list[str], current: str, upload: Upload) -> Health:
+def check_candidate(args: argparse.Namespace, pywrangler: list[str], current: str, upload: Upload) -> Health:
     """/health of the new version while it serves no traffic."""
     if upload.preview_url:
         return fetch_health(upload.preview_url, args.health_timeout)
-    versions_deploy(wrangler, args.env, [f"{current}@100%", f"{upload.version_id}@0%"], args.message + " (staged, 0%)")
+    versions_deploy(pywrangler, args.env, [f"{current}@100%", f"{upload.version_id}@0%"], args.message + " (staged, 0%)")
     return fetch_health(args.url, args.health_timeout, override_header(args.worker, upload.version_id))
 
 
 def deploy(args: argparse.Namespace) -> int:
-    wrangler = wrangler_command(args.wrangler)
+    pywrangler = pywrangler_command(args.pywrangler)
     previous = load_manifest(args.manifest, args.env)
     if args.dry_run:
-        print_plan(args, wrangler, previous)
+        print_plan(args, pywrangler, previous)
         return 0
-    current = current_version(wrangler, args.env)
-    upload = upload_version(wrangler, args.env, args.message)
+    current = current_version(pywrangler, args.env)
+    upload = upload_version(pywrangler, args.env, args.message)
     print(f"uploaded version {upload.version_id} (no traffic); production stays on {current}")
     try:
-        problems = regressions(previous, check_candidate(args, wrangler, current, upload))
+        problems = regressions(previous, check_candidate(args, pywrangler, current, upload))
     except DeployAborted:
-        withdraw(wrangler, args, current, upload)
+        withdraw(pywrangler, args, current, upload)
         raise
     if problems:
-        withdraw(wrangler, args, current, upload)
+        withdraw(pywrangler, args, current, upload)
         raise DeployAborted("not promoting version " + upload.version_id + ":\n  - " + "\n  - ".join(problems))
     print("the new version's /health matches the last good deploy; promoting")
-    versions_deploy(wrangler, args.env, [f"{upload.version_id}@100%"], args.message)
+    versions_deploy(pywrangler, args.env, [f"{upload.version_id}@100%"], args.message)
     # Versions carry code, bindings and vars; cron triggers are deployed separately.
-    if subprocess.run([*wrangler, "triggers", "deploy", *env_args(args.env)], cwd=ROOT).returncode != 0:
-        print("promoted, but `wrangler triggers deploy` failed: cron triggers may be stale", file=sys.stderr)
+    if subprocess.run([*pywrangler, "triggers", "deploy", *env_args(args.env)], cwd=ROOT).returncode != 0:
+        print("promoted, but `pywrangler triggers deploy` failed: cron triggers may be stale", file=sys.stderr)
         return 1
     live = fetch_health(args.url, args.health_timeout)
     live_problems = regressions(previous, live)
     if live_problems:
-        print(f"PROMOTED, BUT production /health regressed - roll back with `wrangler rollback {current}`:\n  - "
+        print(f"PROMOTED, BUT production /health regressed - roll back with `pywrangler rollback {current}`:\n  - "
               + "\n  - ".join(live_problems), file=sys.stderr)
         return 1
     save_manifest(args.manifest, args.env, {**summarize(live), "version_id": upload.version_id})
@@ -274,12 +282,12 @@ def deploy(args: argparse.Namespace) -> int:
     return 0
 
 
-def withdraw(wrangler: list[str], args: argparse.Namespace, current: str, upload: Upload) -> None:
+def withdraw(pywrangler: list[str], args: argparse.Namespace, current: str, upload: Upload) -> None:
     """Take a staged 0% version out of the deployment again; production never left ``current``."""
     if upload.preview_url:
         return
     try:
-        versions_deploy(wrangler, args.env, [f"{current}@100%"], args.message + " (withdrawn)")
+        versions_deploy(pywrangler, args.env, [f"{current}@100%"], args.message + " (withdrawn)")
     except DeployAborted:
         print(f"could not withdraw version {upload.version_id}; it still serves 0% of traffic", file=sys.stderr)
 
@@ -288,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--env", help="wrangler environment (staging, production); default: top level")
     parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST, help="known-good manifest file")
-    parser.add_argument("--wrangler", help="wrangler command; default: wrangler on PATH, then node_modules/.bin")
+    parser.add_argument("--pywrangler", help="pywrangler command; default: pywrangler on PATH, then .venv/bin, then `uv run pywrangler`")
     parser.add_argument("--health-timeout", type=float, default=90.0, help="seconds to wait for /health")
     parser.add_argument("--url", required=True, help="production base URL, e.g. https://memvault.<subdomain>.workers.dev")
     parser.add_argument("--worker", help="Worker name for the version-override header; default: from wrangler.toml")

@@ -3,6 +3,8 @@
 Every handler builds this invocation's deps from ``(self.env, self.ctx)`` and hands off to the
 runtime; nothing here holds logic. Importing ``Vault`` is what registers the Durable Object class
 with the runtime (wrangler.toml binds ``VAULT`` to ``class_name = "Vault"`` of this module).
+Importing ``memvault.runtime.workers`` imports the FastAPI app's modules, so the deploy-time memory
+snapshot holds them; nothing here reads ``env`` or does I/O before a handler runs.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from durable_objects.vault import Vault
-from workers import WorkerEntrypoint
+from workers import WorkerEntrypoint, asgi
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
 from memvault.adapters.cloudflare.env import invocation_props
@@ -25,10 +27,8 @@ def _plain(*args: Any) -> list[Any]:
     return [to_py(arg) for arg in args]
 
 
-class Default(WorkerEntrypoint):  # type: ignore[misc]
+class Default(WorkerEntrypoint):
     async def fetch(self, request: Any) -> Any:
-        import asgi  # provided by the Python Workers runtime
-
         app = runtime.build_app(self.env, self.ctx)
         # With ctx the adapter streams the body as the app sends it (a relayed provider stream
         # reaches the client event by event); without it every response is buffered whole.

@@ -21,7 +21,7 @@ from workers import DurableObject, Response, WorkerEntrypoint
 from memvault.adapters.cloudflare.background import WaitUntilTasks
 from memvault.adapters.cloudflare.convert import to_py
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
-from memvault.adapters.cloudflare.env import env_value, raw_js
+from memvault.adapters.cloudflare.env import env_value, js_binding
 from memvault.adapters.cloudflare.http_client import FetchHttpClient
 from memvault.adapters.cloudflare.rpc_stub import RpcStub
 from memvault.client import LazyMemory, MemoryClient, RpcTransport
@@ -75,12 +75,13 @@ class ChatAgent(DurableObject):  # type: ignore[misc]
 
     def _agent(self, chat_id: int) -> ChatBot:
         if self._logic is None:
-            config, ctx = bot_config(self.env), raw_js(self.ctx)
-            memvault = env_value(self.env, "MEMVAULT")
+            config = bot_config(self.env)
+            memvault = js_binding(env_value(self.env, "MEMVAULT"))
             client = MemoryClient(RpcTransport(RpcStub(memvault), config.brain_token))
             self._logic = ChatBot(
                 chat_id=chat_id,
-                memory=LazyMemory(client, DurableObjectSql(ctx.storage), WaitUntilTasks(ctx), session_of(chat_id)),
+                memory=LazyMemory(client, DurableObjectSql(js_binding(self.ctx.storage)), WaitUntilTasks(self.ctx),
+                                  session_of(chat_id)),
                 client=client,
                 chat=RouterChat(FetchHttpClient(memvault.fetch), MEMVAULT_ORIGIN, config.memvault_key,
                                 config.llm_api_key, config.llm_model),

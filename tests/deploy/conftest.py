@@ -1,4 +1,5 @@
-"""Fixtures for deploy tests: a fake `wrangler` first on PATH and a local /health server."""
+"""Fixtures for deploy tests: a fake `pywrangler` first on PATH (and a `wrangler` that only records
+that something went around pywrangler) and a local /health server."""
 
 from __future__ import annotations
 
@@ -57,15 +58,21 @@ def health_server() -> Iterator[HealthServer]:
         yield state
 
 
+def _executable(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
 @pytest.fixture
 def fake_wrangler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeWrangler:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    executable = bin_dir / "wrangler"
-    executable.write_text(f"#!{sys.executable}\n" + (HERE / "fake_wrangler.py").read_text())
-    executable.chmod(executable.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    log = tmp_path / "wrangler-calls.jsonl"
+    pywrangler = _executable(bin_dir / "pywrangler", f"#!{sys.executable}\n" + (HERE / "fake_pywrangler.py").read_text())
+    bare_log = tmp_path / "bare-wrangler-calls.txt"
+    bare = _executable(bin_dir / "wrangler", f'#!/bin/sh\necho "$*" >> "{bare_log}"\nexit 9\n')
+    log = tmp_path / "pywrangler-calls.jsonl"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("FAKE_WRANGLER_LOG", str(log))
-    assert shutil.which("wrangler") == str(executable)
-    return FakeWrangler(log=log)
+    assert shutil.which("pywrangler") == str(pywrangler) and shutil.which("wrangler") == str(bare)
+    return FakeWrangler(log=log, bare_log=bare_log)

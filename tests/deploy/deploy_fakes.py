@@ -28,12 +28,26 @@ class HealthServer:
 
 @dataclass
 class FakeWrangler:
-    log: Path
+    """The calls a fake pywrangler received, and whether bare wrangler was ever called instead."""
 
-    def calls(self) -> list[list[str]]:
+    log: Path
+    bare_log: Path
+
+    def entries(self) -> list[Any]:
         if not self.log.exists():
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def calls(self) -> list[list[str]]:
+        return [entry for entry in self.entries() if isinstance(entry, list)]
+
+    def synced_before(self, command: list[str]) -> bool:
+        """Whether pywrangler vendored python_modules/ right before running ``command``."""
+        entries = self.entries()
+        return any(entry == command and i > 0 and isinstance(entries[i - 1], dict) for i, entry in enumerate(entries))
+
+    def bare_wrangler_calls(self) -> list[str]:
+        return self.bare_log.read_text().splitlines() if self.bare_log.exists() else []
 
     def deploys(self) -> list[list[str]]:
         return [call[2:] for call in self.calls() if call[:2] == ["versions", "deploy"]]

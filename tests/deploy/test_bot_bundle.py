@@ -5,7 +5,6 @@ and names the service binding to memvault and the Durable Object binding."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tomllib
@@ -13,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from test_bundle import ROOT, WRANGLER, bundled_files, unresolved_imports
+
+from node_tools import node_env
 
 BOT = ROOT / "examples" / "telegram_bot"
 
@@ -28,7 +29,7 @@ def bot_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     done = subprocess.run(
         [str(WRANGLER), "deploy", "--dry-run", "--outdir", str(out)],
         cwd=project / "examples" / "telegram_bot", capture_output=True, text=True, timeout=180,
-        env={**os.environ, "WRANGLER_SEND_METRICS": "false"},
+        env=node_env(WRANGLER_SEND_METRICS="false"),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return out, done.stdout

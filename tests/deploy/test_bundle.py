@@ -1,19 +1,25 @@
 """Packaging proof: `wrangler deploy --dry-run --outdir` (offline) builds the bundle Cloudflare would
 receive. It must hold the entry, the Durable Object module, the memvault package (the portal's
-static files included) and the D1 migrations under the import names the code uses, and nothing
-else (no tests, no local-only code)."""
+static files included), the D1 migrations and whatever `pywrangler sync` vendored into
+python_modules/ under the import names the code uses, and nothing else (no tests, no local-only
+code). pywrangler itself cannot run offline (it downloads CPython and Pyodide wheels), so the test
+vendors what it always vendors, the runtime SDK (a small pure-Python package), from this venv."""
 
 from __future__ import annotations
 
 import ast
-import os
 import re
 import shutil
 import subprocess
 import sys
+from importlib.metadata import distribution
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from node_tools import node_env
 
 ROOT = Path(__file__).resolve().parents[2]
 WRANGLER = ROOT / "node_modules" / ".bin" / "wrangler"
@@ -33,14 +39,29 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (project / "scripts").mkdir()
     shutil.copy2(ROOT / "scripts" / "build_worker.py", project / "scripts" / "build_worker.py")
     shutil.copy2(ROOT / "wrangler.toml", project / "wrangler.toml")
+    vendor(project / "python_modules", "workers-runtime-sdk")
     out = project / "dist"
     done = subprocess.run(
         [str(WRANGLER), "deploy", "--dry-run", "--env", "production", "--outdir", str(out)],
-        cwd=project, capture_output=True, text=True, timeout=180,
-        env={**os.environ, "WRANGLER_SEND_METRICS": "false"},
+        cwd=project, capture_output=True, text=True, timeout=180, env=node_env(WRANGLER_SEND_METRICS="false"),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return out, done.stdout
+
+
+def vendor(python_modules: Path, name: str) -> list[str]:
+    """Copy an installed distribution's files into ``python_modules`` the way pywrangler's install
+    lays them out (site-packages, metadata included); the files copied, relative to it."""
+    copied = []
+    for file in distribution(name).files or []:
+        source = Path(str(file.locate()))
+        if file.parts[0] == ".." or "__pycache__" in file.parts or not source.is_file():
+            continue
+        target = python_modules / Path(*file.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+        copied.append(Path(*file.parts).as_posix())
+    return copied
 
 
 def bundled_files(out: Path) -> set[str]:
@@ -61,6 +82,18 @@ def test_bundle_holds_entry_durable_object_package_and_migrations(bundle: tuple[
     assert re.search(r"│ migrations/0001_\w+\.sql\s+│ text", log)
 
 
+def test_bundle_carries_what_python_modules_holds(bundle: tuple[Path, str]) -> None:
+    """wrangler uploads python_modules/ from the project root beside the staged module root, under
+    its own prefix, so `import workers` resolves to the vendored SDK."""
+    out, log = bundle
+    files = bundled_files(out)
+    sdk = {f"python_modules/{name}" for name in ("workers/__init__.py", "workers/entrypoints.py", "workers/rpc.py",
+                                                 "workers/asgi.py", "workers/workflows.js", "asgi.py")}
+    assert sdk <= files
+    assert not [f for f in files if f.startswith("python_modules/") and f.endswith(".pyc")]
+    assert re.search(r"│ Vendored Modules\s+│", log)
+
+
 def test_bundle_carries_the_portal_files_as_text_modules(bundle: tuple[Path, str]) -> None:
     """The Workers runtime puts text modules on Python's file system (JavaScript modules it keeps
     to itself, and *.css matches no default rule), so each portal file must go up as text."""
@@ -73,7 +106,8 @@ def test_bundle_carries_the_portal_files_as_text_modules(bundle: tuple[Path, str
 
 def test_bundle_carries_no_tests_and_no_local_only_code(bundle: tuple[Path, str]) -> None:
     files = bundled_files(bundle[0])
-    assert not [f for f in files if f.startswith("tests/") or "/test_" in f or f.endswith("conftest.py")]
+    own = {f for f in files if not f.startswith("python_modules/")}
+    assert not [f for f in own if f.startswith("tests/") or "/test_" in f or f.endswith("conftest.py")]
     assert not [f for f in files if f.startswith(("memvault/adapters/local/", "memvault/api/mcp/"))]
     assert "memvault/runtime/local.py" not in files and "memvault/cli.py" not in files
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
@@ -82,7 +116,7 @@ def test_bundle_carries_no_tests_and_no_local_only_code(bundle: tuple[Path, str]
 def unresolved_imports(out: Path, own: set[str]) -> list[str]:
     """Imports of the bundle's modules that resolve neither inside it (for the top-level names in
     ``own``) nor in the standard library or on the platform."""
-    files = bundled_files(out)
+    files = {f for f in bundled_files(out) if not f.startswith("python_modules/")}
     unresolved = []
     for name in sorted(f for f in files if f.endswith(".py")):
         tree = ast.parse((out / name).read_text())

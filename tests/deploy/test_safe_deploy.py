@@ -1,4 +1,5 @@
-"""scripts/safe_deploy.py end to end: a fake wrangler first on PATH, /health served on 127.0.0.1.
+"""scripts/safe_deploy.py end to end: a fake pywrangler first on PATH, /health served on 127.0.0.1.
+Every command goes through pywrangler (never bare wrangler), so the upload is always vendored.
 
 memvault implements a Durable Object, so Cloudflare gives its versions no preview URL: the script
 stages the new version at 0% and asks /health with a version-override header. The preview-URL path
@@ -75,6 +76,9 @@ def test_healthy_version_is_staged_checked_promoted_and_recorded(
     assert fake_wrangler.deploys()[0][:2] == [f"{CURRENT}@100%", f"{NEW}@0%"]
     assert fake_wrangler.deploys()[1][0] == f"{NEW}@100%" and "--yes" in fake_wrangler.deploys()[1]
     assert calls[-1] == ["triggers", "deploy", "--env", "production"]
+    # pywrangler vendored python_modules/ right before the upload, and nothing went around it.
+    assert fake_wrangler.synced_before(calls[1])
+    assert fake_wrangler.bare_wrangler_calls() == []
     assert health_server.overrides_seen and health_server.overrides_seen[0] == f'memvault-production="{NEW}"'
     recorded = json.loads(manifest.read_text())["production"]
     assert recorded == {"secrets": ["MEMVAULT_BRAIN_CREDENTIALS"], "bindings": sorted(BINDINGS),
@@ -118,7 +122,7 @@ def test_first_deploy_is_left_to_wrangler_deploy(
     monkeypatch.setenv("FAKE_WRANGLER_FAIL", "status")
     done = run(tmp_path, health_server)
     assert_aborted_without_promotion(done, fake_wrangler)
-    assert "use `wrangler deploy`" in done.stderr and "has no deployments" in done.stderr
+    assert "use `pywrangler deploy`" in done.stderr and "has no deployments" in done.stderr
     assert [call[:2] for call in fake_wrangler.calls()] == [["deployments", "status"]]
 
 
@@ -149,7 +153,7 @@ def test_dry_run_prints_the_plan_and_calls_nothing(
     known_good(tmp_path)
     done = run(tmp_path, health_server, "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert "versions upload --env production" in done.stdout
+    assert "pywrangler versions upload --env production" in done.stdout
     assert "'<current>@100%' '<new>@0%'" in done.stdout and "Cloudflare-Workers-Version-Overrides" in done.stdout
     assert "cron triggers >= 1" in done.stdout
     assert fake_wrangler.calls() == []

@@ -6,6 +6,7 @@ check takes the harness context."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -78,9 +79,21 @@ class Agent:
 
 
 async def check_the_client_loads_without_fastapi_or_pydantic(h: Any) -> None:
-    import memvault.client  # noqa: F401
-
-    assert "fastapi" not in sys.modules and "pydantic" not in sys.modules
+    """A bot's bundle holds neither: the client imports afresh with both made unimportable (the
+    Worker entry, imported first in this interpreter, already brought them in)."""
+    heavy = ("fastapi", "pydantic", "pydantic_core", "starlette")
+    saved = {name: module for name, module in sys.modules.items()
+             if name == "memvault.client" or name.startswith(("memvault.client.", *heavy))}
+    for name in saved:
+        del sys.modules[name]
+    for name in heavy:
+        sys.modules[name] = None  # type: ignore[assignment]  # importing it now raises ImportError
+    try:
+        importlib.import_module("memvault.client")
+    finally:
+        for name in [*heavy, *(n for n in sys.modules if n.startswith("memvault.client"))]:
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
 
 
 async def check_the_client_interface_over_a_service_binding(h: Any) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import js
-from pyodide.ffi import JsException
+from pyodide.ffi import JsException, create_proxy
 
 from memvault.adapters.cloudflare.background import WaitUntilTasks
 from memvault.adapters.cloudflare.convert import js_array
@@ -98,19 +98,13 @@ async def check_vault_client_speaks_plain_data_over_rpc(h: Any) -> None:
 
 async def check_vault_errors_come_back_as_domain_errors(h: Any) -> None:
     # The InvalidInput path through the real Vault class is in the vault suite; here the rest.
-    class BrokenStub:
-        def stats(self) -> Any:
-            return js.Promise.reject(js.Error.new("Network connection lost. secret memory text"))
-
-    class Namespace:
-        def idFromName(self, name: str) -> str:
-            return name
-
-        def get(self, _id: str) -> BrokenStub:
-            return BrokenStub()
-
+    broken = js.Object.new()
+    broken.stats = create_proxy(lambda: js.Promise.reject(js.Error.new("Network connection lost. secret memory text")))
+    namespace = js.Object.new()
+    namespace.idFromName = create_proxy(lambda name: name)
+    namespace.get = create_proxy(lambda _id: broken)
     try:
-        await DurableObjectVaultDirectory(Namespace()).vault("k:core").stats()
+        await DurableObjectVaultDirectory(namespace).vault("k:core").stats()
     except StorageUnavailable as exc:
         assert "secret" not in str(exc) and "stats" in str(exc)
     else:
@@ -167,17 +161,22 @@ async def check_fetch_client_round_trips_and_streams(h: Any) -> None:
 
 
 async def workers_env(h: Any, **vars: str) -> Any:
-    """A Worker ``env`` with every binding wrangler.toml declares, fresh D1 included."""
+    """A Worker ``env`` with every binding wrangler.toml declares, fresh D1 included, as the entry
+    sees it: each binding carries the JS class name the runtime gives it, and the SDK's
+    ``WorkerEntrypoint`` wraps the whole (the same wrappers production's adapters are handed)."""
+    from entry import Default
+
     bindings = {
-        "DB": await h.freshD1(),
-        "VAULT": h.env.VAULT,
-        "VECTORIZE": h.newVectorize(),
-        "BODIES": h.env.BLOBS,
-        "AI": h.newWorkersAi(),
-        "CACHE": h.env.CACHE,
+        "DB": h.runtimeShaped("D1Database", await h.freshD1()),
+        "VAULT": h.runtimeShaped("DurableObjectNamespace", h.env.VAULT),
+        "VECTORIZE": h.runtimeShaped("VectorizeIndexImpl", h.newVectorize()),
+        "BODIES": h.runtimeShaped("R2Bucket", h.env.BLOBS),
+        "AI": h.runtimeShaped("Ai", h.newWorkersAi()),
+        "CACHE": h.runtimeShaped("KvNamespace", h.env.CACHE),
         **vars,
     }
-    return js.Object.fromEntries(js_array([js_array([name, value]) for name, value in bindings.items()]))
+    env = js.Object.fromEntries(js_array([js_array([name, value]) for name, value in bindings.items()]))
+    return Default(h.newContext(), env).env
 
 
 async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
@@ -317,6 +316,24 @@ async def check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch(h: 
         raise AssertionError("a token that should not verify was taken")
 
 
+async def check_entry_serves_health_through_the_sdk_asgi_adapter(h: Any) -> None:
+    """A request reaches the FastAPI app the way production's does: the real ``WorkerEntrypoint``
+    wraps ``env``, the entry hands a JS ``Request`` to the SDK's ASGI adapter, and a JS
+    ``Response`` comes back with the presence-only health report of the wrapped bindings."""
+    from entry import Default
+
+    env = await workers_env(h, MEMVAULT_BRAIN_CREDENTIALS="not-shown", MEMVAULT_CRON_SCHEDULES="17 3 * * *")
+    response = await Default(h.newContext(), env).fetch(js.Request.new("https://memvault.test/health"))
+    assert str(js.Object.prototype.toString.call(response)) == "[object Response]"
+    text = await response.text()
+    assert response.status == 200, text
+    body = json.loads(text)
+    assert body["runtime"] == "workers" and body["missing"] == [] and all(body["bindings"].values()), body
+    assert body["secrets"] == {"MEMVAULT_BRAIN_CREDENTIALS": True} and "not-shown" not in text
+    missing = await Default(h.newContext(), env).fetch(js.Request.new("https://memvault.test/no-such-route"))
+    assert missing.status == 404
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_do_sql_reads_rows_blobs_and_nothing,
     check_do_sql_transaction_rolls_back_and_reraises,
@@ -328,4 +345,5 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_workers_searches_repeat_from_kv_until_a_write,
     check_brain_over_d1_r2_and_vectorize_keeps_its_walls,
     check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch,
+    check_entry_serves_health_through_the_sdk_asgi_adapter,
 ]

@@ -1,4 +1,4 @@
-// Real Pyodide (npm `pyodide`, Python 3.13) reads a real JS object the way the Workers runtime
+// Real Pyodide (npm `pyodide`, Python 3.14) reads a real JS object the way the Workers runtime
 // hands `env` to Python: adapters/cloudflare/env.py turns it into settings and a presence-only report.
 // Prints one JSON object per case on stdout. Run by entry_env_test.py.
 import { readdirSync, readFileSync, statSync } from "node:fs";

@@ -5,12 +5,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from node_tools import node, node_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("entry_env_check.mjs")
@@ -18,15 +22,17 @@ SCRIPT = Path(__file__).with_name("entry_env_check.mjs")
 
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
-    if shutil.which("node") is None or not (ROOT / "node_modules" / "pyodide").exists():
+    executable = node()
+    if executable is None or not (ROOT / "node_modules" / "pyodide").exists():
         pytest.skip("node or node_modules/pyodide is missing: run `npm ci` (scripts/test does)")
-    done = subprocess.run(["node", str(SCRIPT)], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    done = subprocess.run([executable, str(SCRIPT)], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                          env=node_env())
     assert done.returncode == 0, done.stderr[-2000:]
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def test_runs_on_pyodide_python(report: dict[str, Any]) -> None:
-    assert report["python"].startswith("3.13")
+    assert report["python"].startswith("3.14")
 
 
 def test_complete_env_is_healthy_and_reports_presence_only(report: dict[str, Any]) -> None:

@@ -1,19 +1,25 @@
-// The Pyodide fidelity tier: real Pyodide (npm `pyodide`, Python 3.13) runs memvault's core and
-// its Cloudflare adapters against miniflare's real D1 (migrations applied), R2 and KV, plus
-// stand-ins for what has no local simulation (Durable Object SQL, Workers AI, Vectorize, the
-// Vault DO stub, a service binding to the Worker entry), and runs every contract suite's checks
-// and the memory client's. Prints one JSON report on stdout.
+// The Pyodide fidelity tier: real Pyodide (npm `pyodide`, Python 3.14, as production runs for
+// wrangler.toml's compatibility date) runs the Worker bundle scripts/build_worker.py stages, on the
+// real Python Workers SDK (workers-runtime-sdk) with FastAPI and pydantic, against miniflare's real
+// D1 (migrations applied), R2 and KV, plus stand-ins for what has no local simulation (Durable
+// Object SQL, Workers AI, Vectorize, the Vault DO stub, a service binding to the Worker entry), and
+// runs every contract suite's checks and the memory client's. It first times the import of the
+// Worker entry in the fresh interpreter. Prints one JSON report on stdout.
 //
 //   node tests/pyodide/harness.mjs [--out FILE] [--only SUITE,SUITE]
 //
-// MEMVAULT_HOST_PYTHON names the CPython that backs the DO SQL stand-in (default: python3).
+// MEMVAULT_HOST_PYTHON names the CPython that backs the DO SQL stand-in and stages the bundle
+// (default: python3); MEMVAULT_PYODIDE_WHEELS the folder of wheels to load (default: .venv/pyodide-wheels).
+import { execFileSync } from "node:child_process";
 import { generateKeyPairSync, sign } from "node:crypto";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { loadPyodide } from "pyodide";
+import { loadWheels, registerRuntimeModules, runtimeShaped } from "./runtime_modules.mjs";
 import { splitSql } from "./split_sql.mjs";
 import { durableObjectStorage, startSqliteHost } from "./sqlite_bridge.mjs";
 import { vectorize, workersAi } from "./standins.mjs";
@@ -23,28 +29,52 @@ const ROOT = join(HERE, "..", "..");
 const started = performance.now();
 const seconds = (from) => Math.round((performance.now() - from) / 10) / 100;
 
-// Only what ships to Workers and loads without pydantic/fastapi/numpy.
-const SHIPPED = [
-  "src/memvault/__init__.py",
-  "src/memvault/core",
-  "src/memvault/adapters/__init__.py",
-  "src/memvault/adapters/cloudflare",
-  // The Vault Durable Object class and the settings it reads, run behind the namespace stand-in.
-  "src/memvault/runtime/__init__.py",
-  "src/memvault/runtime/workers.py",
-  "durable_objects",
-  // The Worker entry and its RPC methods, and the client other Workers load.
-  "src/entry.py",
-  "src/memvault/runtime/rpc.py",
-  "src/memvault/runtime/cron.py",
-  "src/memvault/client",
-  "tests/pyodide/standin_modules",
+const HOST_PYTHON = process.env.MEMVAULT_HOST_PYTHON || "python3";
+const WHEELS = process.env.MEMVAULT_PYODIDE_WHEELS || join(ROOT, ".venv", "pyodide-wheels");
+// The checks and the contract suites they run, beside the staged bundle.
+const TEST_FILES = [
   "tests/contract/suites",
   "tests/pyodide/runner.py",
   "tests/pyodide/cloudflare_checks.py",
   "tests/pyodide/cloudflare_runtime_checks.py",
   "tests/pyodide/client_checks.py",
+  "tests/pyodide/runtime_stand_ins",
 ];
+
+// The bundle as wrangler uploads it (entry.py, memvault/, durable_objects/, migrations/), staged by
+// the same script wrangler's [build] runs, copied to /bundle: the module root production has.
+function copyBundle(pyodide) {
+  const staged = mkdtempSync(join(tmpdir(), "memvault-bundle-"));
+  try {
+    execFileSync(HOST_PYTHON, [join(ROOT, "scripts", "build_worker.py"), "--out", staged], { stdio: "ignore" });
+    const copy = (dir, target) => {
+      pyodide.FS.mkdirTree(target);
+      for (const name of readdirSync(dir)) {
+        const full = join(dir, name);
+        if (statSync(full).isDirectory()) copy(full, `${target}/${name}`);
+        else pyodide.FS.writeFile(`${target}/${name}`, readFileSync(full));
+      }
+    };
+    copy(staged, "/bundle");
+  } finally {
+    rmSync(staged, { recursive: true, force: true });
+  }
+}
+
+// Importing the entry in the fresh interpreter, as the runtime does while it takes the deploy-time
+// snapshot: how long it takes, and which heavy modules it brought in.
+// The SDK's package patches load first, as the runtime loads them at startup (the SDK's .pth file,
+// when the runtime's _cloudflare package is there); its entropy patches concern the snapshot, which
+// this tier does not take.
+const IMPORT_ENTRY = `
+import json, sys, time
+import _workers_sdk_package_patches
+started = time.perf_counter()
+import entry
+json.dumps({"seconds": round(time.perf_counter() - started, 3),
+            "loaded": sorted(m for m in ("fastapi", "pydantic", "pydantic_core", "starlette", "workers", "workers.asgi",
+                                         "memvault.api.app", "durable_objects.vault") if m in sys.modules)})
+`;
 
 function pythonFiles(path) {
   const full = join(ROOT, path);
@@ -224,7 +254,13 @@ async function main() {
     timing.miniflare_seconds = seconds(mark);
 
     const pyodide = await pyodideLoading;
-    for (const path of SHIPPED.flatMap(pythonFiles)) {
+    mark = performance.now();
+    const wheels = await loadWheels(pyodide, WHEELS);
+    const pending = [];
+    registerRuntimeModules(pyodide, { env: {}, waitUntil: (promise) => void pending.push(promise) });
+    copyBundle(pyodide);
+    timing.bundle_and_wheels_seconds = seconds(mark);
+    for (const path of TEST_FILES.flatMap(pythonFiles)) {
       const target = `/repo/${path.split(sep).join("/")}`;
       pyodide.FS.mkdirTree(dirname(target));
       pyodide.FS.writeFile(target, readFileSync(join(ROOT, path)));
@@ -242,6 +278,9 @@ async function main() {
       newWorkersAi: workersAi,
       newVectorize: vectorize,
       newDurableObjectStorage: () => durableObjectStorage(host),
+      runtimeShaped,
+      // What the SDK's ASGI adapter handed to the runtime's waitUntil (cloudflare:workers).
+      runtimeWaitUntil: pending,
       freshD1: d1Pool(mf),
       resetR2: () => emptyBucket(blobs),
       resetKV: () => emptyNamespace(cache),
@@ -251,12 +290,13 @@ async function main() {
       },
     };
 
+    pyodide.runPython("import sys; sys.path[:0] = ['/bundle', '/repo/tests/contract', '/repo/tests/pyodide', '/repo/tests/pyodide/runtime_stand_ins']");
+    const entryImport = JSON.parse(pyodide.runPython(IMPORT_ENTRY));
     mark = performance.now();
-    pyodide.runPython("import sys; sys.path[:0] = ['/repo/src', '/repo', '/repo/tests/contract', '/repo/tests/pyodide', '/repo/tests/pyodide/standin_modules']");
     const report = JSON.parse(await pyodide.runPythonAsync("import runner\nawait runner.run_all()"));
     timing.checks_seconds = seconds(mark);
     timing.total_seconds = seconds(started);
-    const text = JSON.stringify({ ...report, migrations, timing }, null, 1);
+    const text = JSON.stringify({ ...report, migrations, wheels, entry_import: entryImport, timing }, null, 1);
     if (out) writeFileSync(out, text);
     else process.stdout.write(`${text}\n`);
   } finally {

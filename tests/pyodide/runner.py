@@ -74,7 +74,8 @@ async def new_sql_pair() -> Any:
 
 class VaultObjects:
     """The Durable Objects behind the stand-in Vault namespace: one instance of the real ``Vault``
-    class (durable_objects/vault.py) per name, each over a fresh DO SQL stand-in."""
+    class (durable_objects/vault.py) per name, each over a fresh DO SQL stand-in, constructed as the
+    runtime does, so the SDK's ``DurableObject`` wraps its ``ctx`` and ``env``."""
 
     def __init__(self) -> None:
         self.objects: dict[str, Any] = {}
@@ -85,7 +86,7 @@ class VaultObjects:
         key = str(name)
         if key not in self.objects:
             ctx = harness().newContext()
-            ctx.storage = harness().newDurableObjectStorage()
+            ctx.storage = harness().runtimeShaped("DurableObjectStorage", harness().newDurableObjectStorage())
             self.objects[key] = Vault(ctx, js.Object.new())
         # The arguments stay JS values, as the Workers runtime hands them to an RPC method.
         return await getattr(self.objects[key], str(method))(*args)

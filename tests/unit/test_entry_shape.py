@@ -29,7 +29,7 @@ from memvault.runtime.local import build_local_deps, close_local_deps
 ROOT = Path(__file__).resolve().parents[2]
 JSNULL = type("JsNull", (), {"__repr__": lambda self: "null"})()
 EDGE_MODULES = ("entry", "durable_objects", "durable_objects.vault", "memvault.adapters.cloudflare.convert",
-                "memvault.adapters.cloudflare.do_sql")
+                "memvault.adapters.cloudflare.do_sql", "memvault.adapters.cloudflare.rpc_stub")
 
 
 class _Uint8Array:
@@ -56,10 +56,33 @@ class _Base:
         self.env = env
 
 
+class _BindingWrapper:
+    """Stands in for the SDK's binding wrappers: it refuses every attribute, so only the JS object
+    that ``python_to_rpc`` hands back works."""
+
+    def __init__(self, binding: Any) -> None:
+        vars(self)["binding"] = binding
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the wrapper's {name} was used instead of the JS object inside")
+
+
+def _python_to_rpc(value: Any) -> Any:
+    return vars(value)["binding"] if isinstance(value, _BindingWrapper) else value
+
+
+async def _unused_asgi_fetch(*_: Any, **__: Any) -> Any:
+    raise AssertionError("replaced by the test that serves a request")
+
+
 def _standins() -> dict[str, types.ModuleType]:
     workers = types.ModuleType("workers")
     workers.WorkerEntrypoint = type("WorkerEntrypoint", (_Base,), {})  # type: ignore[attr-defined]
     workers.DurableObject = type("DurableObject", (_Base,), {})  # type: ignore[attr-defined]
+    workers.python_to_rpc = _python_to_rpc  # type: ignore[attr-defined]
+    asgi = types.ModuleType("workers.asgi")
+    asgi.fetch = _unused_asgi_fetch  # type: ignore[attr-defined]
+    workers.asgi = asgi  # type: ignore[attr-defined]
     js = types.ModuleType("js")
     js.Object = types.SimpleNamespace(fromEntries=dict)  # type: ignore[attr-defined]
     js.Uint8Array = _Uint8Array  # type: ignore[attr-defined]
@@ -70,7 +93,7 @@ def _standins() -> dict[str, types.ModuleType]:
     ffi.create_once_callable = lambda f: f  # type: ignore[attr-defined]
     pyodide = types.ModuleType("pyodide")
     pyodide.ffi = ffi  # type: ignore[attr-defined]
-    return {"workers": workers, "js": js, "pyodide": pyodide, "pyodide.ffi": ffi}
+    return {"workers": workers, "workers.asgi": asgi, "js": js, "pyodide": pyodide, "pyodide.ffi": ffi}
 
 
 @pytest.fixture
@@ -170,30 +193,16 @@ async def test_vault_delegates_to_the_core_store_over_do_sql(edge: types.ModuleT
     assert (await again.stats())["messages"] == 0
 
 
-def _sdk_wrapper(class_name: str, field: str, inner: Any) -> Any:
-    """A stand-in for one of the SDK's wrappers: same class name, same field, and (like the real
-    ones) it forwards unknown attributes; here it refuses them, so only the unwrapped object works."""
-
-    def refuse(self: Any, name: str) -> Any:
-        raise AssertionError(f"{class_name}.{name} used instead of the JS object inside")
-
-    wrapper = type(class_name, (), {"__getattr__": refuse})()
-    vars(wrapper)[field] = inner
-    return wrapper
-
-
-async def test_vault_and_env_helpers_see_through_the_sdk_wrappers(edge: types.ModuleType) -> None:
-    from memvault.adapters.cloudflare.env import env_value
+async def test_vault_and_env_helpers_take_the_js_object_out_of_sdk_wrappers(edge: types.ModuleType) -> None:
+    from memvault.adapters.cloudflare.env import env_value, js_binding
 
     storage = SqliteDurableObjectStorage()
-    ctx = _sdk_wrapper("DurableObjectContext", "_ctx", types.SimpleNamespace(storage=storage))
-    vault = edge.Vault(ctx, _sdk_wrapper("_EnvWrapper", "_env", types.SimpleNamespace()))
+    vault = edge.Vault(types.SimpleNamespace(storage=_BindingWrapper(storage)), types.SimpleNamespace())
     assert (await vault.stats())["messages"] == 0
-    namespace = object()
-    env = _sdk_wrapper("_EnvWrapper", "_env", types.SimpleNamespace(
-        VAULT=_sdk_wrapper("_DurableObjectNamespaceWrapper", "_binding", namespace)))
-    assert env_value(env, "VAULT") is namespace
-    assert env_value(env, "DB") is None
+    database = object()
+    env = types.SimpleNamespace(DB=_BindingWrapper(database))
+    assert js_binding(env_value(env, "DB")) is database
+    assert env_value(env, "VAULT") is None and js_binding(None) is None
 
 
 async def test_scheduled_runs_maintenance_with_this_invocations_deps(
@@ -216,14 +225,12 @@ async def test_fetch_hands_the_app_env_and_ctx_to_the_asgi_adapter(
     edge: types.ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[tuple[Any, ...]] = []
-    asgi = types.ModuleType("asgi")
 
     async def fetch(app: Any, request: Any, env: Any, ctx: Any = None) -> str:
         calls.append((app, request, env, ctx))
         return "response"
 
-    asgi.fetch = fetch  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "asgi", asgi)
+    monkeypatch.setattr(sys.modules["workers.asgi"], "fetch", fetch)
     monkeypatch.setattr("memvault.runtime.workers.build_app", lambda env, ctx: ("app", env, ctx))
     env, ctx = object(), object()
     request = types.SimpleNamespace(js_object="js-request")

@@ -1,23 +1,25 @@
 """Composition root for Cloudflare Workers: ``Deps`` from the Worker's ``(env, ctx)``.
 
-Nothing is built at import time (Python Workers import modules while taking a memory snapshot).
-The Cloudflare adapters that need the JS runtime are imported inside ``build_deps`` only, so this
-module also imports on CPython.
+Nothing is built at import time (Python Workers import modules while taking a memory snapshot),
+but the app's modules (FastAPI, pydantic and the routes) are imported here, at the top, so the
+snapshot holds them and no isolate pays for that import on its first request. The Cloudflare
+adapters that need the JS runtime are imported inside ``build_deps`` only, so this module also
+imports on CPython.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report, raw_js
+from starlette.types import ASGIApp
+
+from memvault.adapters.cloudflare.env import env_settings, env_value, js_binding, platform_report
+from memvault.api.app import create_app, serve_with
 from memvault.core.access import AccessKeys
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
 from memvault.core.read_cache import CacheStats
-
-if TYPE_CHECKING:
-    from starlette.types import ASGIApp
 
 
 def build_deps(env: Any, ctx: Any) -> Deps:
@@ -33,23 +35,24 @@ def build_deps(env: Any, ctx: Any) -> Deps:
     from memvault.adapters.cloudflare.vector_index import VectorizeIndex
 
     settings = env_settings(env)
-    cache_binding = env_value(env, "CACHE")
+    ai = js_binding(env_value(env, "AI"))
+    cache_binding = js_binding(env_value(env, "CACHE"))
     return Deps(
         settings=settings,
         vaults=DurableObjectVaultDirectory(env_value(env, "VAULT")),
-        db=D1Database(env_value(env, "DB")),
-        embedder=WorkersAiEmbedder(env_value(env, "AI"), model=settings.embedding_model),
-        background=WaitUntilTasks(raw_js(ctx)),
+        db=D1Database(js_binding(env_value(env, "DB"))),
+        embedder=WorkersAiEmbedder(ai, model=settings.embedding_model),
+        background=WaitUntilTasks(ctx),
         http=FetchHttpClient(),
-        blobs=R2BlobStore(env_value(env, "BODIES")),
-        vectors=VectorizeIndex(env_value(env, "VECTORIZE")),
+        blobs=R2BlobStore(js_binding(env_value(env, "BODIES"))),
+        vectors=VectorizeIndex(js_binding(env_value(env, "VECTORIZE"))),
         cache=None if cache_binding is None else KvCache(cache_binding),
         clock=time.time,
         platform=platform_report(env, settings),
         sync_mirror_inline=False,
         query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
         cache_stats=_ISOLATE.setdefault("cache_stats", CacheStats()),
-        llm=WorkersAiChat(env_value(env, "AI"), settings.brain_llm_model) if settings.brain_llm_model else None,
+        llm=WorkersAiChat(ai, settings.brain_llm_model) if settings.brain_llm_model else None,
         access_keys=_ISOLATE.setdefault("access_keys", AccessKeys()),
     )
 
@@ -57,8 +60,6 @@ def build_deps(env: Any, ctx: Any) -> Deps:
 def build_app(env: Any, ctx: Any) -> ASGIApp:
     """The same FastAPI app the local server runs, built once per isolate (on its first request,
     never at import), serving this invocation with its own deps."""
-    from memvault.api.app import create_app, serve_with
-
     deps = build_deps(env, ctx)
     if "app" not in _ISOLATE:
         _ISOLATE["app"] = create_app(deps)

@@ -1,4 +1,4 @@
-"""Reading the Worker's ``env``: bindings, vars and secrets, through the SDK's wrappers. Binding
+"""Reading the Worker's ``env``: bindings, vars and secrets, as the SDK hands them over. Binding
 names live here, with the adapters that use them, never in core."""
 
 from __future__ import annotations
@@ -12,31 +12,34 @@ from memvault.core.settings import SETTINGS, Settings, load_settings
 REQUIRED_BINDINGS: tuple[str, ...] = ("DB", "VAULT", "VECTORIZE", "BODIES", "AI", "CACHE")
 
 
-# The Python Workers SDK hands ``env``, a Durable Object's ``ctx`` and some bindings over inside
-# Python wrappers that convert values on every call, and what they wrap has changed between SDK
-# releases. The Cloudflare adapters speak the documented JS binding APIs and convert at their own
-# boundary (as the Pyodide tier tests them), so they are given the JS object underneath.
-_SDK_WRAPPERS = {
-    "_EnvWrapper": "_env",
-    "DurableObjectContext": "_ctx",
-    "_BindingWrapper": "_binding",
-    "_DurableObjectNamespaceWrapper": "_binding",
-    "_FetcherWrapper": "_binding",
-}
+# The Python Workers SDK hands ``env`` over wrapped: reading an attribute gives a var or secret as
+# is, and most bindings inside a wrapper that converts values on every call. The Cloudflare adapters
+# speak the documented JS binding APIs and convert at their own boundary (as the Pyodide tier tests
+# them over the real SDK), so they are given the JS object, which the SDK's public ``python_to_rpc``
+# hands back for each binding wrapper (and for a JS object, the object itself). A Durable Object
+# namespace wrapper is used as it is: it forwards ``idFromName`` and wraps each stub ``get`` returns,
+# and ``RpcStub`` takes the stub's JS object the same way.
 
 
-def raw_js(value: Any) -> Any:
-    """The JS object inside an SDK wrapper; anything else unchanged."""
-    field = _SDK_WRAPPERS.get(type(value).__name__)
-    # Read the instance dict: the wrappers forward unknown attributes to JS.
-    inner = vars(value).get(field) if field is not None and hasattr(value, "__dict__") else None
-    return value if inner is None else raw_js(inner)
+def js_binding(value: Any) -> Any:
+    """The JS object of a binding (D1, R2, KV, Workers AI, Vectorize, a service binding, a Durable
+    Object's storage or stub), whether the SDK handed it over wrapped or not; None stays None."""
+    # Imported here: this module also loads on CPython (runtime/workers.py imports it); these do not.
+    from pyodide.ffi import JsProxy
+    from workers import python_to_rpc
+
+    # A JS object stays as it is: python_to_rpc would walk an RPC stub, which answers to any name
+    # (``next`` included) as if it were an iterator.
+    if value is None or isinstance(value, JsProxy):
+        return value
+    return python_to_rpc(value)
 
 
 def env_value(env: Any, name: str) -> Any:
-    """One entry of the Worker's ``env`` (a var, a secret or a binding), or None when absent."""
+    """One entry of the Worker's ``env`` (a var, a secret or a binding, as the SDK hands it over),
+    or None when absent."""
     try:
-        value = raw_js(getattr(raw_js(env), name))
+        value = getattr(env, name)
     except AttributeError:
         return None
     # JS undefined/null arrive as None or as Pyodide's jsnull, whose repr is "null".
@@ -50,7 +53,7 @@ def invocation_props(ctx: Any) -> dict[str, Any]:
     # Imported here: this module also loads on CPython (runtime/workers.py imports it), js does not.
     from memvault.adapters.cloudflare.convert import to_py
 
-    props = to_py(getattr(raw_js(ctx), "props", None))
+    props = to_py(getattr(ctx, "props", None))
     return props if isinstance(props, dict) else {}
 
 

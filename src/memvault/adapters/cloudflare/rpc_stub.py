@@ -10,12 +10,14 @@ from typing import Any
 from pyodide.ffi import JsException
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
+from memvault.adapters.cloudflare.env import js_binding
 from memvault.core import errors
 
 
 class RpcStub:
     def __init__(self, stub: Any) -> None:
-        self._stub = stub
+        # The JS stub, not the SDK's wrapper of it: arguments and results convert here, once.
+        self._stub = js_binding(stub)
 
     async def call(self, method: str, *args: Any) -> Any:
         try:

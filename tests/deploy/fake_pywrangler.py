@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Stands in for `wrangler` in the safe-deploy tests: records each call, plays back a scenario.
+"""Stands in for `pywrangler` in the safe-deploy tests: records each call, plays back a scenario.
+Like pywrangler, it syncs python_modules/ before the commands that upload code (`deploy`,
+`versions`) and says so in the log, as {"sync": command}; the real sync needs the internet.
 
 FAKE_WRANGLER_LOG      file that receives one JSON line (the argv) per call
 FAKE_WRANGLER_PREVIEW  preview URL reported by `versions upload`; unset or empty: none, as for
@@ -19,6 +21,8 @@ CURRENT_ID = "0b1d2e3f-0000-4000-8000-000000000001"
 def main() -> int:
     args = sys.argv[1:]
     with open(os.environ["FAKE_WRANGLER_LOG"], "a") as log:
+        if args[:1] in (["deploy"], ["versions"]):
+            log.write(json.dumps({"sync": args[0]}) + "\n")
         log.write(json.dumps(args) + "\n")
     if args[:2] == ["versions", "upload"]:
         if os.environ.get("FAKE_WRANGLER_FAIL") == "upload":
@@ -41,7 +45,7 @@ def main() -> int:
         return 0
     if args[:2] in (["versions", "deploy"], ["triggers", "deploy"]):
         return 0
-    print(f"fake wrangler: unexpected call {args}", file=sys.stderr)
+    print(f"fake pywrangler: unexpected call {args}", file=sys.stderr)
     return 3
 
 
