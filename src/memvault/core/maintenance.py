@@ -69,7 +69,7 @@ async def run_maintenance(deps: Deps, now: float | None = None) -> MaintenanceRe
         if key.revoked_at is None:
             await _tend_vaults(deps, key.id, now, report)
     facts = await _guarded(
-        report, "embed brain facts", partial(brain.embed_pending, deps, brain.maintenance_credential(), deps.settings.reembed_batch)
+        report, "embed brain facts", partial(brain.embed_pending, deps, brain.maintenance_credential(deps.settings), deps.settings.reembed_batch)
     )
     report.facts_embedded = facts or 0
     report.duration_ms = round((time.perf_counter() - started) * 1000, 2)
