@@ -15,6 +15,7 @@ from memvault.core.access import AccessKeys
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
 from memvault.core.read_cache import CacheStats
+from memvault.core.resilient import with_retries
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -34,15 +35,18 @@ def build_deps(env: Any, ctx: Any) -> Deps:
 
     settings = env_settings(env)
     cache_binding = env_value(env, "CACHE")
+    stores = with_retries(D1Database(env_value(env, "DB")), VectorizeIndex(env_value(env, "VECTORIZE")),
+                          WorkersAiEmbedder(env_value(env, "AI"), model=settings.embedding_model),
+                          R2BlobStore(env_value(env, "BODIES")))
     return Deps(
         settings=settings,
         vaults=DurableObjectVaultDirectory(env_value(env, "VAULT")),
-        db=D1Database(env_value(env, "DB")),
-        embedder=WorkersAiEmbedder(env_value(env, "AI"), model=settings.embedding_model),
+        db=stores.db,
+        embedder=stores.embedder,
         background=WaitUntilTasks(raw_js(ctx)),
         http=FetchHttpClient(),
-        blobs=R2BlobStore(env_value(env, "BODIES")),
-        vectors=VectorizeIndex(env_value(env, "VECTORIZE")),
+        blobs=stores.blobs,
+        vectors=stores.vectors,
         cache=None if cache_binding is None else KvCache(cache_binding),
         clock=time.time,
         platform=platform_report(env, settings),
