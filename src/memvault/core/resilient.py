@@ -13,8 +13,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from memvault.core.ports import BlobStore, Database, Embedder, Row, VectorIndex, VectorMatch
+from memvault.core.ports import BlobStore, Database, Embedder, VectorIndex, VectorMatch
 from memvault.core.retry import STORAGE_WRITES, Backoff, is_transient_storage, retry
+from memvault.core.sql import Row
 
 T = TypeVar("T")
 

@@ -17,6 +17,7 @@ from memvault.core.access import AccessIdentity
 from memvault.core.errors import Forbidden, InvalidInput, MemvaultError, Unauthorized
 from memvault.core.settings import Settings
 
+
 class CredentialsMisconfigured(MemvaultError):
     status = 500
     code = "credentials_misconfigured"
