@@ -44,6 +44,8 @@ const SHIPPED = [
   "tests/pyodide/cloudflare_checks.py",
   "tests/pyodide/cloudflare_runtime_checks.py",
   "tests/pyodide/client_checks.py",
+  "tests/pyodide/limits_checks.py",
+  "tests/backup_round_trip.py",
 ];
 
 function pythonFiles(path) {

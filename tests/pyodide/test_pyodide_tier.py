@@ -26,7 +26,7 @@ HARNESS = HERE / "harness.mjs"
 TIMEOUT_SECONDS = 600
 NODE_PACKAGES = ("pyodide", "miniflare")
 # The Cloudflare-only check modules runner.py runs after the shared suites.
-EXTRA_CHECKS = ("cloudflare_checks", "cloudflare_runtime_checks", "client_checks")
+EXTRA_CHECKS = ("cloudflare_checks", "cloudflare_runtime_checks", "client_checks", "limits_checks")
 
 
 def check_names(path: Path) -> list[str]:
