@@ -78,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("maintenance", help="run the nightly maintenance once, now").set_defaults(
         run=lambda a: _with_deps(_maintenance)
     )
+    restore = commands.add_parser("restore", help="rebuild an empty database from a backup, then every mirror from its vault")
+    restore.add_argument("path", type=Path, help="a backup's JSONL file, or the folder of its part files")
+    restore.add_argument("--force", action="store_true", help="restore into a database that is not empty (rows there win)")
+    restore.set_defaults(run=lambda a: _with_deps(lambda d: _restore(d, a)))
+
     check = commands.add_parser("check", help="compare every vault with its mirror; exit 1 if any differ")
     check.add_argument("--repair", action="store_true", help="rebuild each differing mirror from its vault")
     check.set_defaults(run=lambda a: _with_deps(lambda d: _check(d, a.repair)))
@@ -190,7 +195,20 @@ async def _forget(deps: Deps, args: argparse.Namespace) -> None:
 async def _maintenance(deps: Deps) -> None:
     from memvault.runtime.cron import run_cron
 
-    await run_cron(deps, "manual")
+    await run_cron(deps, "manual", new_pass=True)
+
+
+async def _restore(deps: Deps, args: argparse.Namespace) -> int:
+    from memvault.core.restore import restore_backup
+
+    parts = sorted(args.path.glob("part-*.jsonl")) if args.path.is_dir() else [args.path]
+    if not parts or not all(part.is_file() for part in parts):
+        print(f"error: no backup at {args.path}", file=sys.stderr)
+        return 2
+    lines = [line for part in parts for line in part.read_text(encoding="utf-8").splitlines()]
+    report = await restore_backup(deps, lines, force=args.force)
+    print(json.dumps(report.to_dict(), sort_keys=True))
+    return 1 if report.errors else 0
 
 
 async def _check(deps: Deps, repair: bool) -> int:

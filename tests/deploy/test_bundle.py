@@ -143,4 +143,4 @@ def test_bundle_binds_everything_health_requires(bundle: tuple[Path, str]) -> No
     log = bundle[1]
     for binding in BINDINGS:
         assert binding in log
-    assert 'env.MEMVAULT_CRON_SCHEDULES ("17 3 * * *")' in log
+    assert 'env.MEMVAULT_CRON_SCHEDULES ("17,47 3-5 * * *")' in log

@@ -102,9 +102,9 @@ async def check_vectorize_beyond_20_results_still_gets_metadata(h: Any) -> None:
     index = VectorizeIndex(h.newVectorize())
     items = [(f"v{i}", [1.0, float(i) / 50, 0.5], {"scope": "a" if i % 2 else "b", "n": i}) for i in range(50)]
     await index.upsert(items)
-    many = await index.query([1.0, 0.2, 0.5], top_k=40)
+    many = await index.query([1.0, 0.2, 0.5], top_k=40, with_metadata=True)
     assert len(many) == 40 and all(m.metadata.get("n") is not None for m in many)
-    few = await index.query([1.0, 0.2, 0.5], top_k=5, metadata_filter={"scope": "a"})
+    few = await index.query([1.0, 0.2, 0.5], top_k=5, metadata_filter={"scope": "a"}, with_metadata=True)
     assert len(few) == 5 and all(m.metadata["scope"] == "a" for m in few)
     await index.delete([m.id for m in few])
     again = await index.query([1.0, 0.2, 0.5], top_k=20, metadata_filter={"scope": "a"})

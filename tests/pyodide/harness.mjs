@@ -39,6 +39,8 @@ const TEST_FILES = [
   "tests/pyodide/cloudflare_runtime_checks.py",
   "tests/pyodide/client_checks.py",
   "tests/pyodide/runtime_stand_ins",
+  "tests/pyodide/limits_checks.py",
+  "tests/backup_round_trip.py",
 ];
 
 // The bundle as wrangler uploads it (entry.py, memvault/, durable_objects/, migrations/), staged by

@@ -31,7 +31,7 @@ from memvault.core.memory.names import vault_name
 
 SUITES_DIR = "/repo/tests/contract/suites"
 # Checks of the Cloudflare adapters beyond the shared suites (in tests/pyodide), run after them.
-EXTRA_CHECKS = ("cloudflare_checks", "cloudflare_runtime_checks", "client_checks")
+EXTRA_CHECKS = ("cloudflare_checks", "cloudflare_runtime_checks", "client_checks", "limits_checks")
 Factory = Callable[[], Awaitable[Any]]
 
 

@@ -29,7 +29,7 @@ TIMEOUT_SECONDS = 600
 NODE_PACKAGES = ("pyodide", "miniflare")
 WHEELS = ROOT / ".venv" / "pyodide-wheels"
 # The Cloudflare-only check modules runner.py runs after the shared suites.
-EXTRA_CHECKS = ("cloudflare_checks", "cloudflare_runtime_checks", "client_checks")
+EXTRA_CHECKS = ("cloudflare_checks", "cloudflare_runtime_checks", "client_checks", "limits_checks")
 
 
 def check_names(path: Path) -> list[str]:

@@ -87,10 +87,10 @@ def test_writers_and_scopes_are_enforced() -> None:
         writer.require_scope("family")
 
 
-def test_scope_filter_binds_every_scope() -> None:
+def test_scope_filter_binds_every_scope_as_one_parameter() -> None:
     sql, params = scope_filter(auth_of("reader", SETTINGS), "m.scope")
-    assert sql == "m.scope IN (?, ?)"
-    assert params == ["business", "family"]
+    assert sql == "m.scope IN (SELECT value FROM json_each(?))"
+    assert params == ['["business","family"]']
 
 
 @pytest.mark.parametrize("raw", [
@@ -104,4 +104,4 @@ def test_scope_filter_binds_every_scope() -> None:
 ])
 def test_misconfiguration_is_loud(raw: str) -> None:
     with pytest.raises(CredentialsMisconfigured):
-        parse_credentials(raw)
+        parse_credentials(raw, SETTINGS.brain_scopes)

@@ -123,8 +123,16 @@ class VectorIndex(Protocol):
     async def upsert(self, items: Sequence[tuple[str, Sequence[float], dict[str, Any]]]) -> None: ...
 
     async def query(
-        self, vector: Sequence[float], top_k: int, metadata_filter: dict[str, Any] | None = None
-    ) -> list[VectorMatch]: ...
+        self,
+        vector: Sequence[float],
+        top_k: int,
+        metadata_filter: dict[str, Any] | None = None,
+        *,
+        with_metadata: bool = False,
+    ) -> list[VectorMatch]:
+        """The nearest ``top_k`` (at most 100) vectors passing the filter, best first; their
+        metadata only ``with_metadata`` (otherwise empty), since fetching it is not free."""
+        ...
 
     async def delete(self, ids: Sequence[str]) -> None: ...
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from memvault.core.ports import Cache, Database
-from memvault.core.sql import Statement, placeholders
+from memvault.core.sql import Statement
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -123,8 +123,10 @@ async def generations(db: Database, names: Sequence[str]) -> list[int]:
     """The current generation of each name (0 for one never written), in the order given."""
     if not names:
         return []
+    # One JSON parameter, so any number of names (a credential's scopes) fits D1's 100.
     found = await db.query(
-        f"SELECT name, generation FROM cache_generations WHERE name IN ({placeholders(len(names))})", list(names)
+        "SELECT name, generation FROM cache_generations WHERE name IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(names)),),
     )
     current = {str(row["name"]): int(row["generation"]) for row in found}
     return [current.get(name, 0) for name in names]

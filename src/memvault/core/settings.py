@@ -6,6 +6,7 @@ environment would spell it), the help text and the parser. Values come from a ma
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
@@ -14,6 +15,8 @@ from memvault.core.errors import InvalidInput
 
 T = TypeVar("T")
 PREFIX = "MEMVAULT_"
+# Scope names are stored in every fact row, vector metadata and cache key: keep them plain.
+SCOPE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def _text(raw: str) -> str:
@@ -80,6 +83,18 @@ def _names(separator: str) -> Callable[[str], tuple[str, ...]]:
     return parse
 
 
+def _scope_names(raw: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in raw.split(",") if part.strip())
+    if not names:
+        raise ValueError("must name at least one scope")
+    if len(set(names)) != len(names):
+        raise ValueError("names a scope twice")
+    bad = [name for name in names if not SCOPE_NAME.fullmatch(name)]
+    if bad:
+        raise ValueError(f"scope names are 1-64 characters of a-z, 0-9, '_' or '-': {bad[0]!r} is not")
+    return names
+
+
 def setting(default: str, help: str, parse: Callable[[str], T]) -> T:
     """One field of ``Settings``."""
     return field(default=parse(default), metadata={"default": default, "help": help, "parse": parse})
@@ -111,6 +126,7 @@ class Settings:
     access_aud: tuple[str, ...] = setting("", "Cloudflare Access: the Application Audience (AUD) tag of the Access application in front of memvault (several separated by `,`); a token for any other application is refused.", _names(","))
     access_users: str = setting("{}", "Cloudflare Access: JSON mapping each email Access may vouch for to the `name` of one credential in `MEMVAULT_BRAIN_CREDENTIALS`, whose scopes and writer flag the user gets: `{\"alice@example.com\": \"family-reader\"}`. A verified email not listed gets 403.", _text)
     access_keys_ttl_seconds: int = setting("3600", "Cloudflare Access: how long the team's signing keys are kept before they are fetched again (a token naming an unknown key refetches them at most once a minute).", _count)
+    brain_scopes: tuple[str, ...] = setting("business,family,shared,mildred", "The brain's scopes, separated by `,` (names of a-z, 0-9, `_`, `-`): every fact and skill belongs to one, and credentials are granted some of them. Any number works: a read binds its wall as one parameter.", _scope_names)
     brain_hook_chars: int = setting("600", "Longest fact kept inline in the brain; a longer body goes to the blob store and the row keeps this many characters as its hook.", _count)
     brain_max_batch: int = setting("500", "Most facts one brain write may carry.", _count)
     brain_block_similarity: float = setting("0.95", "Write-time bands: a new fact this similar to a current fact of its scope, with the same numbers, codes and names, is not stored (the answer names the existing fact).", _similarity)
@@ -134,6 +150,10 @@ class Settings:
     cron_schedules: tuple[str, ...] = setting("", "Workers: the deployment's cron expressions separated by `;`, kept equal to `[triggers] crons` in wrangler.toml (a Worker cannot read its own triggers); `/health` reports how many.", _names(";"))
     cache_ttl_seconds: int = setting("300", "Read cache: how long a repeated read (a memory or brain search, a recall envelope, a memory-key lookup) is answered from KV on Workers (at least 60 s there) or the in-process LRU locally. A write is seen at once whatever this is; a key revoked outside memvault's own revocation keeps working at most this long.", _count)
     reembed_batch: int = setting("200", "Nightly cron: most unembedded rows embedded per vault per run.", _count)
+    cron_query_budget: int = setting("600", "Nightly cron: most database statements one cron invocation spends (D1 allows 1,000 a Worker invocation); the run stops before the next vault or page once this is spent and the next invocation resumes from the cursor.", _count)
+    cron_vault_budget: int = setting("100", "Nightly cron: most vaults one cron invocation tends (each costs Durable Object, Workers AI and D1 calls); the next invocation resumes after the last one.", _count)
+    backup_page_rows: int = setting("500", "Nightly backup: rows read per database statement and written per part object.", _count)
+    backup_keep: int = setting("7", "Nightly backup: how many complete backups are kept in the blob store (R2 on Workers); older ones are deleted once a new one is complete.", _count)
     log_level: str = setting("info", "Log level of the local server.", _text)
 
     def replace(self, **changes: Any) -> Settings:

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from typing import Any, TypeVar
 
-# D1 allows at most 100 bound parameters in one statement; batches leave room for a few more.
+# D1 allows at most 100 bound parameters in one statement; id batches leave room for the few
+# fixed parameters beside them (a brain wall is one, whatever the number of scopes).
+D1_MAX_BOUND_PARAMETERS = 100
 MAX_IN_PARAMS = 80
 T = TypeVar("T")
 Row = dict[str, Any]

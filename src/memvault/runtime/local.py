@@ -23,21 +23,24 @@ from memvault.api.app import create_app
 from memvault.core import memory
 from memvault.core.deps import Deps
 from memvault.core.memory.store import VaultLimits
+from memvault.core.resilient import with_retries
 from memvault.core.settings import Settings, load_settings
 
 
 def build_local_deps(settings: Settings) -> Deps:
     data = Path(settings.data_dir)
     data.mkdir(parents=True, exist_ok=True)
+    stores = with_retries(SqliteDatabase(data / "memvault.sqlite3"), LocalVectorIndex(data / "vectors.sqlite3"),
+                          make_embedder(settings.embedder), LocalBlobStore(data / "blobs"))
     return Deps(
         settings=settings,
         vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings)),
-        db=SqliteDatabase(data / "memvault.sqlite3"),
-        embedder=make_embedder(settings.embedder),
+        db=stores.db,
+        embedder=stores.embedder,
         background=AsyncioBackground(),
         http=HttpxClient(),
-        blobs=LocalBlobStore(data / "blobs"),
-        vectors=LocalVectorIndex(data / "vectors.sqlite3"),
+        blobs=stores.blobs,
+        vectors=stores.vectors,
         cache=MemoryCache(),
         clock=time.time,
         llm=_brain_llm(settings),
@@ -56,7 +59,8 @@ async def close_local_deps(deps: Deps) -> None:
     background = deps.background
     if isinstance(background, AsyncioBackground):
         await background.drain()
-    for resource in (deps.http, deps.vaults, deps.db, deps.vectors, deps.llm):
+    for wrapped in (deps.http, deps.vaults, deps.db, deps.vectors, deps.llm):
+        resource = getattr(wrapped, "inner", wrapped)  # the store under its retrying wrapper
         closer: Any = getattr(resource, "aclose", None) or getattr(resource, "close", None)
         if closer is not None:
             result = closer()

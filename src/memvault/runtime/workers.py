@@ -20,6 +20,7 @@ from memvault.core.access import AccessKeys
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
 from memvault.core.read_cache import CacheStats
+from memvault.core.resilient import with_retries
 
 
 def build_deps(env: Any, ctx: Any) -> Deps:
@@ -37,15 +38,19 @@ def build_deps(env: Any, ctx: Any) -> Deps:
     settings = env_settings(env)
     ai = js_binding(env_value(env, "AI"))
     cache_binding = js_binding(env_value(env, "CACHE"))
+    stores = with_retries(D1Database(js_binding(env_value(env, "DB"))),
+                          VectorizeIndex(js_binding(env_value(env, "VECTORIZE"))),
+                          WorkersAiEmbedder(ai, model=settings.embedding_model),
+                          R2BlobStore(js_binding(env_value(env, "BODIES"))))
     return Deps(
         settings=settings,
         vaults=DurableObjectVaultDirectory(env_value(env, "VAULT")),
-        db=D1Database(js_binding(env_value(env, "DB"))),
-        embedder=WorkersAiEmbedder(ai, model=settings.embedding_model),
+        db=stores.db,
+        embedder=stores.embedder,
         background=WaitUntilTasks(ctx),
         http=FetchHttpClient(),
-        blobs=R2BlobStore(js_binding(env_value(env, "BODIES"))),
-        vectors=VectorizeIndex(js_binding(env_value(env, "VECTORIZE"))),
+        blobs=stores.blobs,
+        vectors=stores.vectors,
         cache=None if cache_binding is None else KvCache(cache_binding),
         clock=time.time,
         platform=platform_report(env, settings),

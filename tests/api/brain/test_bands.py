@@ -18,7 +18,7 @@ async def _current(brain: Brain) -> set[str]:
 
 
 async def _vector_ids(brain: Brain) -> set[str]:
-    index: Any = brain.deps.vectors
+    index: Any = brain.deps.vectors.inner  # the local index under its retrying wrapper
     return {row[0] for row in index._conn.execute("SELECT id FROM vectors")}
 
 

@@ -23,7 +23,7 @@ def _long_body(secret_word: str, at: int = 5000) -> str:
 
 
 async def _vector_ids(brain: Brain) -> set[str]:
-    index: Any = brain.deps.vectors
+    index: Any = brain.deps.vectors.inner  # the local index under its retrying wrapper
     return {row[0] for row in index._conn.execute("SELECT id FROM vectors")}
 
 

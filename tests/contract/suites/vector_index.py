@@ -27,7 +27,7 @@ def _run() -> str:
 async def check_nearest_vector_comes_first_with_its_metadata(index: VectorIndex) -> None:
     run = _run()
     await index.upsert([(f"{run}-{i}", _axis(i), {"run": run, "n": i}) for i in range(4)])
-    found = await index.query(_axis(2, 0.1), top_k=2, metadata_filter={"run": run})
+    found = await index.query(_axis(2, 0.1), top_k=2, metadata_filter={"run": run}, with_metadata=True)
     assert found[0].id == f"{run}-2"
     assert found[0].metadata["n"] == 2
     assert len(found) == 2
@@ -62,7 +62,7 @@ async def check_upsert_replaces_vector_and_metadata(index: VectorIndex) -> None:
     run = _run()
     await index.upsert([(f"{run}-x", _axis(3), {"run": run, "v": 1})])
     await index.upsert([(f"{run}-x", _axis(5), {"run": run, "v": 2})])
-    found = await index.query(_axis(5), 5, {"run": run})
+    found = await index.query(_axis(5), 5, {"run": run}, with_metadata=True)
     assert [m.id for m in found] == [f"{run}-x"]
     assert found[0].metadata["v"] == 2
     assert found[0].score > 0.99
@@ -75,6 +75,16 @@ async def check_delete_removes_ids(index: VectorIndex) -> None:
     assert [m.id for m in await index.query(_axis(0), 5, {"run": run})] == [f"{run}-1"]
 
 
+async def check_metadata_comes_back_only_when_asked(index: VectorIndex) -> None:
+    run = _run()
+    await index.upsert([(f"{run}-{i}", _axis(i, 0.3), {"run": run, "n": i}) for i in range(30)])
+    bare = await index.query(_axis(0), top_k=30, metadata_filter={"run": run})
+    assert len(bare) == 30 and all(m.metadata == {} for m in bare)
+    full = await index.query(_axis(0), top_k=30, metadata_filter={"run": run}, with_metadata=True)
+    assert [m.id for m in full] == [m.id for m in bare]
+    assert all(m.metadata["n"] == int(m.id.rsplit("-", 1)[1]) for m in full)
+
+
 CHECKS: list[Callable[[VectorIndex], Awaitable[None]]] = [
     check_nearest_vector_comes_first_with_its_metadata,
     check_top_k_bounds_the_result,
@@ -82,4 +92,5 @@ CHECKS: list[Callable[[VectorIndex], Awaitable[None]]] = [
     check_filter_that_matches_nothing_returns_nothing,
     check_upsert_replaces_vector_and_metadata,
     check_delete_removes_ids,
+    check_metadata_comes_back_only_when_asked,
 ]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memvault.adapters.cloudflare.convert import to_js, to_py
+from memvault.adapters.cloudflare.failures import binding_errors
 from memvault.core.errors import InvalidInput, StorageUnavailable
 
 BGE_BASE_MODEL = "@cf/baai/bge-base-en-v1.5"
@@ -55,7 +56,8 @@ class WorkersAiEmbedder:
         return vectors
 
     async def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        result = to_py(await self._ai.run(self._model, to_js({"text": texts}))) or {}
+        with binding_errors("Workers AI"):
+            result = to_py(await self._ai.run(self._model, to_js({"text": texts}))) or {}
         data = result.get("data")
         if not isinstance(data, list) or len(data) != len(texts):
             got = len(data) if isinstance(data, list) else type(data).__name__

@@ -13,6 +13,7 @@ from typing import Any
 
 from memvault.core.errors import StorageFull, StorageUnavailable, TransientStorageError
 from memvault.core.ports import Row
+from memvault.core.sql import D1_MAX_BOUND_PARAMETERS
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[4] / "migrations"
 
@@ -86,6 +87,8 @@ def split_statements(script: str) -> list[str]:
 class SqliteDatabase:
     def __init__(self, path: Path | str, migrations_dir: Path = MIGRATIONS_DIR) -> None:
         self._conn = connect(path)
+        # D1's limit, so a statement that would fail there fails here too.
+        self._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, D1_MAX_BOUND_PARAMETERS)
         self._lock = threading.Lock()
         apply_migrations(self._conn, migrations_dir)
 

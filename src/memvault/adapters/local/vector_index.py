@@ -84,7 +84,7 @@ class LocalVectorIndex:
                 raise
 
     def _query(
-        self, vector: Sequence[float], top_k: int, metadata_filter: dict[str, Any] | None
+        self, vector: Sequence[float], top_k: int, metadata_filter: dict[str, Any] | None, with_metadata: bool
     ) -> list[VectorMatch]:
         with self._lock:
             self._check_dimension(len(vector))
@@ -93,9 +93,9 @@ class LocalVectorIndex:
         kept = [row for row in kept if matches(row[2], metadata_filter)]
         if not kept or top_k <= 0:
             return []
-        metadata = {item_id: meta for item_id, _, meta in kept}
+        metadata = {item_id: meta for item_id, _, meta in kept} if with_metadata else {}
         index = VectorSet([r[0] for r in kept], [r[1] for r in kept], len(vector))
-        return [VectorMatch(item_id, score, metadata[item_id]) for item_id, score in index.top_k(vector, top_k)]
+        return [VectorMatch(item_id, score, metadata.get(item_id, {})) for item_id, score in index.top_k(vector, top_k)]
 
     def _delete(self, ids: Sequence[str]) -> None:
         with self._lock:
@@ -105,9 +105,14 @@ class LocalVectorIndex:
         await asyncio.to_thread(self._upsert, list(items))
 
     async def query(
-        self, vector: Sequence[float], top_k: int, metadata_filter: dict[str, Any] | None = None
+        self,
+        vector: Sequence[float],
+        top_k: int,
+        metadata_filter: dict[str, Any] | None = None,
+        *,
+        with_metadata: bool = False,
     ) -> list[VectorMatch]:
-        return await asyncio.to_thread(self._query, list(vector), top_k, metadata_filter)
+        return await asyncio.to_thread(self._query, list(vector), top_k, metadata_filter, with_metadata)
 
     async def delete(self, ids: Sequence[str]) -> None:
         await asyncio.to_thread(self._delete, list(ids))

@@ -15,6 +15,7 @@ The hook vectors computed here are the ones stored, so a fact is embedded once."
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -100,10 +101,11 @@ async def _current_rows(deps: Deps, ids: set[str], scopes: Sequence[str]) -> dic
     """Re-read through the database, within the incoming facts' scopes: the index may hold a fact
     retired since, or another scope's."""
     rows: dict[str, dict[str, Any]] = {}
-    for group in in_batches(sorted(ids), 80):
+    for group in in_batches(sorted(ids)):
         for row in await deps.db.query(
             f"SELECT id, scope, source, content, valid_from, body_uri FROM memory WHERE superseded_at IS NULL "
-            f"AND scope IN ({placeholders(len(scopes))}) AND id IN ({placeholders(len(group))})", [*scopes, *group]):
+            f"AND scope IN (SELECT value FROM json_each(?)) AND id IN ({placeholders(len(group))})",
+            [json.dumps(sorted(set(scopes))), *group]):
             rows[row["id"]] = row
     return rows
 

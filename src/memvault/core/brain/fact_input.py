@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.brain.rows import ENTRY_TYPES
-from memvault.core.brain.scopes import SCOPES, Credential
+from memvault.core.brain.scopes import Credential, check_scope
 from memvault.core.errors import InvalidInput, PayloadTooLarge
 from memvault.core.ranking import normalize_text
 from memvault.core.redaction import redact, refuse_secret
+from memvault.core.settings import Settings
 from memvault.core.times import parse_time
 
 ITEM_FIELDS = frozenset({
@@ -97,19 +98,18 @@ def _number(raw: Mapping[str, Any], name: str, default: float, low: float, high:
     return float(value)
 
 
-def _scope(raw: Mapping[str, Any], defaults: Mapping[str, Any], credential: Credential) -> str:
+def _scope(raw: Mapping[str, Any], defaults: Mapping[str, Any], credential: Credential, settings: Settings) -> str:
     scope = raw.get("scope", defaults.get("scope"))
     if scope is None:
         if len(credential.scopes) != 1:
             raise InvalidInput("scope is required: this credential may write to more than one scope")
         return next(iter(credential.scopes))
-    if scope not in SCOPES:
-        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
+    scope = check_scope(scope, settings)
     credential.require_scope(scope)
-    return str(scope)
+    return scope
 
 
-def parse_item(raw: Any, defaults: Mapping[str, Any], credential: Credential) -> FactInput:
+def parse_item(raw: Any, defaults: Mapping[str, Any], credential: Credential, settings: Settings) -> FactInput:
     if not isinstance(raw, Mapping):
         raise InvalidInput("each fact must be an object")
     unknown = set(raw) - ITEM_FIELDS
@@ -141,7 +141,7 @@ def parse_item(raw: Any, defaults: Mapping[str, Any], credential: Credential) ->
         content=gate.text,
         content_hash=content_hash(gate.text),
         source=source,
-        scope=_scope(raw, defaults, credential),
+        scope=_scope(raw, defaults, credential, settings),
         entry_type=str(entry_type),
         source_tier=tier,
         confidence=_number(raw, "confidence", 1.0, 0.0, 1.0),
@@ -153,13 +153,13 @@ def parse_item(raw: Any, defaults: Mapping[str, Any], credential: Credential) ->
     )
 
 
-def parse_write(payload: Any, credential: Credential, max_batch: int) -> WriteRequest:
+def parse_write(payload: Any, credential: Credential, settings: Settings) -> WriteRequest:
     """One fact (the payload itself) or a batch (``facts``), with optional source-scoped reconcile."""
     credential.require_writer()
     if not isinstance(payload, Mapping):
         raise InvalidInput("the body must be a JSON object")
     if "facts" not in payload:
-        item = parse_item(payload, {}, credential)
+        item = parse_item(payload, {}, credential, settings)
         return WriteRequest(items=(item,), reconcile=False, source_prefix=None, sources=(item.source,))
     unknown = set(payload) - BATCH_FIELDS
     if unknown:
@@ -167,8 +167,8 @@ def parse_write(payload: Any, credential: Credential, max_batch: int) -> WriteRe
     facts, reconcile, prefix = payload["facts"], payload.get("reconcile", False), payload.get("source_prefix")
     if not isinstance(facts, list):
         raise InvalidInput("facts must be a list")
-    if len(facts) > max_batch:
-        raise PayloadTooLarge(f"a batch holds at most {max_batch} facts")
+    if len(facts) > settings.brain_max_batch:
+        raise PayloadTooLarge(f"a batch holds at most {settings.brain_max_batch} facts")
     if not isinstance(reconcile, bool):
         raise InvalidInput("reconcile must be true or false")
     if prefix is not None and (not isinstance(prefix, str) or not prefix.strip()):
@@ -178,7 +178,7 @@ def parse_write(payload: Any, credential: Credential, max_batch: int) -> WriteRe
         defaults["source"] = prefix
     items: dict[str, FactInput] = {}
     for raw in facts:
-        item = parse_item(raw, defaults, credential)
+        item = parse_item(raw, defaults, credential, settings)
         items.setdefault(item.id, item)
     if prefix is not None and any(not item.source.startswith(prefix) for item in items.values()):
         raise InvalidInput("every fact's source must start with source_prefix")

@@ -128,7 +128,7 @@ def _sole_successors(items: Sequence[FactInput]) -> dict[str, str]:
 async def plan_facts(deps: Deps, credential: Credential, payload: Any) -> tuple[WriteRequest, Plan]:
     """Every check, read and blob write of a brain write (no bands), returning its statements
     unrun, for a caller that runs them inside its own batch (skill registration)."""
-    request = parse_write(payload, credential, deps.settings.brain_max_batch)
+    request = parse_write(payload, credential, deps.settings)
     return request, await plan_request(deps, credential, request, bands=False)
 
 
@@ -219,7 +219,7 @@ def _apply_verdicts(plan: Plan, screened: Sequence[tuple[FactInput, FactInput | 
 async def ingest_facts(deps: Deps, credential: Credential, payload: Any, bands: bool = True) -> dict[str, Any]:
     """The brain write of every surface: parsed, screened by the write-time bands (unless
     ``bands`` is off, as for bulk imports), stored as one batch, then embedded."""
-    request = parse_write(payload, credential, deps.settings.brain_max_batch)
+    request = parse_write(payload, credential, deps.settings)
 
     async def plan_and_write() -> Plan:
         plan = await plan_request(deps, credential, request, bands)

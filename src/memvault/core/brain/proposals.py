@@ -207,7 +207,7 @@ async def _accept_facts(deps: Deps, credential: Credential, proposal: dict[str, 
         merged = [current[fid] for fid in ids]
         item = parse_item({"content": proposal["text"], "source": MERGED_SOURCE, "scope": scope,
                            "entry_type": merged[0]["entry_type"], "pinned": any(bool(r["pinned"]) for r in merged),
-                           "importance": max(int(r["importance"]) for r in merged)}, {}, credential)
+                           "importance": max(int(r["importance"]) for r in merged)}, {}, credential, deps.settings)
         plan = await plan_request(deps, credential, WriteRequest((item,), False, None, (item.source,)), bands=False)
         heir = item.id
     for fid in ids:

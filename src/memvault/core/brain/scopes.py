@@ -9,14 +9,13 @@ import functools
 import hashlib
 import hmac
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.access import AccessIdentity
-from memvault.core.errors import Forbidden, MemvaultError, Unauthorized
+from memvault.core.errors import Forbidden, InvalidInput, MemvaultError, Unauthorized
 from memvault.core.settings import Settings
-
-SCOPES = ("business", "family", "shared", "mildred")
 
 
 class CredentialsMisconfigured(MemvaultError):
@@ -47,13 +46,20 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def maintenance_credential() -> Credential:
+def maintenance_credential(settings: Settings) -> Credential:
     """For the nightly cron only: it walks every scope and never answers a caller."""
-    return Credential(name="maintenance", scopes=frozenset(SCOPES), writer=True)
+    return Credential(name="maintenance", scopes=frozenset(settings.brain_scopes), writer=True)
+
+
+def check_scope(scope: object, settings: Settings) -> str:
+    """A scope a write names: one of the deployment's scopes, or bad input."""
+    if not isinstance(scope, str) or scope not in settings.brain_scopes:
+        raise InvalidInput(f"scope must be one of {', '.join(settings.brain_scopes)}")
+    return scope
 
 
 @functools.lru_cache(maxsize=8)
-def parse_credentials(raw: str) -> dict[str, Credential]:
+def parse_credentials(raw: str, scopes: tuple[str, ...]) -> dict[str, Credential]:
     try:
         data = json.loads(raw or "{}")
     except ValueError as exc:
@@ -62,7 +68,7 @@ def parse_credentials(raw: str) -> dict[str, Credential]:
         raise CredentialsMisconfigured("MEMVAULT_BRAIN_CREDENTIALS must be a JSON object")
     parsed: dict[str, Credential] = {}
     for digest, spec in data.items():
-        parsed[_checked_digest(digest)] = _credential(digest, spec)
+        parsed[_checked_digest(digest)] = _credential(digest, spec, scopes)
     return parsed
 
 
@@ -73,12 +79,12 @@ def _checked_digest(digest: Any) -> str:
     return text
 
 
-def _credential(digest: str, spec: Any) -> Credential:
+def _credential(digest: str, spec: Any, known: Sequence[str]) -> Credential:
     if not isinstance(spec, dict):
         raise CredentialsMisconfigured("each brain credential must be an object")
     scopes = spec.get("scopes")
-    if not isinstance(scopes, list) or not scopes or any(s not in SCOPES for s in scopes):
-        raise CredentialsMisconfigured(f"brain credential scopes must be a non-empty subset of {list(SCOPES)}")
+    if not isinstance(scopes, list) or not scopes or any(s not in known for s in scopes):
+        raise CredentialsMisconfigured(f"brain credential scopes must be a non-empty subset of {list(known)}")
     writer = spec.get("writer", False)
     if not isinstance(writer, bool):
         raise CredentialsMisconfigured("brain credential `writer` must be true or false")
@@ -87,7 +93,7 @@ def _credential(digest: str, spec: Any) -> Credential:
 
 
 @functools.lru_cache(maxsize=8)
-def parse_access_users(raw: str, credentials: str) -> dict[str, Credential]:
+def parse_access_users(raw: str, credentials: str, scopes: tuple[str, ...]) -> dict[str, Credential]:
     """``MEMVAULT_ACCESS_USERS``: casefolded email -> the brain credential of the name it gives."""
     try:
         data = json.loads(raw or "{}")
@@ -96,7 +102,7 @@ def parse_access_users(raw: str, credentials: str) -> dict[str, Credential]:
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise CredentialsMisconfigured("MEMVAULT_ACCESS_USERS must map emails to brain credential names")
     by_name: dict[str, list[Credential]] = {}
-    for credential in parse_credentials(credentials).values():
+    for credential in parse_credentials(credentials, scopes).values():
         by_name.setdefault(credential.name, []).append(credential)
     users: dict[str, Credential] = {}
     for email, name in data.items():
@@ -112,7 +118,7 @@ def auth_of(token: object, settings: Settings) -> Credential:
     verified Cloudflare Access token carries, to its credential. Anything but a known token
     string or a mapped identity is refused alike."""
     if isinstance(token, AccessIdentity):
-        granted = parse_access_users(settings.access_users, settings.brain_credentials).get(token.email)
+        granted = parse_access_users(settings.access_users, settings.brain_credentials, settings.brain_scopes).get(token.email)
         if granted is None:
             # Access proved who the caller is; nobody granted that person any scope.
             raise Forbidden("this Cloudflare Access user is granted no brain credential")
@@ -122,7 +128,7 @@ def auth_of(token: object, settings: Settings) -> Credential:
     digest = token_hash(token)
     found: Credential | None = None
     # Compare against every configured hash, so timing does not reveal which one was close.
-    for known, credential in parse_credentials(settings.brain_credentials).items():
+    for known, credential in parse_credentials(settings.brain_credentials, settings.brain_scopes).items():
         if hmac.compare_digest(known, digest):
             found = credential
     if found is None:
@@ -131,8 +137,15 @@ def auth_of(token: object, settings: Settings) -> Credential:
 
 
 def scope_filter(credential: Credential, column: str = "scope") -> tuple[str, list[str]]:
-    """The ``scope IN (...)`` clause every brain read carries, with its bound parameters."""
+    """The wall every brain read carries, with its bound parameters. The scopes travel as one JSON
+    array parameter, so a credential of any number of scopes costs one of the statement's 100
+    bound parameters (D1's limit) and id lists beside it keep their full batches."""
+    return f"{column} IN (SELECT value FROM json_each(?))", [scope_list(credential)]
+
+
+def scope_list(credential: Credential) -> str:
+    """The credential's scopes as the JSON array ``scope_filter`` binds."""
     scopes = credential.ordered_scopes
     if not scopes:
         raise Forbidden("this credential may read no scope")
-    return f"{column} IN ({', '.join('?' for _ in scopes)})", scopes
+    return json.dumps(scopes, separators=(",", ":"))

@@ -18,10 +18,11 @@ from memvault.core.brain.fact_input import MAX_CONTENT_CHARS
 from memvault.core.brain.fact_vectors import FactText, embed_facts
 from memvault.core.brain.facts import hook_of, plan_facts
 from memvault.core.brain.plan import Plan, Statement, event
-from memvault.core.brain.scopes import SCOPES, Credential, scope_filter
+from memvault.core.brain.scopes import Credential, check_scope, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, NotFound, PayloadTooLarge
 from memvault.core.redaction import redact, refuse_secret
+from memvault.core.settings import Settings
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 FIELDS = frozenset({"slug", "name", "description", "content", "scope"})
@@ -38,16 +39,15 @@ def _slug(value: Any) -> str:
     return value
 
 
-def _scope(payload: Mapping[str, Any], credential: Credential) -> str:
+def _scope(payload: Mapping[str, Any], credential: Credential, settings: Settings) -> str:
     scope = payload.get("scope")
     if isinstance(scope, str):
         refuse_secret("scope", scope)
     if scope is None and len(credential.scopes) == 1:
         scope = next(iter(credential.scopes))
-    if scope not in SCOPES:
-        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
+    scope = check_scope(scope, settings)
     credential.require_scope(scope)
-    return str(scope)
+    return scope
 
 
 def _text(payload: Mapping[str, Any], name: str, default: str | None, limit: int) -> tuple[str, tuple[str, ...]]:
@@ -87,7 +87,7 @@ async def plan_skill(deps: Deps, credential: Credential, payload: Any) -> SkillP
     if isinstance(payload.get("slug"), str):
         refuse_secret("slug", payload["slug"])
     slug = _slug(payload.get("slug"))
-    scope = _scope(payload, credential)
+    scope = _scope(payload, credential, deps.settings)
     content, kinds = _text(payload, "content", None, MAX_CONTENT_CHARS)
     name, name_kinds = _text(payload, "name", slug, 200)
     description, description_kinds = _text(payload, "description", "", 2000)

@@ -4,6 +4,7 @@ the operations every surface calls."""
 from memvault.core.memory.read import (
     all_vaults,
     export_memory,
+    idle_vaults,
     memory_page,
     memory_stats,
     read_memory,
@@ -17,6 +18,7 @@ from memvault.core.memory.write import (
     flush_pending,
     forget,
     purge_old_memory,
+    purge_vault,
     reconcile_vault,
     store_conversation,
 )
@@ -28,10 +30,12 @@ __all__ = [
     "flush_idle_buffers",
     "flush_pending",
     "forget",
+    "idle_vaults",
     "memory_page",
     "memory_stats",
     "mirror_differences",
     "purge_old_memory",
+    "purge_vault",
     "read_memory",
     "rebuild_mirror",
     "reconcile_vault",

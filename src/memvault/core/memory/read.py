@@ -175,6 +175,11 @@ async def all_vaults(deps: Deps) -> list[tuple[str, str]]:
     return await MirrorStore(deps.db).all_vaults()
 
 
+async def idle_vaults(deps: Deps, key_id: str, idle_before: float) -> list[str]:
+    """Vaults of the key whose pending buffer was last written before ``idle_before``."""
+    return await MirrorStore(deps.db).idle_buffers(key_id, idle_before)
+
+
 async def vaults_of(deps: Deps, key_id: str) -> list[str]:
     """Names of every vault the key has (its core vault always among them)."""
     return await MirrorStore(deps.db).vaults_of(key_id)

@@ -138,9 +138,16 @@ async def purge_old_memory(deps: Deps, key_id: str, older_than: float) -> int:
     mirror follows from the vaults' logs. Returns the number of rows deleted from the vaults."""
     removed = 0
     for name in await MirrorStore(deps.db).vaults_of(key_id):
-        vault = await _registered(deps, key_id, name)
-        removed += len(await vault.delete_older_than(older_than))
-        await _sync(deps, key_id, name)
+        removed += await purge_vault(deps, key_id, name, older_than)
+    return removed
+
+
+async def purge_vault(deps: Deps, key_id: str, name: str, older_than: float) -> int:
+    """``purge_old_memory`` for one vault (the nightly run goes vault by vault, so it can stop
+    between any two)."""
+    vault = await _registered(deps, key_id, name)
+    removed = len(await vault.delete_older_than(older_than))
+    await _sync(deps, key_id, name)
     return removed
 
 

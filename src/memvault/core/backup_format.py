@@ -1,0 +1,70 @@
+"""The backup's tables and line format, shared by the export (``core/backup.py``) and the restore
+(``core/restore.py``): one place says what a backup holds and how each table's rows are bounded by
+the watermark.
+
+A backup is JSONL: a header line ``{"backup": {...}}`` (format, watermark, tables), one line
+``{"table": name, "row": {...}}`` per row (bytes as ``{"$b64": "..."}``), and an end line
+``{"end": {"rows": {table: count}}}``; split across part objects ``part-00001.jsonl``, … whose
+concatenation is the backup."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any
+
+FORMAT = 1
+BACKUP_PREFIX = "backups/"
+INDEX_KEY = BACKUP_PREFIX + "index.json"
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    # How the watermark bounds the table: rows inserted after it are left out.
+    # "seq": an AUTOINCREMENT key (never reused) at most the watermark's; "time": this column at
+    # most the watermark's time; None: every row (derived or side data, see README "Backup").
+    bound: str | None
+    column: str = ""
+
+
+TABLES: tuple[Table, ...] = (
+    Table("memory_keys", "time", "created_at"),
+    Table("vaults", "time", "created_at"),
+    Table("mirror_rows", None),
+    Table("mirror_buffers", "time", "updated_at"),
+    Table("memory", "seq", "seq"),
+    Table("fact_passages", "seq", "seq"),
+    Table("fact_links", "time", "created_at"),
+    Table("fact_signals", None),
+    Table("proposals", "time", "created_at"),
+    Table("event_log", "seq", "seq"),
+    Table("skills", "time", "created_at"),
+    Table("cache_generations", None),
+)
+TABLE_NAMES = frozenset(t.name for t in TABLES)
+
+
+def encode_value(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"$b64": base64.b64encode(bytes(value)).decode("ascii")}
+    return value
+
+
+def decode_value(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"$b64"}:
+        return base64.b64decode(value["$b64"])
+    return value
+
+
+def line(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, separators=(",", ":"), sort_keys=True) + "\n"
+
+
+def row_line(table: str, row: dict[str, Any]) -> str:
+    return line({"table": table, "row": {k: encode_value(v) for k, v in row.items()}})
+
+
+def part_key(backup_id: str, number: int) -> str:
+    return f"{BACKUP_PREFIX}{backup_id}/part-{number:05d}.jsonl"

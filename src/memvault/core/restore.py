@@ -1,0 +1,134 @@
+"""Restore: a fresh shared database rebuilt from a backup (``core/backup.py``), then every vault's
+mirror rebuilt from its vault, so what was written to a vault after the backup is not lost from
+the mirror. Keyword indexes fill as rows are inserted (the migrations' triggers); generated
+columns are computed again."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from memvault.core import memory
+from memvault.core.backup_format import FORMAT, TABLE_NAMES, decode_value
+from memvault.core.deps import Deps
+from memvault.core.errors import Conflict, InvalidInput
+from memvault.core.retry import is_transient_storage, retry
+
+log = logging.getLogger(__name__)
+STATEMENTS_PER_BATCH = 50
+# Tables whose rows make a database "not empty" for a restore.
+HOLDING = ("memory_keys", "vaults", "mirror_rows", "memory", "event_log", "skills")
+
+
+@dataclass
+class RestoreReport:
+    backup_id: str
+    rows: dict[str, int] = field(default_factory=dict)
+    mirrors_rebuilt: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def restore_backup(deps: Deps, lines: Sequence[str], force: bool = False) -> RestoreReport:
+    """Load a backup's lines into the database, then rebuild every vault's mirror. The whole backup
+    is checked first (header, every line, the end line's row counts), so a truncated or foreign
+    file is refused before anything is written. Refuses a database that holds anything unless
+    ``force``: then rows already there win and the backup fills in what is missing."""
+    report, entries = check_backup(lines)
+    if not force:
+        await _require_empty(deps)
+    pending: list[tuple[str, list[Any]]] = []
+    for number, entry in entries:
+        pending.append(_insert(entry, number, deps.clock()))
+        if len(pending) >= STATEMENTS_PER_BATCH:
+            await _flush(deps, pending)
+    await _flush(deps, pending)
+    for key_id, name in await memory.all_vaults(deps):
+        try:
+            await memory.rebuild_mirror(deps, key_id, name)
+            report.mirrors_rebuilt += 1
+        except Exception as exc:  # that vault keeps the mirror the backup held; the next sync retries
+            report.errors.append(f"rebuild {name}: {type(exc).__name__}")
+            log.warning("restore could not rebuild one mirror: %s", type(exc).__name__)
+    return report
+
+
+def check_backup(lines: Sequence[str]) -> tuple[RestoreReport, list[tuple[int, dict[str, Any]]]]:
+    """The backup's rows (line number, entry), once its header, rows and end line agree."""
+    report: RestoreReport | None = None
+    entries: list[tuple[int, dict[str, Any]]] = []
+    expected: dict[str, int] | None = None
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        entry = _parse(text, number)
+        if report is None:
+            report = _start(entry)
+        elif expected is not None:
+            raise InvalidInput(f"backup line {number} follows the end line")
+        elif "end" in entry:
+            expected = {str(k): int(v) for k, v in dict(entry["end"].get("rows") or {}).items() if int(v)}
+        else:
+            _insert(entry, number, 0.0)  # checks the table and the row's shape
+            entries.append((number, entry))
+            report.rows[entry["table"]] = report.rows.get(entry["table"], 0) + 1
+    if report is None:
+        raise InvalidInput("the backup is empty")
+    if expected is None or expected != report.rows:
+        raise InvalidInput("the backup is incomplete: its end line is missing or its row counts differ")
+    return report, entries
+
+
+async def _require_empty(deps: Deps) -> None:
+    for table in HOLDING:
+        if await deps.db.query(f"SELECT 1 AS held FROM {table} LIMIT 1"):
+            raise Conflict(f"the database is not empty ({table} holds rows); restore into a fresh one, or force it")
+
+
+def _parse(text: str, number: int) -> dict[str, Any]:
+    try:
+        entry = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"backup line {number} is not JSON") from exc
+    if not isinstance(entry, dict):
+        raise InvalidInput(f"backup line {number} is not an object")
+    return entry
+
+
+def _start(entry: dict[str, Any]) -> RestoreReport:
+    header = entry.get("backup")
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise InvalidInput(f"not a memvault backup of format {FORMAT} (its first line must be the header)")
+    return RestoreReport(backup_id=str(header.get("id")))
+
+
+def _insert(entry: dict[str, Any], number: int, now: float) -> tuple[str, list[Any]]:
+    table, row = entry.get("table"), entry.get("row")
+    if table not in TABLE_NAMES or not isinstance(row, dict) or not row:
+        raise InvalidInput(f"backup line {number} names no known table and row")
+    columns = [str(c) for c in row]
+    if any(not c.replace("_", "").isalnum() for c in columns):
+        raise InvalidInput(f"backup line {number} has a column name that is not one")
+    values = [decode_value(row[c]) for c in columns]
+    if table == "cache_generations":
+        # Cached answers are keyed by these numbers: restored ones start past any number the lost
+        # database reached, so no cached answer of it is ever taken for one of this database.
+        values[columns.index("generation")] = int(row["generation"]) + int(now)
+    names = ", ".join(f'"{c}"' for c in columns)
+    marks = ", ".join("?" for _ in columns)
+    # OR IGNORE: a row already there wins (a forced restore fills gaps and never rewrites a row,
+    # which would also leave its keyword index behind).
+    return f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", values
+
+
+async def _flush(deps: Deps, pending: list[tuple[str, list[Any]]]) -> None:
+    if pending:
+        batch = list(pending)
+        pending.clear()
+        # Each statement inserts only what is missing: a batch repeated after a passing failure lands once.
+        await retry(lambda: deps.db.batch(batch), is_transient_storage)

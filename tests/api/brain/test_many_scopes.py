@@ -1,0 +1,74 @@
+"""Thirty brain scopes: every statement stays within D1's 100 bound parameters (the local
+database enforces that limit), whatever the number of a credential's scopes, with id lists of
+full batches beside the wall."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from memvault.core import brain
+from memvault.core.deps import Deps
+from memvault.core.errors import StorageUnavailable
+from memvault.core.settings import load_settings
+from memvault.runtime.local import build_local_deps, close_local_deps
+
+SCOPES = [f"team-{n:02d}" for n in range(30)]
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@pytest.fixture
+async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
+    built = build_local_deps(load_settings({
+        "MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_BRAIN_SCOPES": ",".join(SCOPES),
+        "MEMVAULT_BRAIN_CREDENTIALS": json.dumps({
+            digest("all"): {"name": "all", "scopes": SCOPES, "writer": True},
+            digest("few"): {"name": "few", "scopes": SCOPES[:29], "writer": False},
+        }),
+    }))
+    built.clock = lambda: 1_800_000_000.0
+    yield built
+    await close_local_deps(built)
+
+
+async def test_the_local_database_refuses_a_statement_over_100_parameters(deps: Deps) -> None:
+    with pytest.raises(StorageUnavailable):
+        await deps.db.query(f"SELECT 1 WHERE 1 IN ({', '.join('?' for _ in range(101))})", list(range(101)))
+    assert sqlite3.sqlite_version_info >= (3, 9)
+
+
+async def test_thirty_scopes_write_search_recall_and_read_within_the_limit(deps: Deps) -> None:
+    writer, reader = brain.auth_of("all", deps.settings), brain.auth_of("few", deps.settings)
+    facts = [{"content": f"Ticket TKT-{n:04d} for the harbour crane was closed by team {n % 30}.",
+              "scope": SCOPES[n % 30], "source": f"tickets/{n}"} for n in range(120)]
+    written = await brain.ingest_facts(deps, writer, {"facts": facts})
+    assert len(written["decisions"]) == 120
+    # Reconcile and supersede by source over more ids than one batch holds.
+    again = await brain.ingest_facts(deps, writer, {"facts": facts[:90], "source_prefix": "tickets/", "reconcile": True})
+    assert again["decisions"]
+    keyword = await brain.search_brain(deps, writer, "harbour crane", limit=100)
+    assert len(keyword["results"]) == 90
+    hybrid = await brain.search_brain(deps, reader, "crane ticket", mode="hybrid", limit=100)
+    assert hybrid["results"] and all(r["scope"] != SCOPES[29] for r in hybrid["results"])
+    envelope = await brain.recall(deps, reader, "harbour crane")
+    assert envelope["facts"] and all(f["scope"] in SCOPES[:29] for f in envelope["facts"])
+    await brain.register_skill(deps, writer, {"slug": "close-ticket", "scope": SCOPES[29], "content": "Close it."})
+    assert [s["slug"] for s in (await brain.list_skills(deps, writer))["skills"]] == ["close-ticket"]
+    assert (await brain.list_skills(deps, reader))["skills"] == []
+    report = await brain.embed_pending(deps, brain.maintenance_credential(deps.settings), 500)
+    assert report >= 0
+
+
+async def test_a_scope_outside_the_setting_is_bad_input(deps: Deps) -> None:
+    from memvault.core.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="scope must be one of"):
+        await brain.ingest_facts(deps, brain.auth_of("all", deps.settings), {"content": "x y z", "scope": "business"})

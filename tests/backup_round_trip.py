@@ -1,0 +1,85 @@
+"""The backup round trip as plain async steps over any deps (local stores on CPython, D1/R2 and
+the Vault objects in the Pyodide tier): fill every table the shared database holds, read it back
+through every read path, and compare the readings before a backup and after a restore."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from memvault.core import brain, keys, memory
+from memvault.core.deps import Deps
+from memvault.core.models import Message
+
+NOW = 1_800_000_000.0
+WRITER = "tok-backup-writer"
+READER = "tok-backup-reader"
+
+
+def credentials() -> str:
+    def digest(token: str) -> str:
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    return json.dumps({
+        digest(WRITER): {"name": "writer", "scopes": ["business", "family"], "writer": True},
+        digest(READER): {"name": "reader", "scopes": ["family"], "writer": False},
+    })
+
+
+@dataclass
+class Filled:
+    key_secret: str
+    key_id: str
+    fact_ids: list[str]
+
+
+async def fill(deps: Deps) -> Filled:
+    key, secret = await keys.create_key(deps.db, "backup", NOW - 3600)
+    session_messages = [
+        Message(role="user" if i % 2 == 0 else "assistant", id=f"b-{i}", timestamp=NOW - 3000 + i,
+                content=f"Turn {i}: the sailing boat Nautilus is moored at pier {40 + i} in Porto harbour.")
+        for i in range(10)
+    ]
+    await memory.store_conversation(deps, key.id, session_messages)
+    await memory.store_conversation(deps, key.id, session_messages[:4], session_id="trip")
+    writer = brain.auth_of(WRITER, deps.settings)
+    long_body = " ".join(f"Clause {i}: the lease of unit {i} renews every March with ticker ZQX{i}." for i in range(40))
+    written = await brain.ingest_facts(deps, writer, {"facts": [
+        {"content": "Invoice INV-20931 from Acme was paid on 3 March.", "scope": "business", "source": "ledger"},
+        {"content": "Aunt Mildred's birthday is on 14 July.", "scope": "family", "source": "calendar", "pinned": True},
+        {"content": long_body, "scope": "family", "source": "leases"},
+    ]}, bands=False)
+    first = written["decisions"][0]["id"]
+    await brain.ingest_facts(deps, writer, {"content": "Invoice INV-20931 from Acme was paid on 4 March.",
+                                            "scope": "business", "source": "ledger", "supersedes": first}, bands=False)
+    await brain.register_skill(deps, writer, {"slug": "pay-invoice", "scope": "business",
+                                              "content": "Check the ledger, then pay by transfer."})
+    return Filled(secret, key.id, [d["id"] for d in written["decisions"]])
+
+
+async def read_everything(deps: Deps, filled: Filled) -> dict[str, Any]:
+    """What every read path answers (times and scores left out where a rebuild may move them)."""
+    key = await keys.authenticate(deps.db, filled.key_secret)
+    found = await memory.search_memory(deps, key.id, "where is the Nautilus moored?", now=NOW)
+    writer, reader = brain.auth_of(WRITER, deps.settings), brain.auth_of(READER, deps.settings)
+    keyword = await brain.search_brain(deps, writer, "INV-20931")
+    hybrid = await brain.search_brain(deps, writer, "Acme invoice", mode="hybrid")
+    walled = await brain.search_brain(deps, reader, "INV-20931")
+    envelope = await brain.recall(deps, reader, "lease renews")
+    chain = await brain.history(deps, writer, filled.fact_ids[0])
+    body = await brain.get_body(deps, reader, filled.fact_ids[2])
+    skills = await brain.list_skills(deps, writer)
+    return {
+        "key": key.id,
+        "memory": sorted(item.text for item in found.items),
+        "keyword": [r["id"] for r in keyword["results"]],
+        "hybrid": sorted(r["id"] for r in hybrid["results"]),
+        "walled": walled["results"],
+        "recall": {"core": [e["id"] for e in envelope["core"]["entries"]],
+                   "recent": [e["id"] for e in envelope["recent"]], "facts": [e["id"] for e in envelope["facts"]]},
+        "history": chain,
+        "body": body,
+        "skills": skills,
+    }

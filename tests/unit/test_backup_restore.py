@@ -1,0 +1,158 @@
+"""Backup and restore over real local stores: the nightly pass writes a backup to the blob store;
+the shared database is lost; ``memvault restore`` rebuilds it from the backup, and every read path
+answers as before, with what vaults took in after the backup back in their mirrors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from backup_round_trip import NOW, WRITER, Filled, credentials, fill, read_everything
+from memvault import cli
+from memvault.core import brain, memory
+from memvault.core.backup import backups_index, read_backup
+from memvault.core.deps import Deps
+from memvault.core.errors import Conflict, InvalidInput
+from memvault.core.models import Message
+from memvault.core.restore import restore_backup
+from memvault.core.settings import load_settings
+from memvault.runtime.cron import run_cron
+from memvault.runtime.local import build_local_deps, close_local_deps
+
+DAY = 86_400.0
+
+
+def environ(data: Path, **more: str) -> dict[str, str]:
+    return {"MEMVAULT_DATA_DIR": str(data), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_CHUNK_TOKENS": "60",
+            "MEMVAULT_BRAIN_CREDENTIALS": credentials(), **more}
+
+
+def open_deps(data: Path, **more: str) -> Deps:
+    deps = build_local_deps(load_settings(environ(data, **more)))
+    deps.clock = lambda: NOW
+    return deps
+
+
+@pytest.fixture
+async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
+    built = open_deps(tmp_path)
+    yield built
+    await close_local_deps(built)
+
+
+def lose_database(data: Path) -> None:
+    for path in data.glob("memvault.sqlite3*"):
+        path.unlink()
+
+
+def test_restore_into_an_empty_database_answers_every_read_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def back_up() -> tuple[Filled, dict[str, Any], str]:
+        deps = open_deps(tmp_path)
+        try:
+            filled = await fill(deps)
+            before = await read_everything(deps, filled)
+            report = await run_cron(deps, now=NOW)
+            assert report.ok and report.finished and report.backup["complete"], report
+            # Written to a vault after the backup: the restore's mirror rebuild must bring it back.
+            late = Message(role="user", id="late-1", timestamp=NOW - 10,
+                           content="Later note: the Nautilus moved to pier 77 in Porto harbour for repairs.")
+            await memory.store_conversation(deps, filled.key_id, [late])
+            return filled, before, report.backup["backup_id"]
+        finally:
+            await close_local_deps(deps)
+
+    async def read_restored(filled: Filled) -> tuple[dict[str, Any], list[str], int]:
+        deps = open_deps(tmp_path)
+        try:
+            after = await read_everything(deps, filled)
+            differences = [d for key_id, name in await memory.all_vaults(deps)
+                           for d in await memory.mirror_differences(deps, key_id, name)]
+            hits = await deps.db.query("SELECT m.id FROM memory m JOIN memory_fts f ON f.rowid = m.seq "
+                                       "WHERE memory_fts MATCH ?", ['"INV-20931"'])
+            return after, differences, len(hits)
+        finally:
+            await close_local_deps(deps)
+
+    filled, before, backup_id = asyncio.run(back_up())
+    lose_database(tmp_path)
+    part_dir = tmp_path / "blobs" / "backups" / backup_id
+    assert sorted(p.name for p in part_dir.iterdir())[0] == "part-00001.jsonl"
+    for name, value in environ(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    assert cli.main(["restore", str(part_dir)]) == 0
+    assert cli.main(["restore", str(part_dir)]) == 2  # the database is no longer empty
+
+    after, differences, keyword_hits = asyncio.run(read_restored(filled))
+    assert {k: v for k, v in after.items() if k != "memory"} == {k: v for k, v in before.items() if k != "memory"}
+    assert set(before["memory"]) <= set(after["memory"])
+    assert any("pier 77" in text for text in after["memory"])
+    assert differences == []
+    assert keyword_hits == 2  # the keyword index holds both versions of the invoice again
+
+
+async def test_rows_written_after_the_watermark_belong_to_the_next_backup(deps: Deps) -> None:
+    filled = await fill(deps)
+    events_at_start = (await deps.db.query("SELECT MAX(seq) AS top FROM event_log"))[0]["top"]
+    # A budget of one unit an invocation: the backup takes its watermark, then stops after a page.
+    deps.settings = deps.settings.replace(cron_query_budget=1, backup_page_rows=2)
+    report = await run_cron(deps, now=NOW)
+    while not report.backup:
+        report = await run_cron(deps, now=NOW)
+    assert not report.finished and not report.backup["complete"] and report.stopped_at.startswith("backup after")
+    writer_late = await deps.db.query("SELECT COUNT(*) AS n FROM memory")
+    await brain.ingest_facts(deps, brain.auth_of(WRITER, deps.settings),
+                             {"content": "A fact written while the backup ran.", "scope": "family", "source": "late"},
+                             bands=False)
+    runs = 0
+    while not report.finished:
+        report = await run_cron(deps, now=NOW)
+        runs += 1
+        assert runs < 500
+    assert report.backup["complete"] and report.backup["parts"] > 1
+    lines = b"".join(await read_backup(deps, report.backup["backup_id"])).decode().splitlines()
+    rows = [json.loads(line) for line in lines[1:-1]]
+    facts = [r["row"] for r in rows if r["table"] == "memory"]
+    assert len(facts) == writer_late[0]["n"]
+    assert all(f["source"] != "late" for f in facts)
+    assert max(r["row"]["seq"] for r in rows if r["table"] == "event_log") == events_at_start
+    assert filled.key_id in {r["row"]["id"] for r in rows if r["table"] == "memory_keys"}
+
+
+async def test_only_the_last_backups_are_kept(tmp_path: Path) -> None:
+    deps = open_deps(tmp_path, MEMVAULT_BACKUP_KEEP="2")
+    try:
+        await fill(deps)
+        ids = []
+        for day in range(4):
+            report = await run_cron(deps, now=NOW + day * DAY)
+            assert report.backup["complete"], report
+            ids.append(report.backup["backup_id"])
+        assert [entry["id"] for entry in await backups_index(deps)] == ids[-2:]
+        assert not (tmp_path / "blobs" / "backups" / ids[0]).exists() or not any((tmp_path / "blobs" / "backups" / ids[0]).iterdir())
+        assert any((tmp_path / "blobs" / "backups" / ids[-1]).iterdir())
+    finally:
+        await close_local_deps(deps)
+
+
+async def test_a_truncated_or_foreign_backup_is_refused_before_anything_is_written(deps: Deps) -> None:
+    await fill(deps)
+    report = await run_cron(deps, now=NOW)
+    lines = b"".join(await read_backup(deps, report.backup["backup_id"])).decode().splitlines()
+    with pytest.raises(Conflict):
+        await restore_backup(deps, lines)
+    with pytest.raises(InvalidInput, match="incomplete"):
+        await restore_backup(deps, lines[:-1], force=True)
+    with pytest.raises(InvalidInput, match="header"):
+        await restore_backup(deps, lines[1:], force=True)
+    with pytest.raises(InvalidInput, match="not JSON"):
+        await restore_backup(deps, [lines[0], "{oops", lines[-1]], force=True)
