@@ -46,6 +46,14 @@ async def _listed(brain: Brain, as_: str = "writer", status: str | None = None) 
     return proposals
 
 
+async def _skill(brain: Brain, scope: str, slug: str, content: str) -> dict[str, Any]:
+    response = await brain.client.post("/memory/skill", headers=brain.headers("writer"),
+                                       json={"slug": slug, "scope": scope, "content": content})
+    assert response.status_code == 200, response.text
+    skill: dict[str, Any] = response.json()["skill"]
+    return skill
+
+
 async def _write_unbanded(brain: Brain, content: str, scope: str = "business", source: str = "api") -> str:
     written = await brain.write({"content": content, "scope": scope, "source": source}, bands="off")
     fact_id: str = written["ids"][0]
@@ -227,17 +235,10 @@ async def test_broken_and_cyclic_chains_are_reported(plain: Brain) -> None:
 
 
 async def test_skills_of_one_slug_family_are_consolidated(plain: Brain) -> None:
-    async def register(slug: str, content: str) -> dict[str, Any]:
-        response = await plain.client.post("/memory/skill", headers=plain.headers("writer"),
-                                           json={"slug": slug, "scope": "business", "content": content})
-        assert response.status_code == 200, response.text
-        skill: dict[str, Any] = response.json()["skill"]
-        return skill
-
-    old = await register("invoice-chase", "Email the client, then call after 7 days.")
+    old = await _skill(plain, "business", "invoice-chase", "Email the client, then call after 7 days.")
     plain.clock.advance(60)
-    new = await register("invoice-chase-v2", "Email the client, then call after 7 days.")
-    await register("payroll", "Email the client, then call after 7 days.")  # another family
+    new = await _skill(plain, "business", "invoice-chase-v2", "Email the client, then call after 7 days.")
+    await _skill(plain, "business", "payroll", "Email the client, then call after 7 days.")  # another family
     result = await _consolidate(plain, dryRun=False)
     skill_proposals = [p for p in result["proposals"] if p["kind"].startswith("skill_")]
     assert [(p["kind"], p["fact_ids"], p["keep_id"]) for p in skill_proposals] == [("skill_retire", [old["id"]], new["id"])]
@@ -346,16 +347,9 @@ async def test_a_claim_left_by_a_dead_request_is_handed_back(plain: Brain) -> No
 async def test_accepting_a_skill_merge_versions_the_kept_slug(judged: tuple[Brain, FakeLlm]) -> None:
     brain, fake = judged
 
-    async def register(slug: str, content: str) -> dict[str, Any]:
-        response = await brain.client.post("/memory/skill", headers=brain.headers("writer"),
-                                           json={"slug": slug, "scope": "family", "content": content})
-        assert response.status_code == 200, response.text
-        skill: dict[str, Any] = response.json()["skill"]
-        return skill
-
-    old = await register("school-run", "Leave at 8:10, take the bridge road, drop at the side gate.")
+    old = await _skill(brain, "family", "school-run", "Leave at 8:10, take the bridge road, drop at the side gate.")
     brain.clock.advance(60)
-    new = await register("school-run.new", "Leave at 8:10, take the bridge road, park on Elm Street.")
+    new = await _skill(brain, "family", "school-run.new", "Leave at 8:10, take the bridge road, park on Elm Street.")
     merged = "Leave at 8:10, take the bridge road, park on Elm Street, drop at the side gate."
     fake.respond = lambda system, user: json.dumps(
         {"decision": "merge", "ids": [i for i in ids_in(user) if i.startswith("skill-")][:1], "text": merged})
