@@ -46,12 +46,15 @@ async def backup_step(deps: Deps, budget: Budget, state: dict[str, Any], now: fl
         parts.append(line({"backup": {"format": FORMAT, "id": state["backup_id"], "watermark": state["watermark"],
                                       "tables": [t.name for t in TABLES]}}))
     page_rows = deps.settings.backup_page_rows
+    columns: dict[str, list[str]] = {}  # each table's, read once per invocation, not once per page
     while state["table"] < len(TABLES):
         if budget.spent:
             await _write_part(deps, state, parts)
             return _progress(state, complete=False)
         table = TABLES[state["table"]]
-        rows = await _page(deps, table, state["watermark"], state["after"], page_rows)
+        if table.name not in columns:
+            columns[table.name] = await table_columns(deps, table.name)
+        rows = await _page(deps, table, columns[table.name], state["watermark"], state["after"], page_rows)
         budget.units += 1
         for row in rows:
             rowid = row.pop("_rowid")
@@ -81,8 +84,8 @@ async def take_watermark(deps: Deps, now: float) -> dict[str, Any]:
     return mark
 
 
-async def _page(deps: Deps, table: Table, watermark: dict[str, Any], after: int, limit: int) -> list[dict[str, Any]]:
-    columns = await table_columns(deps, table.name)
+async def _page(deps: Deps, table: Table, columns: list[str], watermark: dict[str, Any], after: int,
+                limit: int) -> list[dict[str, Any]]:
     where, params = "rowid > ?", [after]
     if table.bound == "seq":
         where, params = f"{where} AND {table.column} <= ?", [*params, watermark[table.name]]

@@ -95,7 +95,3 @@ class Budget:
         if self.units == 0:
             return False
         return self.db.statements >= self.max_statements or self.vaults_tended >= self.max_vaults
-
-    @property
-    def statements(self) -> int:
-        return self.db.statements

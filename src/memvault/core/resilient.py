@@ -9,6 +9,7 @@ composition roots wrap their adapters with ``with_retries``."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -23,11 +24,9 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class RetryPolicy:
     backoff: Backoff = STORAGE_WRITES
-    sleep: Callable[[float], Awaitable[object]] | None = None  # a test's clock; asyncio.sleep otherwise
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep  # a test passes its own clock
 
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
-        if self.sleep is None:
-            return await retry(call, is_transient_storage, self.backoff)
         return await retry(call, is_transient_storage, self.backoff, sleep=self.sleep)
 
 

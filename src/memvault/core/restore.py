@@ -9,6 +9,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from memvault.core import memory
@@ -39,15 +40,13 @@ async def restore_backup(deps: Deps, lines: Sequence[str], force: bool = False) 
     is checked first (header, every line, the end line's row counts), so a truncated or foreign
     file is refused before anything is written. Refuses a database that holds anything unless
     ``force``: then rows already there win and the backup fills in what is missing."""
-    report, entries = check_backup(lines)
+    report, inserts = check_backup(lines, deps.clock())
     if not force:
         await _require_empty(deps)
-    pending: list[tuple[str, list[Any]]] = []
-    for number, entry in entries:
-        pending.append(_insert(entry, number, deps.clock()))
-        if len(pending) >= STATEMENTS_PER_BATCH:
-            await _flush(deps, pending)
-    await _flush(deps, pending)
+    for start in range(0, len(inserts), STATEMENTS_PER_BATCH):
+        batch = inserts[start : start + STATEMENTS_PER_BATCH]
+        # Each statement inserts only what is missing: a batch repeated after a passing failure lands once.
+        await retry(partial(deps.db.batch, batch), is_transient_storage)
     for key_id, name in await memory.all_vaults(deps):
         try:
             await memory.rebuild_mirror(deps, key_id, name)
@@ -58,10 +57,10 @@ async def restore_backup(deps: Deps, lines: Sequence[str], force: bool = False) 
     return report
 
 
-def check_backup(lines: Sequence[str]) -> tuple[RestoreReport, list[tuple[int, dict[str, Any]]]]:
-    """The backup's rows (line number, entry), once its header, rows and end line agree."""
+def check_backup(lines: Sequence[str], now: float) -> tuple[RestoreReport, list[tuple[str, list[Any]]]]:
+    """The backup's rows as insert statements, once its header, rows and end line agree."""
     report: RestoreReport | None = None
-    entries: list[tuple[int, dict[str, Any]]] = []
+    inserts: list[tuple[str, list[Any]]] = []
     expected: dict[str, int] | None = None
     for number, text in enumerate(lines, 1):
         if not text.strip():
@@ -74,14 +73,13 @@ def check_backup(lines: Sequence[str]) -> tuple[RestoreReport, list[tuple[int, d
         elif "end" in entry:
             expected = {str(k): int(v) for k, v in dict(entry["end"].get("rows") or {}).items() if int(v)}
         else:
-            _insert(entry, number, 0.0)  # checks the table and the row's shape
-            entries.append((number, entry))
+            inserts.append(_insert(entry, number, now))  # checks the table and the row's shape
             report.rows[entry["table"]] = report.rows.get(entry["table"], 0) + 1
     if report is None:
         raise InvalidInput("the backup is empty")
     if expected is None or expected != report.rows:
         raise InvalidInput("the backup is incomplete: its end line is missing or its row counts differ")
-    return report, entries
+    return report, inserts
 
 
 async def _require_empty(deps: Deps) -> None:
@@ -124,11 +122,3 @@ def _insert(entry: dict[str, Any], number: int, now: float) -> tuple[str, list[A
     # OR IGNORE: a row already there wins (a forced restore fills gaps and never rewrites a row,
     # which would also leave its keyword index behind).
     return f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", values
-
-
-async def _flush(deps: Deps, pending: list[tuple[str, list[Any]]]) -> None:
-    if pending:
-        batch = list(pending)
-        pending.clear()
-        # Each statement inserts only what is missing: a batch repeated after a passing failure lands once.
-        await retry(lambda: deps.db.batch(batch), is_transient_storage)

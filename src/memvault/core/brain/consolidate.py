@@ -20,7 +20,7 @@ from memvault.core.brain.bands import JUDGED, NEIGHBOURS, PARALLEL
 from memvault.core.brain.fact_input import norm_hash
 from memvault.core.brain.fact_vectors import EMBED_GROUP, embed_pending, full_text, parent_of
 from memvault.core.brain.judge import Judgement, judge
-from memvault.core.brain.proposals import Proposal, mark_stale, store_proposals
+from memvault.core.brain.proposals import Proposal, current_rows, mark_stale, store_proposals
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.brain.skills import COLUMNS as SKILL_COLUMNS
 from memvault.core.deps import Deps
@@ -232,13 +232,8 @@ async def _neighbours(deps: Deps, scope: str, fact_id: str, vector: list[float],
 
 async def _current(deps: Deps, scope: str, ids: set[str]) -> dict[str, Row]:
     """Re-read through the database: the index may hold a fact retired since, or a skill's."""
-    found: dict[str, Row] = {}
-    for group in in_batches(sorted(ids)):
-        for row in await deps.db.query(
-            f"SELECT {FACT_COLUMNS} FROM memory WHERE scope = ? AND superseded_at IS NULL AND entry_type != 'skill' "
-            f"AND id IN ({placeholders(len(group))})", [scope, *group]):
-            found[row["id"]] = row
-    return found
+    found = await current_rows(deps, "memory", FACT_COLUMNS, scope, sorted(ids))
+    return {fid: row for fid, row in found.items() if row["entry_type"] != "skill"}
 
 
 def _near_duplicate(a: Row, b: Row, score: float, deps: Deps) -> bool:

@@ -167,25 +167,23 @@ async def _apply(deps: Deps, credential: Credential, proposal: dict[str, Any], s
         raise
 
 
-async def current_facts(deps: Deps, scope: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Which of ``ids`` are current facts of ``scope``."""
+async def current_rows(deps: Deps, table: str, columns: str, scope: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Which of ``ids`` name current rows of ``scope`` in ``table`` (``memory`` or ``skills``), by id."""
     found: dict[str, dict[str, Any]] = {}
     for group in in_batches(sorted(set(ids))):
         for row in await deps.db.query(
-            "SELECT id, scope, source, entry_type, pinned, importance FROM memory WHERE scope = ? "
-            f"AND superseded_at IS NULL AND id IN ({placeholders(len(group))})", [scope, *group]):
-            found[row["id"]] = row
-    return found
-
-
-async def current_skills(deps: Deps, scope: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
-    for group in in_batches(sorted(set(ids))):
-        for row in await deps.db.query(
-            f"SELECT {SKILL_COLUMNS} FROM skills WHERE scope = ? AND superseded_at IS NULL "
+            f"SELECT {columns} FROM {table} WHERE scope = ? AND superseded_at IS NULL "
             f"AND id IN ({placeholders(len(group))})", [scope, *group]):
             found[row["id"]] = row
     return found
+
+
+async def current_facts(deps: Deps, scope: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    return await current_rows(deps, "memory", "id, scope, source, entry_type, pinned, importance", scope, ids)
+
+
+async def current_skills(deps: Deps, scope: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    return await current_rows(deps, "skills", SKILL_COLUMNS, scope, ids)
 
 
 def _stale(named: Sequence[str], current: dict[str, Any]) -> str | None:
@@ -283,12 +281,14 @@ async def mark_stale(deps: Deps, scopes: Sequence[str]) -> int:
     for scope in scopes:
         await deps.db.execute(_REOPEN + "scope = ? AND decided_at < ?", (scope, now - CLAIM_SECONDS))
     for scope in scopes:
-        rows = await deps.db.query(f"SELECT {COLUMNS} FROM proposals WHERE scope = ? AND status = 'open'", [scope])
-        for row in map(_row_out, rows):
-            named = [*row["fact_ids"], *filter(None, [row["keep_id"]])]
-            check = current_skills if row["kind"].startswith("skill_") else current_facts
-            if _stale(named, await check(deps, scope, named)):
-                stale.append(_decided(row, "stale", now, "consolidation", "open"))
+        rows = [_row_out(row) for row in await deps.db.query(
+            f"SELECT {COLUMNS} FROM proposals WHERE scope = ? AND status = 'open'", [scope])]
+        named = {row["id"]: [*row["fact_ids"], *filter(None, [row["keep_id"]])] for row in rows}
+        skills = {fid for row in rows if row["kind"].startswith("skill_") for fid in named[row["id"]]}
+        facts = {fid for row in rows if not row["kind"].startswith("skill_") for fid in named[row["id"]]}
+        # Two reads per scope, whatever the number of open proposals.
+        current = {**await current_facts(deps, scope, sorted(facts)), **await current_skills(deps, scope, sorted(skills))}
+        stale += [_decided(row, "stale", now, "consolidation", "open") for row in rows if _stale(named[row["id"]], current)]
     if stale:
         await deps.db.batch(stale)
     return len(stale)
