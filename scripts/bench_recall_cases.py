@@ -46,7 +46,7 @@ FILLER = [
 
 
 def _text_of(line: str) -> str:
-    """The remembered text of a context line, "- user: text" (or the earlier "- [day, user] text")."""
+    """The remembered text of a context line, "- text" (the user's) or "- assistant: text"."""
     line = line[2:]
     if line.startswith("["):
         return line.split("] ", 1)[-1]

@@ -64,3 +64,7 @@ def test_keyword_expression_quotes_terms_and_drops_stopwords() -> None:
     assert query_terms("What is the invoice #20028 for NVDA?") == ["invoice", "#20028", "nvda"]
     assert fts_match_expression('what "is" AND the OR') is None or "AND" not in (fts_match_expression('what "is" AND the OR') or "")
     assert fts_match_expression("invoice #20028 NEAR(x)") == '"invoice" OR "20028" OR "near" OR "x"'
+
+
+def test_possessives_search_as_the_name() -> None:
+    assert query_terms("Mia's violin and Caroline’s art, it's late") == ["mia", "violin", "caroline", "art", "late"]

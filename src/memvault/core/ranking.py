@@ -15,10 +15,11 @@ STOPWORDS = frozenset(
 
 
 def query_terms(text: str) -> list[str]:
-    """Distinct searchable terms of a query, in order: lower-cased, stopwords dropped."""
+    """Distinct searchable terms of a query, in order: lower-cased, possessives and stopwords dropped."""
     seen: dict[str, None] = {}
-    for raw in _WORD.findall(text.lower()):
+    for raw in _WORD.findall(text.lower().replace("\u2019", "'")):
         term = raw.strip(".'-")
+        term = term[:-2] if term.endswith("'s") and len(term) > 2 else term  # "Mia's" is Mia
         if term and term not in STOPWORDS:
             seen.setdefault(term, None)
     return list(seen)

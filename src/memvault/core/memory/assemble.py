@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from memvault.core.memory.fusion import FusionWeights, fuse_candidates
+from memvault.core.memory.fusion import fuse_candidates, with_borrowed
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, Message, SearchItem
 from memvault.core.ranking import normalize_text, query_terms
@@ -58,18 +58,19 @@ def _item(
 
 
 def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message, float]]:
-    """Pending messages are not indexed yet: rank them by the query terms they contain, the
-    newest first among equals, and keep only those that share a term with the query."""
+    """Pending messages are not indexed yet, so the query's terms stand in for both channels: a
+    message is as relevant as the share of the terms it holds (all of them: as relevant as the best
+    row both channels found). The buffer is an open chunk and borrows as a stored one does, its own
+    relevance being that of all its text. Only messages with some score are kept."""
     terms = set(query_terms(query))
-    scored = []
-    for message in pending:
-        overlap = len(terms & set(query_terms(message.content)))
-        if overlap:
-            scored.append((message, overlap))
-    scored.sort(key=lambda pair: (-pair[1], -pair[0].timestamp))
-    # Weighted like a row found by both channels at that rank, so a match competes with indexed rows.
-    k = FusionWeights().k
-    return [(message, 2.0 / (k + rank)) for rank, (message, _) in enumerate(scored, start=1)]
+    if not terms or not pending:
+        return []
+    ordered = sorted(pending, key=lambda m: m.timestamp)
+    held = [set(query_terms(message.content)) & terms for message in ordered]
+    own = [len(found) / len(terms) for found in held]
+    whole = len(set().union(*held)) / len(terms)
+    scored = zip(ordered, with_borrowed(own, whole), strict=True)
+    return [(message, score) for message, score in scored if score > 0]
 
 
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:

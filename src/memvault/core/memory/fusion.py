@@ -1,9 +1,11 @@
-"""Fusion of one vault's search candidates into scored messages: a chunk hit lends its rank to the
-messages it holds, and messages are what a search returns."""
+"""Fusion of one vault's search candidates into scored messages. A row's relevance is a weighted
+sum of its two channels' scores, each scaled to this search; a message then borrows from the
+chunk that holds it and from the messages said just before and after it, and messages are what a
+search returns."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memvault.core.models import Candidate, MemoryRow
@@ -14,46 +16,77 @@ CONTEXT_CHUNKS = 8
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """Measured on the LoCoMo dev split (scripts/bench_locomo.py): a small k lets a message's top
-    rank in one channel count for more than middling ranks in both, and a chunk hit lends its
-    messages as much as a hit of their own (recall@1000 0.83 -> 0.86 against k=60, chunk 0.6)."""
+    """Measured on the LoCoMo dev split (scripts/bench_locomo.py, router path): the channels'
+    scores weighted this way ranked evidence better than reciprocal-rank fusion of their ranks
+    (which discards how far apart two ranks are), and borrowing from neighbouring turns brings the
+    answer that follows a question (router recall@1000 0.831 -> 0.86, see docs/recall.md)."""
 
-    message: float = 1.0
-    chunk: float = 1.0
-    k: int = 10
+    vector: float = 0.4
+    keyword: float = 0.6
+    chunk: float = 0.5  # of the holding chunk's relevance
+    neighbour: float = 0.5  # of the best relevance among the messages beside it
+    reach: int = 2  # how many messages either side count as beside it
 
 
 def fuse_candidates(
     candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights()
 ) -> list[tuple[MemoryRow, float]]:
-    """Score every message row found: its own ranks in each channel, plus the ranks of the chunk it
-    belongs to (a chunk hit lends its score to the messages it holds). Chunks are not returned
-    themselves: a message is the unit that fits a small budget. Near-duplicates collapse into the
-    newest of them, which keeps the best score among them."""
+    """Score every message row found, best first: its own relevance, plus shares of its chunk's
+    and of its neighbours' (a message's neighbours are the messages of the same chunk found
+    within ``reach`` places of it in time order). Chunks are not returned themselves: a message is
+    the unit that fits a small budget. Near-duplicates collapse into the newest of them, which
+    keeps the best score among them."""
+    found = list(candidates)
+    relevance = _relevance(found, weights)
     rows: dict[str, MemoryRow] = {}
-    message_score: dict[str, float] = {}
-    chunk_score: dict[str, float] = {}
     stands_for: dict[str, str] = {}
-    for candidate in candidates:
-        row = candidate.row
-        contribution = 1.0 / (weights.k + candidate.rank)
-        if row.kind == "chunk":
-            chunk_score[row.id] = chunk_score.get(row.id, 0.0) + contribution
+    for candidate in found:
+        if candidate.row.kind == "chunk":
             continue
-        rows.setdefault(row.id, row)
+        rows.setdefault(candidate.row.id, candidate.row)
         if candidate.twin_of is not None:
-            stands_for[row.id] = candidate.twin_of
-        if candidate.channel != "context":
-            message_score[row.id] = message_score.get(row.id, 0.0) + contribution
+            stands_for[candidate.row.id] = candidate.twin_of
+    # A message stored without a chunk (one longer than a chunk is its own) is alone in its group.
+    by_chunk: dict[str, list[MemoryRow]] = {}
+    for row in rows.values():
+        by_chunk.setdefault(row.parent_id or f"alone:{row.id}", []).append(row)
     best: dict[str, float] = {}
-    for row_id, row in rows.items():
-        own = message_score.get(row_id, 0.0)
-        lent = chunk_score.get(row.parent_id, 0.0) if row.parent_id else 0.0
-        keeper = stands_for.get(row_id, row_id) if stands_for.get(row_id) in rows else row_id
-        best[keeper] = max(best.get(keeper, 0.0), weights.message * own + weights.chunk * lent)
+    for chunk_id, members in by_chunk.items():
+        members.sort(key=lambda r: (r.ts_end, r.id))
+        own = [relevance.get(row.id, 0.0) for row in members]
+        for row, score in zip(members, with_borrowed(own, relevance.get(chunk_id, 0.0), weights), strict=True):
+            keeper = stands_for.get(row.id, row.id) if stands_for.get(row.id) in rows else row.id
+            best[keeper] = max(best.get(keeper, 0.0), score)
     scored = [(rows[row_id], score) for row_id, score in best.items()]
     scored.sort(key=lambda item: (-item[1], -item[0].ts_end, item[0].id))
     return scored
+
+
+def _relevance(candidates: list[Candidate], weights: FusionWeights) -> dict[str, float]:
+    """Each row's own relevance in [0, 1]: cosine scaled so this search's best vector hit is 1 and
+    its worst 0 (hits all equally alike count as alike as they are), BM25 as a share of this search's
+    best, weighted by channel."""
+    vector = {c.row.id: c.score for c in candidates if c.channel == "vector"}
+    keyword = {c.row.id: c.score for c in candidates if c.channel == "keyword"}
+    low, high = min(vector.values(), default=0.0), max(vector.values(), default=0.0)
+    top = max(keyword.values(), default=0.0)
+    relevance: dict[str, float] = {}
+    for row_id, cosine in vector.items():
+        scaled = (cosine - low) / (high - low) if high > low else max(high, 0.0)
+        relevance[row_id] = weights.vector * scaled
+    for row_id, bm25 in keyword.items():
+        relevance[row_id] = relevance.get(row_id, 0.0) + weights.keyword * (max(bm25, 0.0) / top if top > 0 else 1.0)
+    return relevance
+
+
+def with_borrowed(own: Sequence[float], chunk: float, weights: FusionWeights = FusionWeights()) -> list[float]:
+    """The scores of one chunk's messages, given in time order with their own relevance: each
+    adds shares of the chunk's relevance and of the best own relevance within ``reach`` places."""
+    reach = weights.reach
+    return [
+        mine + weights.chunk * chunk + weights.neighbour * max([*own[max(0, i - reach) : i], *own[i + 1 : i + 1 + reach], 0.0])
+        for i, mine in enumerate(own)
+    ]
 
 
 def best_chunk_ranks(candidates: Iterable[Candidate], count: int = CONTEXT_CHUNKS) -> dict[str, int]:

@@ -20,7 +20,9 @@ from memvault.core.memory.windows import WindowPolicy, fill_in_order
 from memvault.core.models import SearchItem, SearchQuery, SearchResult
 
 log = logging.getLogger(__name__)
-SEARCH_DEPTH = 60
+# Candidates each channel ranks: at 200 the weighted fusion finds list questions' scattered turns
+# (LoCoMo multi-hop recall@2000 0.70 -> 0.74 against 60) for a few milliseconds more.
+SEARCH_DEPTH = 200
 
 
 def window_policy(deps: Deps) -> WindowPolicy:

@@ -29,7 +29,10 @@ MODES = ("auto", "read", "write", "off")
 STATUS_OK, STATUS_DEGRADED, STATUS_OFF = "ok", "degraded", "off"
 # How many of a vault's newest messages are looked through for the user's last turn.
 LAST_USER_LOOKBACK = 20
-CONTEXT_HEADING = "Memory of earlier conversations with this user (recalled automatically; may be incomplete or out of date):"
+CONTEXT_HEADING = (
+    "Memory of earlier conversations with this user, by day; the user's own words unless marked"
+    " (recalled automatically; may be incomplete or out of date):"
+)
 
 
 @dataclass(frozen=True)
@@ -106,13 +109,15 @@ def degraded(retrieval_ms: float = 0.0) -> PreparedMemory:
 def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None) -> tuple[str, int]:
     """The context block and how many items it holds. Items are taken in rank order while the
     block stays within the limit (the first that does not fit is cut to what is left, then no
-    more), and shown by day, oldest first, so each day's date is written once."""
+    more), and shown by day, oldest first, so each day's date is written once. Most of memory is
+    what the user said, so only other speakers' lines carry a label: a label on every line would
+    cost about a tenth of a small budget."""
     used = estimate_tokens(CONTEXT_HEADING)
     days: dict[str, list[tuple[float, str]]] = {}
     for item in items:
         day = datetime.fromtimestamp(item.ts_end, tz=UTC).strftime("%Y-%m-%d")
         opening = 0 if day in days else estimate_tokens(day)
-        prefix = f"- {item.role}: "
+        prefix = "- " if item.role == "user" else f"- {item.role}: "
         text = " ".join(item.text.split())
         cost = opening + estimate_tokens(prefix + text)
         if limit_tokens is not None and used + cost > limit_tokens:

@@ -1,0 +1,86 @@
+"""How one vault's candidates become scored messages: weighted channels, chunk and neighbour shares,
+and the pending buffer scored by the same rule."""
+
+from __future__ import annotations
+
+from memvault.core.memory.assemble import VaultAnswer, rank_items
+from memvault.core.memory.fusion import FusionWeights, fuse_candidates, with_borrowed
+from memvault.core.memory.windows import WindowPolicy
+from memvault.core.models import Candidate, MemoryRow, Message
+
+POLICY = WindowPolicy(4 * 3600, 3 * 86400, 90 * 86400, 0.0)
+
+
+def row(row_id: str, ts: float, parent: str | None = "c1", kind: str = "message") -> MemoryRow:
+    return MemoryRow(row_id, kind, f"text of {row_id}", "user", None, ts, ts, 5, (row_id,), row_id, parent)
+
+
+def hit(found: MemoryRow, channel: str, rank: int, score: float) -> Candidate:
+    return Candidate(row=found, channel=channel, rank=rank, score=score)
+
+
+def scores(candidates: list[Candidate]) -> dict[str, float]:
+    return {found.id: score for found, score in fuse_candidates(candidates)}
+
+
+def test_both_channels_count_by_their_scores_not_only_their_ranks() -> None:
+    a, b, c = row("a", 1, None), row("b", 2, None), row("c", 3, None)
+    fused = scores([
+        hit(a, "vector", 1, 0.80), hit(b, "vector", 2, 0.79), hit(c, "vector", 3, 0.20),
+        hit(b, "keyword", 1, 9.0), hit(c, "keyword", 2, 8.9),
+    ])
+    weights = FusionWeights()
+    assert abs(fused["b"] - (weights.vector * (0.79 - 0.2) / 0.6 + weights.keyword)) < 1e-9
+    assert fused["b"] > fused["c"] > fused["a"]  # c is nearly as good a keyword hit as b
+
+
+def test_vector_hits_all_equally_alike_count_only_as_alike_as_they_are() -> None:
+    rows = [row(f"m{i}", i, None) for i in range(5)]
+    fused = scores([hit(r, "vector", i + 1, 0.01) for i, r in enumerate(rows)])
+    assert all(abs(score - FusionWeights().vector * 0.01) < 1e-9 for score in fused.values())
+
+
+def test_a_message_borrows_from_its_chunk_and_the_messages_beside_it() -> None:
+    turns = [row(f"t{i}", i) for i in range(8)]
+    chunk, other = row("c1", 0, None, kind="chunk"), row("c2", 0, None, kind="chunk")
+    context = [hit(t, "context", 1, 0.0) for t in turns]
+    fused = scores([*context, hit(turns[3], "keyword", 1, 5.0), hit(chunk, "vector", 1, 0.5), hit(other, "vector", 2, 0.1)])
+    fused = {key: round(value, 9) for key, value in fused.items()}
+    weights = FusionWeights()
+    lent = weights.chunk * weights.vector
+    # The answer right after the question is lifted; turns further than ``reach`` only get the chunk's share.
+    assert fused["t3"] == round(weights.keyword + lent, 9)
+    assert fused["t4"] == fused["t5"] == fused["t2"] == fused["t1"] == round(lent + weights.neighbour * weights.keyword, 9)
+    assert fused["t0"] == fused["t6"] == fused["t7"] == round(lent, 9)
+
+
+def test_neighbours_are_of_the_same_chunk_and_a_message_without_one_borrows_nothing() -> None:
+    first, second = row("x", 1, "c1"), row("y", 2, "c2")
+    alone, after = row("z", 3, None), row("w", 4, None)
+    fused = scores([hit(first, "keyword", 1, 5.0), hit(second, "context", 1, 0.0),
+                    hit(alone, "keyword", 2, 5.0), hit(after, "context", 1, 0.0)])
+    assert fused["y"] == 0.0 and fused["w"] == 0.0
+    assert fused["z"] == fused["x"] == FusionWeights().keyword
+
+
+def test_borrowing_is_bounded_by_reach() -> None:
+    weights = FusionWeights(vector=0.5, keyword=0.5, chunk=0.5, neighbour=0.5, reach=1)
+    assert with_borrowed([0.0, 1.0, 0.0, 0.0], 0.2, weights) == [0.6, 1.1, 0.6, 0.1]
+    assert with_borrowed([], 1.0, weights) == []
+
+
+def test_pending_messages_are_scored_by_the_same_rule_as_an_open_chunk() -> None:
+    said = [Message("user", text, 100.0 + i, f"p{i}") for i, text in enumerate([
+        "The weather was grey all week.",
+        "What instrument does Mia play?",
+        "Mia's violin lessons are on Wednesdays.",
+        "We repainted the shed.",
+        "The tram was late again.",
+    ])]
+    items = rank_items([VaultAnswer("k:core", "vault", [], said)], "Mia violin lessons", POLICY, 200.0)
+    order = [item.source_ids[0] for item in items]
+    assert order[:2] == ["p2", "p1"]  # every term (the possessive too), then one term and the answer beside it
+    assert sorted(order[2:]) == ["p0", "p3", "p4"]  # the buffer was hit: its messages come as context
+    weights = FusionWeights()
+    assert abs(items[0].score - (1.0 + weights.chunk * 1.0 + weights.neighbour / 3)) < 1e-6
+    assert rank_items([VaultAnswer("k:core", "vault", [], said)], "birthday cake", POLICY, 200.0) == []
