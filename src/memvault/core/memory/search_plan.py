@@ -21,7 +21,7 @@ def search_plan(table: RowTable, query: SearchQuery, codes: CodeIndex | None = N
     near-duplicates marked. ``codes`` is the vault's in-memory index; without it codes are read."""
     candidates = yield from keyword_plan(table, query)
     if query.vector is not None:
-        candidates += yield from vector_plan(table, query, codes)
+        candidates += yield from vector_plan(table, query, codes, [c.row for c in candidates])
     best = best_chunk_ranks(candidates)
     context = yield from rows_plan(table, "parent_id", list(best))
     candidates += [Candidate(row=row, channel="context", rank=best[str(row.parent_id)], score=0.0) for row in context]

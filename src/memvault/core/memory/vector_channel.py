@@ -45,7 +45,10 @@ def codes_plan(table: RowTable, width: int) -> Plan[CodeIndex]:
     return index
 
 
-def vector_plan(table: RowTable, query: SearchQuery, codes: CodeIndex | None) -> Plan[list[Candidate]]:
+def vector_plan(
+    table: RowTable, query: SearchQuery, codes: CodeIndex | None, known: Sequence[MemoryRow] = ()
+) -> Plan[list[Candidate]]:
+    """The rows nearest the query, best first. Rows in ``known`` (the keyword channel's) are not read again."""
     vector = query.vector or ()
     code = binary_code(vector)
     if codes is not None and codes.width == len(code):
@@ -56,7 +59,8 @@ def vector_plan(table: RowTable, query: SearchQuery, codes: CodeIndex | None) ->
     for batch in in_batches(asymmetric_top(vector, coded, RESCORE), table.batch):
         stored += [(str(d["id"]), bytes(d["embedding"])) for d in (yield table.vectors_of(batch))]
     ranked = exact_top(vector, [(i, blob) for i, blob in stored if len(blob) == 4 * len(vector)], query.depth)
-    rows = {row.id: row for row in (yield from rows_plan(table, "id", [row_id for row_id, _ in ranked]))}
+    rows = {row.id: row for row in known}
+    rows.update((row.id, row) for row in (yield from rows_plan(table, "id", [i for i, _ in ranked if i not in rows])))
     return [
         Candidate(row=rows[row_id], channel="vector", rank=rank, score=score)
         for rank, (row_id, score) in enumerate(ranked, start=1)
