@@ -46,7 +46,8 @@ FILLER = [
 
 
 def _text_of(line: str) -> str:
-    """The remembered text of a context line, "- text" (the user's) or "- assistant: text"."""
+    """The remembered text of a context line: "- text" (the user's) or "- assistant: text", and the
+    earlier "- user: text" and "- [day, user] text", so the script also measures earlier commits."""
     line = line[2:]
     if line.startswith("["):
         return line.split("] ", 1)[-1]

@@ -38,6 +38,7 @@ def test_vector_hits_all_equally_alike_count_only_as_alike_as_they_are() -> None
     rows = [row(f"m{i}", i, None) for i in range(5)]
     fused = scores([hit(r, "vector", i + 1, 0.01) for i, r in enumerate(rows)])
     assert all(abs(score - FusionWeights().vector * 0.01) < 1e-9 for score in fused.values())
+    assert set(scores([hit(r, "keyword", i + 1, 0.0) for i, r in enumerate(rows)]).values()) == {0.0}
 
 
 def test_a_message_borrows_from_its_chunk_and_the_messages_beside_it() -> None:
