@@ -24,7 +24,7 @@ def scores(candidates: list[Candidate]) -> dict[str, float]:
 
 
 def test_both_channels_count_by_their_scores_not_only_their_ranks() -> None:
-    a, b, c = row("a", 1, None), row("b", 2, None), row("c", 3, None)
+    a, b, c = (row(name, day * 86400.0, None) for day, name in enumerate("abc"))  # days apart: none lends
     fused = scores([
         hit(a, "vector", 1, 0.80), hit(b, "vector", 2, 0.79), hit(c, "vector", 3, 0.20),
         hit(b, "keyword", 1, 9.0), hit(c, "keyword", 2, 8.9),
@@ -35,7 +35,7 @@ def test_both_channels_count_by_their_scores_not_only_their_ranks() -> None:
 
 
 def test_vector_hits_all_equally_alike_count_only_as_alike_as_they_are() -> None:
-    rows = [row(f"m{i}", i, None) for i in range(5)]
+    rows = [row(f"m{i}", i * 86400.0, None) for i in range(5)]
     fused = scores([hit(r, "vector", i + 1, 0.01) for i, r in enumerate(rows)])
     assert all(abs(score - FusionWeights().vector * 0.01) < 1e-9 for score in fused.values())
     assert set(scores([hit(r, "keyword", i + 1, 0.0) for i, r in enumerate(rows)]).values()) == {0.0}
@@ -55,19 +55,24 @@ def test_a_message_borrows_from_its_chunk_and_the_messages_beside_it() -> None:
     assert fused["t0"] == fused["t6"] == fused["t7"] == round(lent, 9)
 
 
-def test_neighbours_are_of_the_same_chunk_and_a_message_without_one_borrows_nothing() -> None:
-    first, second = row("x", 1, "c1"), row("y", 2, "c2")
-    alone, after = row("z", 3, None), row("w", 4, None)
-    fused = scores([hit(first, "keyword", 1, 5.0), hit(second, "context", 1, 0.0),
-                    hit(alone, "keyword", 2, 5.0), hit(after, "context", 1, 0.0)])
-    assert fused["y"] == 0.0 and fused["w"] == 0.0
-    assert fused["z"] == fused["x"] == FusionWeights().keyword
+def test_neighbours_are_found_in_time_whichever_chunk_holds_them_within_one_conversation() -> None:
+    question, answer = row("q", 1000, "c1"), row("a", 1010, "c2")
+    later, alone = row("l", 1010 + 2 * 3600, "c2"), row("z", 86400.0, None)
+    weights = FusionWeights()
+    fused = scores([hit(question, "keyword", 1, 5.0), hit(answer, "context", 1, 0.0),
+                    hit(later, "context", 1, 0.0), hit(alone, "keyword", 2, 5.0)])
+    # The answer opening the next chunk borrows from the question that ended the last one ...
+    assert fused["a"] == weights.neighbour * weights.keyword
+    # ... what was said two hours later is another conversation, and borrows nothing.
+    assert fused["l"] == 0.0
+    assert fused["z"] == fused["q"] == weights.keyword
 
 
-def test_borrowing_is_bounded_by_reach() -> None:
-    weights = FusionWeights(vector=0.5, keyword=0.5, chunk=0.5, neighbour=0.5, reach=1)
-    assert with_borrowed([0.0, 1.0, 0.0, 0.0], 0.2, weights) == [0.6, 1.1, 0.6, 0.1]
-    assert with_borrowed([], 1.0, weights) == []
+def test_borrowing_is_bounded_by_reach_and_by_the_gap_between_messages() -> None:
+    weights = FusionWeights(vector=0.5, keyword=0.5, chunk=0.5, neighbour=0.5, reach=1, gap=60.0)
+    assert with_borrowed([0.0, 1.0, 0.0, 0.0], [0, 1, 2, 3], [0.2] * 4, weights) == [0.6, 1.1, 0.6, 0.1]
+    assert with_borrowed([0.0, 1.0, 0.0, 0.0], [0, 1, 100, 101], [0.2] * 4, weights) == [0.6, 1.1, 0.1, 0.1]
+    assert with_borrowed([], [], [], weights) == []
 
 
 def test_pending_messages_are_scored_by_the_same_rule_as_an_open_chunk() -> None:

@@ -69,7 +69,8 @@ def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message
     held = [set(query_terms(message.content)) & terms for message in ordered]
     own = [len(found) / len(terms) for found in held]
     whole = len(set().union(*held)) / len(terms)
-    scored = zip(ordered, with_borrowed(own, whole), strict=True)
+    borrowed = with_borrowed(own, [message.timestamp for message in ordered], [whole] * len(ordered))
+    scored = zip(ordered, borrowed, strict=True)
     return [(message, score) for message, score in scored if score > 0]
 
 
