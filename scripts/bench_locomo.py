@@ -9,7 +9,8 @@ asked at each budget two ways, both with the product's defaults:
 - router: the question as the last user message of an OpenAI chat call through the memory router
   with `X-Memory-Context-Limit` set to the budget (and `X-Memory-Mode: read`, so questions are not
   stored), scored on what the router injected into the system message. The router reads the
-  clock, so every conversation is stored shifted in time to end a day before now.
+  clock, so every conversation is stored shifted in time to end a day before now, and the dates a
+  question names move with it (scripts/bench_dates.py), for both ways of asking.
 
 The same run scores BM25, dense MiniLM and their reciprocal-rank fusion over single turns. Turns
 are stored as role "user" with content "Speaker: text" (both speakers are people, and the name in
@@ -43,6 +44,7 @@ from bench_common import (
     reciprocal_rank_fusion,
     summary,
 )
+from bench_dates import shift_question_dates
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
@@ -240,9 +242,10 @@ def score_conversation(
                 table.add(system, budget, question.category, evidence_recall(returned, evidence, budget))
             if memvault is not None:
                 client, key, shift = memvault
-                returned = client.search(key, question.text, budget, conversation.now + shift)
+                asked = shift_question_dates(question.text, shift, conversation.now)
+                returned = client.search(key, asked, budget, conversation.now + shift)
                 table.add("memvault search", budget, question.category, evidence_recall(returned, evidence, budget))
-                injected = client.route(key, question.text, budget)
+                injected = client.route(key, asked, budget)
                 if injected is not None:
                     table.add("memvault router", budget, question.category, evidence_recall(injected, evidence, budget))
 

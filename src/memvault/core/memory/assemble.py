@@ -1,6 +1,7 @@
 """From the candidates of a key's vaults to one ranked list of items: each vault's candidates fused
-into scored messages, pending messages scored beside them, recency folded into every score, ranked
-once. What a search returns is a prefix of this ranking (``windows.fill_in_order``)."""
+into scored messages, pending messages scored beside them, recency and the periods the query names
+folded into every score, ranked once. What a search returns is a prefix of this ranking
+(``windows.fill_in_order``)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from memvault.core.memory.fusion import fuse_candidates, with_borrowed
+from memvault.core.memory.when import closeness, query_periods
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, Message, SearchItem
 from memvault.core.ranking import normalize_text, query_terms
 from memvault.core.tokens import estimate_tokens
+
+# A memory from a period the query names ("on 3 June", "last week") counts up to this much more:
+# on LoCoMo questions that name a date, through the router, recall@1000 0.864 -> 0.872 overall.
+NAMED_PERIOD_WEIGHT = 1.0
 
 
 @dataclass
@@ -25,16 +31,23 @@ class VaultAnswer:
 
 
 def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy, now: float) -> list[SearchItem]:
-    """Every item found, best first: relevance times recency, newer first among equals."""
+    """Every item found, best first: relevance times recency, times closeness to the periods the
+    query names; newer first among equals."""
+    periods = query_periods(query, now)
+
+    def timed(relevance: float, timestamp: float) -> float:
+        return relevance * (1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, timestamp))
+
     items: list[SearchItem] = []
     for answer in answers:
         vault = "core" if answer.name.endswith(":core") else "session"
         for row, relevance in fuse_candidates(answer.candidates):
             items.append(_item(row.text, row.ts_start, row.ts_end, list(row.source_ids), row.role,
-                               row.token_count, relevance, answer.source, vault, policy, now))
+                               row.token_count, timed(relevance, row.ts_end), answer.source, vault, policy, now))
         for message, relevance in _score_pending(answer.pending, query):
             items.append(_item(message.content, message.timestamp, message.timestamp, [message.id], message.role,
-                               estimate_tokens(message.content), relevance, "buffer", vault, policy, now))
+                               estimate_tokens(message.content), timed(relevance, message.timestamp), "buffer",
+                               vault, policy, now))
     items.sort(key=lambda item: (-item.score, -item.ts_end, item.source_ids))
     return items
 

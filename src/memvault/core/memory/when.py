@@ -98,14 +98,16 @@ def _last_day(first: date) -> date:
 
 
 def _latest(month: int, day: int, year: str | None, today: date) -> date | None:
-    """The date, or without a year its latest occurrence up to today."""
-    try:
-        if year:
-            return date(int(year), month, day)
-        this_year = date(today.year, month, min(day, calendar.monthrange(today.year, month)[1]))
-        return this_year if this_year <= today else date(today.year - 1, month, day)
-    except ValueError:
-        return None
+    """The date, or without a year its latest occurrence up to today (29 February: within four
+    years); None for a day the month does not have."""
+    for candidate_year in [int(year)] if year else range(today.year, today.year - 5, -1):
+        try:
+            found = date(candidate_year, month, day)
+        except ValueError:
+            continue
+        if year or found <= today:
+            return found
+    return None
 
 
 def _first_of_month(month: int, year: str | None, today: date) -> date:
