@@ -4,8 +4,10 @@
 names then ranks above what merely shares its words (``Period.closeness``).
 
 Dates are read in UTC, the zone every stored timestamp is kept in. A date written without its
-year is its latest occurrence up to the moment of the search; a phrase naming only moments still
-to come names no period."""
+year is its latest occurrence up to the moment of the search. Words for the present ("today",
+"this week") name no period: what is asked about the present ("is he around this week?") was
+often said before it, and recency already favours what was said lately. A period still to come
+names none either."""
 
 from __future__ import annotations
 
@@ -214,10 +216,9 @@ def _ago(match: re.Match[str], today: date) -> Period:
     return _days(point - spread, point + spread)
 
 
-def _named_day(match: re.Match[str], today: date) -> Period:
+def _named_day(match: re.Match[str], today: date) -> Period | None:
     if match["weekday"] is None:
-        day = today - timedelta(days=1 if match["word"] in ("yesterday", "last night") else 0)
-        return _days(day, day)
+        return _days(today - timedelta(days=1), today - timedelta(days=1)) if match["word"] else None
     back = (today.weekday() - _WEEKDAYS[match["weekday"]]) % 7
     if back == 0 and match["which"] == "last":
         back = 7
@@ -225,17 +226,15 @@ def _named_day(match: re.Match[str], today: date) -> Period:
     return _days(day, day)
 
 
-def _this_or_last(match: re.Match[str], today: date) -> Period:
-    unit, previous = match["unit"], match["which"] != "this"
+def _last_week_month_or_year(match: re.Match[str], today: date) -> Period:
+    unit = match["unit"]
     if unit in ("week", "weekend"):
-        monday = today - timedelta(days=today.weekday() + (7 if previous else 0))
+        monday = today - timedelta(days=today.weekday() + 7)
         return _days(monday + timedelta(days=5 if unit == "weekend" else 0), monday + timedelta(days=6))
     if unit == "month":
-        first = today.replace(day=1)
-        first = (first - timedelta(days=1)).replace(day=1) if previous else first
+        first = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
         return _days(first, _last_day(first))
-    year = today.year - 1 if previous else today.year
-    return _days(date(year, 1, 1), date(year, 12, 31))
+    return _days(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31))
 
 
 Resolver = Callable[[re.Match[str], date], "Period | None"]
@@ -255,9 +254,8 @@ _RULES: tuple[tuple[re.Pattern[str], Resolver], ...] = tuple(
         (rf"\b(?:(?P<which>last|this|in|during|past)\s+(?:the\s+)?)?(?P<season>spring|summer|autumn|fall|winter)"
          rf"(?:\s+(?:of\s+)?(?P<sy>{_YEAR}))?\b", _season),
         (rf"\b(?P<count>{_COUNT})\s+(?P<unit>days?|weeks?|months?|years?)\s+ago\b", _ago),
-        (rf"\b(?:(?P<word>today|tonight|this (?:morning|afternoon|evening)|yesterday|last night)|"
-         rf"(?:(?P<which>last|on|this)\s+)(?P<weekday>{_WEEKDAY}))\b", _named_day),
-        (r"\b(?P<which>last|past|previous|this)\s+(?P<unit>week|weekend|month|year)\b", _this_or_last),
+        (rf"\b(?:(?P<word>yesterday|last night)|(?:(?P<which>last|on|this)\s+)(?P<weekday>{_WEEKDAY}))\b", _named_day),
+        (r"\b(?:last|past|previous)\s+(?P<unit>week|weekend|month|year)\b", _last_week_month_or_year),
         (rf"\b(?P<year>{_YEAR})\b", _year),
     )
 )
