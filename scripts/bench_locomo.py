@@ -163,6 +163,8 @@ class MemvaultClient:
 
     def route(self, key: str, question: str, budget: int) -> list[str] | None:
         """The lines the memory router injected for the question asked as a chat message."""
+        from memvault.core.memory.router import context_lines
+
         if self._upstream is None:
             return None
         headers = {"X-Memory-Key": key, "X-Memory-Context-Limit": str(budget), "X-Memory-Mode": "read",
@@ -172,7 +174,7 @@ class MemvaultClient:
         response = self._http.post("/v1/chat/completions", json=body, headers=headers)
         self.router_ms.setdefault(budget, []).append((time.perf_counter() - started) * 1000.0)
         _raise_for_status(response)
-        return [line for line in self._upstream.captured[-1].splitlines() if line.startswith("- ")]
+        return context_lines(self._upstream.captured[-1])
 
     def search(self, key: str, query: str, budget: int, now: float) -> list[str]:
         body = {"query": query, "budget_tokens": budget, "now": now}

@@ -11,6 +11,7 @@ from memvault.core.memory.router import (
     MemoryOptions,
     Reply,
     Turn,
+    context_lines,
     render_context,
     turn_messages,
 )
@@ -68,7 +69,8 @@ def test_bad_values_are_refused(headers: dict[str, str]) -> None:
 def test_context_block_lists_items_under_their_day() -> None:
     item = SearchItem("My cat is  called\nBiscuit.", 1.0, "hot", 0.0, 86400.0, ["m1"], "user", 6, "vault")
     block, count = render_context([item])
-    assert count == 1 and block.splitlines()[1:] == ["1970-01-02", "- My cat is called Biscuit."]
+    assert count == 1 and block.splitlines()[1:] == ["1970-01-02", "My cat is called Biscuit."]
+    assert context_lines(block) == ["My cat is called Biscuit."]
     assert render_context([]) == ("", 0)
 
 
@@ -81,7 +83,8 @@ def test_context_block_shows_days_oldest_first_and_writes_each_date_once() -> No
     ]
     block, count = render_context(items)
     assert count == 3
-    assert block.splitlines()[1:] == ["1970-01-02", "- second", "- assistant: first", "1970-01-04", "- third"]
+    assert block.splitlines()[1:] == ["1970-01-02", "second", "assistant: first", "1970-01-04", "third"]
+    assert context_lines(block) == ["second", "assistant: first", "third"]
 
 
 def test_context_block_keeps_within_the_token_limit_and_takes_items_in_rank_order() -> None:

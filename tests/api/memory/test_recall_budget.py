@@ -18,7 +18,7 @@ from memvault.adapters.local.vaults import vault_filename
 from memvault.core import memory
 from memvault.core.keys import create_key
 from memvault.core.memory.recall_query import recall_query, refers_back
-from memvault.core.memory.router import Conversation, MemoryOptions, Reply, Turn, prepare, record
+from memvault.core.memory.router import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
 from memvault.core.models import Message
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
@@ -87,8 +87,8 @@ async def test_a_question_asked_again_and_again_never_crowds_out_its_answer(memv
     for _ in range(8):
         await record(deps, memvault.key_id, question, Reply("I am not sure."), options)
     context = (await prepare(deps, memvault.key_id, question, options)).context
-    lines = [line for line in context.splitlines() if line.startswith("- ")]
-    assert "Biscuit" in context
+    lines = context_lines(context)
+    assert "Biscuit" in context and lines
     assert not any("What is my cat called" in line for line in lines)
     assert len(lines) == len(set(lines))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import uuid
 from collections.abc import Sequence
@@ -29,10 +30,8 @@ MODES = ("auto", "read", "write", "off")
 STATUS_OK, STATUS_DEGRADED, STATUS_OFF = "ok", "degraded", "off"
 # How many of a vault's newest messages are looked through for the user's last turn.
 LAST_USER_LOOKBACK = 20
-CONTEXT_HEADING = (
-    "Memory of earlier conversations with this user, by day; the user's own words unless marked"
-    " (recalled automatically; may be incomplete or out of date):"
-)
+_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+CONTEXT_HEADING = "Memory of this user's earlier conversations, by day (their own words unless marked; may be out of date):"
 
 
 @dataclass(frozen=True)
@@ -109,24 +108,24 @@ def degraded(retrieval_ms: float = 0.0) -> PreparedMemory:
 def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None) -> tuple[str, int]:
     """The context block and how many items it holds. Items are taken in rank order while the
     block stays within the limit (the first that does not fit is cut to what is left, then no
-    more), and shown by day, oldest first, so each day's date is written once. Most of memory is
-    what the user said, so only other speakers' lines carry a label: a label on every line would
-    cost about a tenth of a small budget."""
+    more), and shown by day, oldest first, so each day's date is written once, a line each. Most
+    of memory is what the user said, so only other speakers' lines carry a label, and no line a
+    bullet: either on every line would cost a tenth of a small budget."""
     used = estimate_tokens(CONTEXT_HEADING)
     days: dict[str, list[tuple[float, str]]] = {}
     for item in items:
         day = datetime.fromtimestamp(item.ts_end, tz=UTC).strftime("%Y-%m-%d")
         opening = 0 if day in days else estimate_tokens(day)
-        prefix = "- " if item.role == "user" else f"- {item.role}: "
+        label = "" if item.role == "user" else f"{item.role}: "
         text = " ".join(item.text.split())
-        cost = opening + estimate_tokens(prefix + text)
+        cost = opening + estimate_tokens(label + text)
         if limit_tokens is not None and used + cost > limit_tokens:
-            left = limit_tokens - used - opening - estimate_tokens(prefix)
+            left = limit_tokens - used - opening - estimate_tokens(label)
             text = clip_to_tokens(text, left) if left >= MIN_CLIPPED_TOKENS else ""
             if text:
-                days.setdefault(day, []).append((item.ts_end, prefix + text))
+                days.setdefault(day, []).append((item.ts_end, label + text))
             break
-        days.setdefault(day, []).append((item.ts_end, prefix + text))
+        days.setdefault(day, []).append((item.ts_end, label + text))
         used += cost
     count = sum(len(lines) for lines in days.values())
     if not count:
@@ -135,6 +134,11 @@ def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None)
     for day in sorted(days):
         blocks += [day, *(line for _, line in sorted(days[day], key=lambda entry: entry[0]))]
     return "\n".join(blocks), count
+
+
+def context_lines(block: str) -> list[str]:
+    """The remembered lines of a context block, without its heading and dates."""
+    return [line for line in block.splitlines()[1:] if not _DAY.fullmatch(line)]
 
 
 async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions) -> PreparedMemory:
