@@ -3,7 +3,9 @@ and the pending buffer scored by the same rule."""
 
 from __future__ import annotations
 
-from memvault.core.memory.assemble import VaultAnswer, rank_items
+from dataclasses import replace
+
+from memvault.core.memory.assemble import ASKING_WEIGHT, VaultAnswer, rank_items
 from memvault.core.memory.fusion import FusionWeights, fuse_candidates, with_borrowed
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, MemoryRow, Message
@@ -90,3 +92,14 @@ def test_pending_messages_are_scored_by_the_same_rule_as_an_open_chunk() -> None
     weights = FusionWeights()
     assert abs(items[0].score - (1.0 + weights.chunk * 1.0 + weights.neighbour / 3)) < 1e-6
     assert rank_items([VaultAnswer("k:core", "vault", [], said)], "birthday cake", POLICY, 200.0) == []
+
+
+def test_a_message_that_asks_counts_less_than_one_that_tells_and_still_lends_to_its_answer() -> None:
+    question, answer = row("q", 1000.0), row("a", 1005.0)
+    question = replace(question, text="Which violin does Mia play?")
+    answer = replace(answer, text="Mia plays her grandmother's violin.")
+    said = [hit(question, "keyword", 1, 5.0), hit(answer, "keyword", 2, 5.0)]
+    items = rank_items([VaultAnswer("k:core", "vault", said, [])], "Mia violin", POLICY, 2000.0)
+    scores_by_id = {item.source_ids[0]: item.score for item in items}
+    assert [item.source_ids[0] for item in items] == ["a", "q"]
+    assert abs(scores_by_id["q"] - ASKING_WEIGHT * scores_by_id["a"]) < 1e-6  # the same relevance, lent both ways
