@@ -121,3 +121,8 @@ def test_memory_from_the_period_a_question_names_ranks_first() -> None:
     assert order == ["march", "june"]
     plain = rank_items([VaultAnswer("k:core", "vault", [june, march], [])], "what did we do?", policy, NOW)
     assert [item.source_ids[0] for item in plain] == ["june", "march"]  # the same words: the newer first
+
+
+def test_a_long_query_is_read_for_time_phrases_only_as_far_as_a_question_goes() -> None:
+    pasted = "on 3 June 2023 " * 10_000
+    assert len(query_periods(pasted, NOW)) < 200

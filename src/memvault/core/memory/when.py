@@ -21,6 +21,9 @@ DAY = 86400.0
 # What is said about a period often comes a little after it ("last Friday I ..."), so a period
 # counts in full until this long after its end, and fades with distance on both sides.
 TOLD_AFTER = 3 * DAY
+# A query is read for time phrases this far: a question names its time early, and a long text
+# pasted as a query must not cost more than a short one.
+READ_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -42,16 +45,19 @@ def query_periods(text: str, now: float) -> list[Period]:
     """The periods ``text`` names, resolved against ``now``; none for a text that names no time.
     Phrases are read most specific first, and the words a phrase used are not read again."""
     today = datetime.fromtimestamp(now, tz=UTC).date()
-    rest = text.lower().replace("\u2019", "'")
+    rest = text[:READ_CHARS].lower().replace("\u2019", "'")
     found: list[Period] = []
     for pattern, resolve in _RULES:
-        for match in list(pattern.finditer(rest)):
+        read: list[tuple[int, int]] = []
+        for match in pattern.finditer(rest):
             period = resolve(match, today)
             if period is None:
                 continue
-            rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
+            read.append(match.span())
             if period.start <= now:
                 found.append(period)
+        for start, end in reversed(read):
+            rest = rest[:start] + " " * (end - start) + rest[end:]
     return found
 
 
