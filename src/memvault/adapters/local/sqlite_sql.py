@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memvault.adapters.local.database import connect, storage_errors
+from memvault.adapters.local.database import connect, fetch_rows, storage_errors
 from memvault.core.ports import Row
 
 T = TypeVar("T")
@@ -22,8 +22,7 @@ class SqliteSql:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         with self._lock, storage_errors():
-            cursor = self._conn.execute(sql, tuple(params))
-            return [dict(row) for row in cursor.fetchall()]
+            return fetch_rows(self._conn.execute(sql, tuple(params)))
 
     def transaction(self, work: Callable[[], T]) -> T:
         with self._lock, storage_errors():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
@@ -66,7 +65,7 @@ async def search(body: SearchRequest, deps: DepsParam, key: KeyParam) -> SearchR
         now=parse_time(body.now, "now"),
         session_id=body.session_id,
     )
-    return SearchResponse.model_validate(asdict(result))
+    return SearchResponse(items=result.items, tokens=result.tokens, metrics=result.metrics)
 
 
 @router.delete("")
