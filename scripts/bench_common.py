@@ -265,6 +265,22 @@ def _serving(embedder: str, startup_seconds: float, data_dir: str, env_extra: di
             server.wait()
 
 
+def machine_reference_ms(rounds: int = 3) -> float:
+    """Median milliseconds of a fixed pure-Python loop: how fast this machine runs Python right now.
+    Shared machines vary by as much as twice from one hour to the next, so a latency figure is read
+    beside the reference taken in the same run."""
+    import time
+
+    timings = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        total = 0
+        for number in range(2_000_000):
+            total += number * number
+        timings.append((time.perf_counter() - started) * 1000.0)
+    return sorted(timings)[len(timings) // 2]
+
+
 def rss_mb(pid: int) -> tuple[float, float]:
     """Resident memory of a process now and at its peak, in MB (Linux /proc)."""
     from pathlib import Path

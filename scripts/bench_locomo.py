@@ -40,6 +40,7 @@ from bench_common import (
     RecallTable,
     evidence_recall,
     local_memvault,
+    machine_reference_ms,
     rank_by_similarity,
     reciprocal_rank_fusion,
     summary,
@@ -277,6 +278,7 @@ def run(
     client = MemvaultClient(memvault_url, upstream) if memvault_url else None
     embedder = MiniLmEmbedder()
     ingest_seconds = 0.0
+    reference_before = machine_reference_ms()
     for number, conversation in enumerate(conversations):
         memvault = None
         if client is not None:
@@ -289,7 +291,11 @@ def run(
         score_conversation(conversation, table, budgets, embedder, memvault)
         done = f"{conversation.sample_id}: {len(conversation.turns)} turns, {len(conversation.questions)} questions"
         print(done, file=sys.stderr)
-    return report(conversations, table, client, ingest_seconds)
+    result = report(conversations, table, client, ingest_seconds)
+    result["machine_reference_ms"] = [reference_before, machine_reference_ms()]
+    print(f"machine reference (a fixed Python loop, ms; lower is faster): {reference_before:.0f} before, "
+          f"{result['machine_reference_ms'][1]:.0f} after")
+    return result
 
 
 def report(
