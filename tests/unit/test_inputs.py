@@ -25,6 +25,7 @@ NOW = 1_700_000_000.0
         ("2024-01-01T00:00:00Z", 1_704_067_200.0),
         ("2024-01-01T02:00:00+02:00", 1_704_067_200.0),
         ("0001-01-01T00:00:00Z", -62_135_596_800.0),
+        ("9999-12-31T23:59:59.999Z", 253_402_300_799.999),
         (None, None),
         ("", None),
     ],
@@ -35,7 +36,7 @@ def test_times_are_epoch_seconds_or_iso_8601_naive_meaning_utc(value: object, ex
 
 @pytest.mark.parametrize(
     "value",
-    [math.nan, math.inf, -math.inf, "nan", "Infinity", "-inf", 1e20, -1e20, "10000-01-01", "yesterday", True, [1], {}],
+    [math.nan, math.inf, -math.inf, "nan", "Infinity", "-inf", 1e20, -1e20, "10000-01-01", 253_402_300_800, "yesterday", True, [1], {}],
 )
 def test_anything_else_is_refused_naming_the_field(value: object) -> None:
     with pytest.raises(InvalidField, match=r"^when ") as caught:

@@ -16,6 +16,7 @@ from memvault.core.memory.router import (
     turn_messages,
 )
 from memvault.core.models import SearchItem
+from memvault.core.times import parse_time
 from memvault.core.tokens import estimate_tokens
 
 
@@ -85,6 +86,16 @@ def test_context_block_shows_days_oldest_first_and_writes_each_date_once() -> No
     assert count == 3
     assert block.splitlines()[1:] == ["1970-01-02", "second", "assistant: first", "1970-01-04", "third"]
     assert context_lines(block) == ["second", "assistant: first", "third"]
+
+
+def test_context_block_dates_memory_from_the_ends_of_the_calendar() -> None:
+    last = parse_time("9999-12-31T23:59:59.999999Z", "timestamp")
+    first = parse_time("0001-01-01T00:00:00Z", "timestamp")
+    assert last is not None and first is not None
+    items = [SearchItem("late", 0.9, "", last, last, ["b"], "user", 1, "vault"),
+             SearchItem("early", 0.8, "", first, first, ["a"], "user", 1, "vault")]
+    block, _ = render_context(items)
+    assert block.splitlines()[1:] == ["0001-01-01", "early", "9999-12-31", "late"]
 
 
 def test_context_block_keeps_within_the_token_limit_and_takes_items_in_rank_order() -> None:

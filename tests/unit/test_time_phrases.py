@@ -10,6 +10,7 @@ from memvault.core.memory.assemble import VaultAnswer, rank_items
 from memvault.core.memory.when import DAY, TOLD_AFTER, Period, closeness, query_periods
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, MemoryRow
+from memvault.core.times import EARLIEST, PAST_LATEST
 
 NOW = datetime(2023, 11, 24, 15, 30, tzinfo=UTC).timestamp()  # a Friday
 
@@ -89,6 +90,14 @@ def test_a_day_the_month_does_not_have_is_read_as_no_more_than_its_month() -> No
     assert days("on 30 February 2023") == [("2023-02-01", "2023-02-28")]
     assert days("on 31 June") == []
     assert days("on 29 February") == [("2020-02-29", "2020-02-29")]
+
+
+@pytest.mark.parametrize("now", [EARLIEST, EARLIEST + 40 * DAY, PAST_LATEST, PAST_LATEST - 40 * DAY, 1e12, -1e12])
+def test_a_moment_at_the_calendars_ends_reads_only_the_periods_the_calendar_holds(now: float) -> None:
+    text = ("last week, yesterday, 3 days ago, 999 years ago, last friday, june 3, in july, last year, summer, "
+            "two weeks before august 11, 999 days after june 3, between may 1 and may 9, the second week of november")
+    for period in query_periods(text, now):
+        assert EARLIEST <= period.start < period.end <= PAST_LATEST
 
 
 def test_several_phrases_name_several_periods() -> None:

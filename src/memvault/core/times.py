@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 from memvault.core.errors import InvalidField
 
 EARLIEST = datetime(1, 1, 1, tzinfo=UTC).timestamp()
-LATEST = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC).timestamp()
+# The first moment past year 9999: the last microsecond before it rounds to it as a float.
+PAST_LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp() + 1
 
 
 def parse_time(value: object, field: str) -> float | None:
@@ -27,7 +28,7 @@ def parse_time(value: object, field: str) -> float | None:
         raise InvalidField(f"{field} must be epoch seconds or an ISO 8601 time")
     if not math.isfinite(number):
         raise InvalidField(f"{field} must be a finite time")
-    if not EARLIEST <= number <= LATEST:
+    if not EARLIEST <= number < PAST_LATEST:
         raise InvalidField(f"{field} is outside the years 1 to 9999")
     return number
 
@@ -51,4 +52,6 @@ def _from_text(text: str, field: str) -> float:
         raise InvalidField(f"{field} must be epoch seconds or an ISO 8601 time, got {text[:40]!r}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    stamp = moment.timestamp()
+    # Year 9999's last microsecond rounds, as a float, to the first moment past it.
+    return math.nextafter(stamp, 0.0) if stamp == PAST_LATEST else stamp

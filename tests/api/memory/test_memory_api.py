@@ -47,6 +47,13 @@ async def test_stored_text_comes_back_from_the_vault(memvault: Memvault) -> None
     assert found["metrics"]["vaults"][f"{memvault.key_id}:core"]["winner"] == "vault"
 
 
+async def test_a_search_at_the_ends_of_the_calendar_answers_whatever_times_the_query_names(memvault: Memvault) -> None:
+    await store(memvault, [{"role": "user", "content": "Last week I planted the tomatoes.", "timestamp": NOW}])
+    for now in ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z", 253402300799.99997):
+        found = await search(memvault, "what did I plant last week, yesterday and 999 years ago?", now=now)
+        assert found["items"][0]["text"] == "Last week I planted the tomatoes."
+
+
 async def test_concurrent_stores_to_one_key_lose_nothing(memvault: Memvault) -> None:
     batches = [[turn(b * 10 + i, NOW - DAY + b * 10 + i, topic=f"batch{b}") for i in range(10)] for b in range(24)]
     await asyncio.gather(*(store(memvault, batch) for batch in batches))

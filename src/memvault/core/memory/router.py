@@ -114,7 +114,7 @@ def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None)
     used = estimate_tokens(CONTEXT_HEADING)
     days: dict[str, list[tuple[float, str]]] = {}
     for item in items:
-        day = datetime.fromtimestamp(item.ts_end, tz=UTC).strftime("%Y-%m-%d")
+        day = datetime.fromtimestamp(item.ts_end, tz=UTC).date().isoformat()
         opening = 0 if day in days else estimate_tokens(day)
         label = "" if item.role == "user" else f"{item.role}: "
         text = " ".join(item.text.split())

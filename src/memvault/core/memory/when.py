@@ -44,13 +44,19 @@ class Period:
 def query_periods(text: str, now: float) -> list[Period]:
     """The periods ``text`` names, resolved against ``now``; none for a text that names no time.
     Phrases are read most specific first, and the words a phrase used are not read again."""
-    today = datetime.fromtimestamp(now, tz=UTC).date()
+    try:
+        today = datetime.fromtimestamp(now, tz=UTC).date()
+    except (ValueError, OverflowError, OSError):
+        return []  # a moment past the calendar's ends (years 1 to 9999) has no dates around it
     rest = text[:READ_CHARS].lower().replace("\u2019", "'")
     found: list[Period] = []
     for pattern, resolve in _RULES:
         read: list[tuple[int, int]] = []
         for match in pattern.finditer(rest):
-            period = resolve(match, today)
+            try:
+                period = resolve(match, today)
+            except (ValueError, OverflowError):
+                period = None  # it would begin or end past the calendar's ends
             if period is None:
                 continue
             read.append(match.span())
