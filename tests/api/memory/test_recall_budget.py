@@ -36,8 +36,7 @@ sentences = st.lists(st.sampled_from(VOCABULARY), min_size=3, max_size=40).map("
 def test_what_a_budget_returns_is_the_start_of_what_twice_that_returns(
     memories: list[tuple[str, float]], query: str, budget: int
 ) -> None:
-    async def check() -> None:
-        data = Path(tempfile.mkdtemp())
+    async def check(data: Path) -> None:
         deps = build_local_deps(load_settings(settings_for(data)))
         try:
             key, _ = await create_key(deps.db, "p", NOW)
@@ -53,7 +52,8 @@ def test_what_a_budget_returns_is_the_start_of_what_twice_that_returns(
         finally:
             await close_local_deps(deps)
 
-    asyncio.run(check())
+    with tempfile.TemporaryDirectory() as data:
+        asyncio.run(check(Path(data)))
 
 
 async def test_the_budget_not_an_item_count_bounds_a_search(memvault: Memvault) -> None:
