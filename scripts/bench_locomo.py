@@ -177,8 +177,9 @@ class MemvaultClient:
         _raise_for_status(response)
         return context_lines(self._upstream.captured[-1])
 
-    def search(self, key: str, query: str, budget: int, now: float) -> list[str]:
-        body = {"query": query, "budget_tokens": budget, "now": now}
+    def search(self, key: str, query: str, budget: int) -> list[str]:
+        """Search as a caller does: no `now`, so the server reads its clock, as the router does."""
+        body = {"query": query, "budget_tokens": budget}
         started = time.perf_counter()
         response = self._http.post("/v1/memory/search", json=body, headers=_auth(key))
         self.latencies_ms.setdefault(budget, []).append((time.perf_counter() - started) * 1000.0)
@@ -246,7 +247,7 @@ def score_conversation(
             if memvault is not None:
                 client, key, shift = memvault
                 asked = shift_question_dates(question.text, shift, conversation.now)
-                returned = client.search(key, asked, budget, conversation.now + shift)
+                returned = client.search(key, asked, budget)
                 table.add("memvault search", budget, question.category, evidence_recall(returned, evidence, budget))
                 injected = client.route(key, asked, budget)
                 if injected is not None:

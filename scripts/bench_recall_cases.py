@@ -21,7 +21,6 @@ import asyncio
 import dataclasses
 import json
 import os
-import re
 import tempfile
 import uuid
 from collections import Counter
@@ -47,13 +46,9 @@ FILLER = [
 
 
 def _text_of(line: str) -> str:
-    """The remembered text of a context line: "text" (the user's) or "assistant: text", and the
-    earlier "- text", "- user: text" and "- [day, user] text", so the script also measures earlier
-    commits."""
-    line = line[2:] if line.startswith("- ") else line
-    if line.startswith("["):
-        return line.split("] ", 1)[-1]
-    return line.split(": ", 1)[-1] if line.split(": ", 1)[0] in ("user", "assistant", "system", "tool") else line
+    """The remembered text of a context line: "text" (the user's) or "role: text" (anyone else's)."""
+    label, _, text = line.partition(": ")
+    return text if label in ("assistant", "system", "tool") else line
 
 
 def load(name: str) -> list[dict[str, Any]]:
@@ -63,7 +58,7 @@ def load(name: str) -> list[dict[str, Any]]:
 async def run(embedder: str) -> dict[str, Any]:
     from memvault.core.keys import create_key
     from memvault.core.memory.read import search_memory
-    from memvault.core.memory.router import Conversation, MemoryOptions, Reply, Turn, prepare, record
+    from memvault.core.memory.router import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
     from memvault.core.memory.write import store_conversation
     from memvault.core.models import Message
     from memvault.core.settings import load_settings
@@ -100,7 +95,7 @@ async def run(embedder: str) -> dict[str, Any]:
                 await record(deps, key_id, ask(case["question"]), Reply("I'm not sure, could you remind me?"), options(800))
             clock["now"] = NOW + 3600
             block = (await prepare(deps, key_id, ask(case["question"]), options(800))).context
-            lines = [_text_of(line) for line in block.splitlines()[1:] if not re.fullmatch(r"\d{4}-\d\d-\d\d", line)]
+            lines = [_text_of(line) for line in context_lines(block)]
             found += case["expect"] in block
             question_copies += sum(1 for line in lines if line.strip() == case["question"])
             repeated_lines += sum(n - 1 for n in Counter(lines).values() if n > 1)

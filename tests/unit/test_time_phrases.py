@@ -90,6 +90,7 @@ def test_a_day_the_month_does_not_have_is_read_as_no_more_than_its_month() -> No
     assert days("on 30 February 2023") == [("2023-02-01", "2023-02-28")]
     assert days("on 31 June") == []
     assert days("on 29 February") == [("2020-02-29", "2020-02-29")]
+    assert days("on 2023-02-30") == [("2023-01-01", "2023-12-31")]  # no such day: its year is what it names
 
 
 @pytest.mark.parametrize("now", [EARLIEST, EARLIEST + 40 * DAY, PAST_LATEST, PAST_LATEST - 40 * DAY, 1e12, -1e12])

@@ -56,7 +56,7 @@ def query_periods(text: str, now: float) -> list[Period]:
             try:
                 period = resolve(match, today)
             except (ValueError, OverflowError):
-                period = None  # it would begin or end past the calendar's ends
+                period = None  # a day the calendar does not have, or past its ends
             if period is None:
                 continue
             read.append(match.span())
@@ -141,11 +141,8 @@ def _on_date(match: re.Match[str], today: date) -> Period | None:
     return None if day is None else _days(day, day)
 
 
-def _iso_date(match: re.Match[str], today: date) -> Period | None:
-    try:
-        day = date(int(match["iy"]), int(match["im"]), int(match["id"]))
-    except ValueError:
-        return None
+def _iso_date(match: re.Match[str], today: date) -> Period:
+    day = date(int(match["iy"]), int(match["im"]), int(match["id"]))  # 2023-02-30 raises: no period
     return _days(day, day)
 
 
