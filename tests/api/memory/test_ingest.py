@@ -5,7 +5,7 @@ get their vectors from their messages'."""
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,15 +28,26 @@ def chat(count: int, prefix: str = "m") -> list[dict[str, Any]]:
     ]
 
 
-class SlowEmbedder:
-    """The real embedder's shape (work in a thread), made slow: what a big import meets."""
+class HeldEmbedder:
+    """The real embedder's shape (work in a thread), with the calls for texts starting with
+    ``held_prefix`` held in their thread until ``release``: an import caught mid-embedding."""
 
-    def __init__(self, inner: Any, seconds: float) -> None:
-        self._inner, self._seconds = inner, seconds
+    def __init__(self, inner: Any, held_prefix: str) -> None:
+        self._inner, self._held_prefix = inner, held_prefix
         self.model_id, self.dimension = inner.model_id, inner.dimension
+        self.holding = threading.Event()
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def _wait_if_held(self, texts: Sequence[str]) -> None:
+        if any(text.startswith(self._held_prefix) for text in texts):
+            self.holding.set()
+            self._released.wait(timeout=120)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        await asyncio.to_thread(time.sleep, self._seconds)
+        await asyncio.to_thread(self._wait_if_held, texts)
         return list(await self._inner.embed(texts))
 
 
@@ -80,21 +91,21 @@ async def test_a_long_batch_goes_in_slices_and_a_resend_completes_it_once(memvau
 async def test_a_big_import_does_not_hold_up_another_keys_search(memvault: Memvault) -> None:
     await store(memvault, chat(60, prefix="b"))
     other, _ = await create_key(memvault.deps.db, "importer", NOW)
-    memvault.deps.embedder = SlowEmbedder(memvault.deps.embedder, 0.15)
+    held = HeldEmbedder(memvault.deps.embedder, held_prefix="i note")
+    memvault.deps.embedder = held
     memvault.deps.settings = memvault.deps.settings.replace(embed_batch=50)
     messages = [Message(m["role"], m["content"], m["timestamp"], m["id"]) for m in chat(600, prefix="i")]
-    started = time.perf_counter()
     importing = asyncio.ensure_future(memory.store_conversation(memvault.deps, other.id, messages))
-    waits = []
-    while not importing.done():
-        began = time.perf_counter()
-        found = await search(memvault, "brass lantern shelf 7")
-        waits.append(time.perf_counter() - began)
-        assert found["items"]
-        await asyncio.sleep(0.05)
-    await importing
-    assert time.perf_counter() - started > 1.0 and len(waits) >= 3
-    assert max(waits) < 0.9  # one query embedding (0.15 s here) and a search, never the import's queue
+    try:
+        assert await asyncio.to_thread(held.holding.wait, 60), "the import never reached its embedding"
+        # The import is stuck inside a model call: other keys' searches are answered all the same.
+        for _ in range(3):
+            found = await asyncio.wait_for(search(memvault, "brass lantern shelf 7"), timeout=60)
+            assert found["items"]
+        assert not importing.done()
+    finally:
+        held.release()
+    assert (await importing).messages_accepted == 600
 
 
 async def test_a_chunk_takes_the_mean_of_its_messages_vectors(memvault: Memvault) -> None:
