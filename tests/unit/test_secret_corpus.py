@@ -91,11 +91,12 @@ ADVERSARIAL = {
 
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
 def test_a_200_kb_adversarial_input_is_redacted_well_under_a_second(text: str) -> None:
-    best = min(_timed(text) for _ in range(3))  # the best of three, so a busy machine does not fail it
+    # CPU time of this thread, the best of three: what the rules cost, not how busy the machine is.
+    best = min(_timed(text) for _ in range(3))
     assert best < 0.6, f"{best:.2f}s"
 
 
 def _timed(text: str) -> float:
-    start = time.perf_counter()
+    start = time.thread_time()
     redact(text)
-    return time.perf_counter() - start
+    return time.thread_time() - start
