@@ -49,7 +49,7 @@ async def brain_caller(headers: Mapping[str, str], deps: Deps) -> str | AccessId
 
 
 async def brain_credential(request: Request, deps: Annotated[Deps, Depends(get_deps)]) -> Credential:
-    return auth_of(await brain_caller(request.headers, deps), deps.settings)
+    return await auth_of(await brain_caller(request.headers, deps), deps)
 
 
 async def memory_key(request: Request, deps: Annotated[Deps, Depends(get_deps)]) -> MemoryKey:
