@@ -90,6 +90,19 @@ def test_the_script_never_parses_text_as_markup() -> None:
 
 async def test_me_names_the_credential_or_refuses(brain: Brain) -> None:
     me = await brain.client.get("/portal/me", headers=brain.headers("family+mildred"))
-    assert me.json() == {"name": "family+mildred", "scopes": ["family", "mildred"], "writer": False}
+    assert me.json() == {"kind": "brain", "name": "family+mildred", "scopes": ["family", "mildred"], "writer": False}
     assert (await brain.client.get("/portal/me")).status_code == 401
     assert (await brain.client.get("/portal/me", headers={"Authorization": "Bearer tok-nobody"})).status_code == 401
+
+
+async def test_me_names_a_memory_key_for_the_conversations_tab(brain: Brain) -> None:
+    from memvault.core import keys
+
+    key, secret = await keys.create_key(brain.deps.db, "phone", brain.clock.now)
+    me = await brain.client.get("/portal/me", headers={"Authorization": f"Bearer {secret}"})
+    assert me.json() == {"kind": "memory", "id": key.id, "name": "phone"}
+    await keys.revoke_key(brain.deps.db, key.id, brain.clock.now, brain.deps.reads)
+    assert (await brain.client.get("/portal/me", headers={"Authorization": f"Bearer {secret}"})).status_code == 401
+    # A memory key never stands in for a brain credential, on the brain's own routes either.
+    _, other = await keys.create_key(brain.deps.db, "other", brain.clock.now)
+    assert (await brain.client.get("/recall", headers={"Authorization": f"Bearer {other}"})).status_code == 401

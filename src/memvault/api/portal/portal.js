@@ -72,16 +72,62 @@ async function call(path, { token = sessionStorage.getItem(BRAIN_TOKEN), method 
   return data;
 }
 
-// Signing in and out.
+// Signing in and out. A memory key (mk_…) opens the conversations tab, a brain credential (or
+// Cloudflare Access) the brain tab; either alone is a session, and the other can be added later.
 
-async function resolveSession(token) {
+const MEMORY_KEY_PREFIX = "mk_";
+const session = { brain: null, via: "", memory: null };
+
+function whoIs(token) {
+  return call("/portal/me", { token });
+}
+
+async function restoreSession() {
+  const brainToken = sessionStorage.getItem(BRAIN_TOKEN);
+  const memoryKey = sessionStorage.getItem(MEMORY_KEY);
+  let problem = "";
+  // Without a stored brain credential, Cloudflare Access may still vouch for the browser.
+  if (brainToken || !memoryKey) {
+    try {
+      session.brain = await whoIs(brainToken);
+      session.via = brainToken ? "brain credential" : "Cloudflare Access";
+    } catch (error) {
+      sessionStorage.removeItem(BRAIN_TOKEN);
+      problem = signInProblem(error, brainToken);
+    }
+  }
+  if (memoryKey) {
+    try {
+      session.memory = await whoIs(memoryKey);
+    } catch {
+      sessionStorage.removeItem(MEMORY_KEY);
+    }
+  }
+  render(problem);
+  if (session.brain) await searchBrain();
+}
+
+async function useSecret(secret, errorId) {
+  const isMemoryKey = secret.startsWith(MEMORY_KEY_PREFIX);
   try {
-    const me = await call("/portal/me", { token });
-    if (token) sessionStorage.setItem(BRAIN_TOKEN, token);
-    showApp(me, token ? "brain credential" : "Cloudflare Access");
-    await searchBrain();
+    const me = await whoIs(secret);
+    if (isMemoryKey) {
+      sessionStorage.setItem(MEMORY_KEY, secret);
+      session.memory = me;
+    } else {
+      sessionStorage.setItem(BRAIN_TOKEN, secret);
+      session.brain = me;
+      session.via = "brain credential";
+    }
+    say(errorId, "");
+    show(errorId, false);
+    render("", isMemoryKey ? "conversations" : "brain");
+    if (!isMemoryKey) await searchBrain();
   } catch (error) {
-    showSignIn(signInProblem(error, token));
+    const what = isMemoryKey ? "That memory key" : "That credential";
+    const problem = error instanceof ApiError ? what + " was not accepted (" + error.message + ")." : "memvault could not be reached.";
+    say(errorId, problem, true);
+    show(errorId, true);
   }
 }
 
@@ -93,43 +139,76 @@ function signInProblem(error, token) {
   return error.status === 401 ? "" : error.message;
 }
 
-function showSignIn(problem) {
-  sessionStorage.removeItem(BRAIN_TOKEN);
+function render(problem = "", tab = null) {
   show("loading", false);
-  show("app", false);
-  show("who", false);
-  show("sign-out", false);
-  show("sign-in", true);
-  say("sign-in-error", problem, true);
-  show("sign-in-error", Boolean(problem));
-  byId("credential").focus();
-}
-
-function showApp(me, via) {
-  show("loading", false);
+  if (!session.brain && !session.memory) {
+    show("app", false);
+    show("who", false);
+    show("sign-out", false);
+    show("sign-in", true);
+    say("sign-in-error", problem, true);
+    show("sign-in-error", Boolean(problem));
+    byId("credential").focus();
+    return;
+  }
   show("sign-in", false);
   show("app", true);
-  say("who", me.name + " · " + me.scopes.join(", ") + " · " + via);
+  const parts = [];
+  if (session.brain) parts.push(session.brain.name + " · " + session.brain.scopes.join(", ") + " · " + session.via);
+  if (session.memory) parts.push("memory key " + session.memory.name);
+  say("who", parts.join(" · "));
   show("who", true);
-  show("sign-out", via === "brain credential");
+  show("sign-out", session.via === "brain credential" || Boolean(session.memory));
+  show("brain-locked", !session.brain);
+  show("brain-search", Boolean(session.brain));
+  show("brain-status", Boolean(session.brain));
+  show("results", Boolean(session.brain));
   showMemoryKeyState();
+  selectTab(tab || (session.brain ? "brain" : "conversations"));
+}
+
+function dropBrain(message) {
+  sessionStorage.removeItem(BRAIN_TOKEN);
+  session.brain = null;
+  byId("results").replaceChildren();
+  closeDetail();
+  if (session.memory) {
+    say("brain-credential-error", message, true);
+    show("brain-credential-error", Boolean(message));
+  }
+  render(message);
 }
 
 function signOut() {
   sessionStorage.removeItem(BRAIN_TOKEN);
   sessionStorage.removeItem(MEMORY_KEY);
+  session.brain = null;
+  session.memory = null;
   byId("results").replaceChildren();
   byId("memory-results").replaceChildren();
   closeDetail();
-  showSignIn("");
+  render("");
 }
 
 function onSignIn(event) {
   event.preventDefault();
   const field = byId("credential");
+  const secret = field.value.trim();
+  field.value = "";
+  if (secret) useSecret(secret, "sign-in-error");
+}
+
+function onBrainCredential(event) {
+  event.preventDefault();
+  const field = byId("brain-credential");
   const token = field.value.trim();
   field.value = "";
-  if (token) resolveSession(token);
+  if (token.startsWith(MEMORY_KEY_PREFIX)) {
+    say("brain-credential-error", "That is a memory key; the brain needs a brain credential.", true);
+    show("brain-credential-error", true);
+  } else if (token) {
+    useSecret(token, "brain-credential-error");
+  }
 }
 
 // The brain: recall, keyword and hybrid search, as of a past day.
@@ -256,8 +335,9 @@ function closeDetail() {
 // Conversation memory, searched with a memory key.
 
 function showMemoryKeyState() {
-  const held = Boolean(sessionStorage.getItem(MEMORY_KEY));
-  say("memory-key-state", held ? "A memory key is set for this tab." : "Enter a memory key (mk_…) to search conversation memory.");
+  const held = Boolean(session.memory);
+  say("memory-key-state", held ? "Searching with memory key " + session.memory.name + "." : "Enter a memory key (mk_…) to search conversation memory.");
+  show("memory-key-form", !held);
   show("memory-key-forget", held);
 }
 
@@ -266,14 +346,19 @@ function onMemoryKey(event) {
   const field = byId("memory-key");
   const key = field.value.trim();
   field.value = "";
-  if (key) sessionStorage.setItem(MEMORY_KEY, key);
-  showMemoryKeyState();
+  if (!key) return;
+  if (!key.startsWith(MEMORY_KEY_PREFIX)) {
+    say("memory-key-error", "A memory key starts with mk_.", true);
+    return show("memory-key-error", true);
+  }
+  useSecret(key, "memory-key-error");
 }
 
 function forgetMemoryKey() {
   sessionStorage.removeItem(MEMORY_KEY);
+  session.memory = null;
   byId("memory-results").replaceChildren();
-  showMemoryKeyState();
+  render("", "conversations");
 }
 
 async function searchMemory(event) {
@@ -289,7 +374,10 @@ async function searchMemory(event) {
     say("memory-status", data.items.length + " found, " + data.tokens + " tokens");
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
-      forgetMemoryKey();
+      sessionStorage.removeItem(MEMORY_KEY);
+      session.memory = null;
+      byId("memory-results").replaceChildren();
+      render("That memory key was not accepted.", "conversations");
       return say("memory-status", "That memory key was not accepted.", true);
     }
     failed(error, "memory-status");
@@ -307,7 +395,7 @@ function memoryCard(item) {
 
 function failed(error, statusId) {
   if (error instanceof ApiError && error.status === 401 && statusId !== "memory-status") {
-    return showSignIn("Signed out: " + error.message);
+    return dropBrain("Signed out: " + error.message);
   }
   say(statusId, error instanceof ApiError ? error.message : "memvault could not be reached.", true);
 }
@@ -334,7 +422,8 @@ function start() {
   byId("memory-key-form").addEventListener("submit", onMemoryKey);
   byId("memory-key-forget").addEventListener("click", forgetMemoryKey);
   byId("memory-search").addEventListener("submit", searchMemory);
-  resolveSession(sessionStorage.getItem(BRAIN_TOKEN));
+  byId("brain-credential-form").addEventListener("submit", onBrainCredential);
+  restoreSession();
 }
 
 start();
