@@ -100,10 +100,18 @@ async def test_creating_with_bad_scopes_is_refused_and_stores_nothing(deps: Deps
     assert stored_rows(deps) == []
 
 
-async def test_a_name_too_long_is_refused(deps: Deps) -> None:
+@pytest.mark.parametrize("name", ["n" * 201, "two\tcolumns", "two\nlines", "bell\a"])
+async def test_a_name_that_would_break_the_listing_is_refused(deps: Deps, name: str) -> None:
     with pytest.raises(InvalidInput):
-        await brain.create_brain_token(deps, ["family"], name="n" * 201)
+        await brain.create_brain_token(deps, ["family"], name=name)
     assert stored_rows(deps) == []
+
+
+async def test_a_stored_row_edited_into_nonsense_grants_nothing(deps: Deps) -> None:
+    stored, token = await brain.create_brain_token(deps, ["family"])
+    await deps.db.execute("UPDATE memory_keys SET scopes = ? WHERE id = ?", ("not json", stored.id))
+    with pytest.raises(Forbidden):
+        await brain.auth_of(token, deps)
 
 
 async def test_access_users_may_name_a_stored_credential_by_id(deps: Deps) -> None:

@@ -56,7 +56,10 @@ def _memory_key(row: dict[str, Any]) -> MemoryKey:
 
 
 def _brain_key(row: dict[str, Any]) -> BrainKey:
-    scopes = json.loads(str(row["scopes"]))
+    try:
+        scopes = json.loads(str(row["scopes"]))
+    except ValueError:
+        scopes = []  # a row edited by hand into nonsense grants nothing
     return BrainKey(id=str(row["id"]), name=str(row["label"]) or str(row["id"]),
                     scopes=tuple(str(s) for s in scopes) if isinstance(scopes, list) else (),
                     writer=bool(row["writer"]), created_at=float(row["created_at"]), revoked_at=_revoked(row))

@@ -173,6 +173,8 @@ async def create_brain_token(deps: Deps, scopes: Any, writer: bool = False, name
     if not isinstance(scopes, list | tuple) or not scopes or not all(isinstance(s, str) for s in scopes):
         raise InvalidInput(f"scopes must name at least one of {', '.join(deps.settings.brain_scopes)}")
     granted = tuple(dict.fromkeys(check_scope(s.strip(), deps.settings) for s in scopes))
+    if not isinstance(name, str) or not name.isprintable():
+        raise InvalidInput("name must be printable text (no tabs or line breaks)")
     return await keys.create_brain_key(deps.db, name.strip(), granted, bool(writer), deps.clock())
 
 
