@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -22,25 +21,16 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import SCREENSHOTS, WAIT_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 
 from test_local_server import MEMVAULT, environment, free_port, server
 
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-WAIT_SECONDS = 10
 READER_SCOPES = {"family", "shared"}
 XSS = "Garden shed note: <img src=x onerror=\"window.__xss='img'\"> and <script>window.__xss='script'</script> end."
 WALLED = "Invoice 20028: garden landscaping paid by Okafor Ltd."
 LONG_BODY = "Garden plan for spring. " + "Sow beans by the fence, then water the seedlings at dusk. " * 14 + "END OF PLAN."
-
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None,
-    reason="chromium and chromedriver are not installed (scripts/test installs them with apt-get where it can)",
-)
-
 
 def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
@@ -93,24 +83,6 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
         made = subprocess.run([str(MEMVAULT), "brain-token", "create", "--scopes", "family", "--name", "family-reader"],
                               env=env, capture_output=True, text=True, check=True)
         yield Portal(url, memory_key, made.stdout.splitlines()[-1])
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run",
-                     "--disable-extensions", "--lang=en-US", "--window-size=1280,800"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 class Page:
