@@ -3,19 +3,12 @@ tier; every test here skips, saying why, where they are not installed."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-WAIT_SECONDS = 10
-# Every host name fails to resolve, so a page can reach nothing but the server on 127.0.0.1.
-OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"
+from browser_support import CHROMEDRIVER, CHROMIUM, OFFLINE
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

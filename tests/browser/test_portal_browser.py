@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import SCREENSHOTS, WAIT_SECONDS
+from browser_support import SCREENSHOTS, WAIT_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 

@@ -13,7 +13,8 @@ import httpx
 import pytest
 from brain_env import Brain, brain_fixture  # noqa: F401
 
-SCRIPT = Path(__file__).resolve().parents[3] / "src" / "memvault" / "api" / "portal" / "portal.js"
+PORTAL = Path(__file__).resolve().parents[3] / "src" / "memvault" / "api" / "portal"
+SCRIPTS = ("session.js", "portal.js")
 REQUIRED_POLICY = {
     "default-src": "'none'",
     "script-src": "'self'",
@@ -68,8 +69,8 @@ async def test_the_page_is_served_at_portal_with_only_its_own_script_and_style(b
     parts = PageParts()
     parts.feed(page.text)
     assert parts.inline == []
-    assert sorted(parts.resources) == ["/portal/static/portal.css", "/portal/static/portal.js"]
-    for path, kind in zip(sorted(parts.resources), ["text/css", "text/javascript"], strict=True):
+    assert sorted(parts.resources) == ["/portal/static/portal.css", "/portal/static/portal.js", "/portal/static/session.js"]
+    for path, kind in zip(sorted(parts.resources), ["text/css", "text/javascript", "text/javascript"], strict=True):
         served = await brain.client.get(path)
         assert served.status_code == 200 and served.headers["content-type"] == f"{kind}; charset=utf-8"
         assert_locked_down(served.headers)
@@ -80,8 +81,9 @@ async def test_nothing_else_is_served_from_the_portal_folder(brain: Brain, path:
     assert (await brain.client.get(path)).status_code == 404
 
 
-def test_the_script_never_parses_text_as_markup() -> None:
-    source = SCRIPT.read_text()
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_scripts_never_parse_text_as_markup(script: str) -> None:
+    source = (PORTAL / script).read_text()
     sinks = re.findall(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\"on", source)
     assert sinks == []
     # Credentials are kept for the tab only, never in localStorage or cookies.
