@@ -97,7 +97,7 @@ async def run(embedder: str, k: int) -> dict[str, dict[str, float]]:
         })
         deps = build_local_deps(settings)
         try:
-            credential = brain.auth_of(TOKEN, settings)
+            credential = await brain.auth_of(TOKEN, deps)
             written = await brain.ingest_facts(deps, credential, {"source": "bench", "facts": [{"content": f} for f in FACTS]})
             ids = written["ids"]
             results: dict[str, dict[str, float]] = {}

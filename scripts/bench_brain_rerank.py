@@ -44,7 +44,7 @@ async def run(rerank: str) -> float:
                                   "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials)})
         deps = build_local_deps(settings)
         try:
-            credential = brain.auth_of(TOKEN, settings)
+            credential = await brain.auth_of(TOKEN, deps)
             now = time.time()
             current_ids = []
             for stale, current, _ in PAIRS:

@@ -44,7 +44,7 @@ async def fill(deps: Deps) -> Filled:
     ]
     await memory.store_conversation(deps, key.id, session_messages)
     await memory.store_conversation(deps, key.id, session_messages[:4], session_id="trip")
-    writer = brain.auth_of(WRITER, deps.settings)
+    writer = await brain.auth_of(WRITER, deps)
     long_body = " ".join(f"Clause {i}: the lease of unit {i} renews every March with ticker ZQX{i}." for i in range(40))
     written = await brain.ingest_facts(deps, writer, {"facts": [
         {"content": "Invoice INV-20931 from Acme was paid on 3 March.", "scope": "business", "source": "ledger"},
@@ -63,7 +63,7 @@ async def read_everything(deps: Deps, filled: Filled) -> dict[str, Any]:
     """What every read path answers (times and scores left out where a rebuild may move them)."""
     key = await keys.authenticate(deps.db, filled.key_secret)
     found = await memory.search_memory(deps, key.id, "where is the Nautilus moored?", now=NOW)
-    writer, reader = brain.auth_of(WRITER, deps.settings), brain.auth_of(READER, deps.settings)
+    writer, reader = await brain.auth_of(WRITER, deps), await brain.auth_of(READER, deps)
     keyword = await brain.search_brain(deps, writer, "INV-20931")
     hybrid = await brain.search_brain(deps, writer, "Acme invoice", mode="hybrid")
     walled = await brain.search_brain(deps, reader, "INV-20931")

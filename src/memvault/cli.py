@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from memvault.core import keys, memory
+from memvault.core import brain, keys, memory
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError
 from memvault.core.memory.messages import message_from
@@ -50,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     revoke = key_commands.add_parser("revoke", help="revoke a key by id")
     revoke.add_argument("key_id")
     revoke.set_defaults(run=lambda a: _with_deps(lambda d: keys.revoke_key(d.db, a.key_id, d.clock())))
+
+    _brain_token_commands(commands)
 
     imp = commands.add_parser("import", help="import a JSONL file of messages")
     imp.add_argument("file", type=Path)
@@ -98,6 +100,42 @@ def _parser() -> argparse.ArgumentParser:
     _key_argument(stats)
     stats.set_defaults(run=lambda a: _with_deps(lambda d: _stats(d, a)))
     return parser
+
+
+def _brain_token_commands(commands: Any) -> None:
+    tokens = commands.add_parser("brain-token", help="manage brain credentials stored in the data folder")
+    actions = tokens.add_subparsers(required=True, metavar="ACTION")
+    create = actions.add_parser("create", help="create a brain credential and print its token (shown once)")
+    create.add_argument("--scopes", required=True, help="scopes it may read, separated by `,` (from MEMVAULT_BRAIN_SCOPES)")
+    create.add_argument("--writer", action="store_true", help="it may also write to those scopes")
+    create.add_argument("--name", default="", help="a name to recognise it by (default: its id)")
+    create.set_defaults(run=lambda a: _with_deps(lambda d: _brain_token_create(d, a)))
+    actions.add_parser("list", help="list brain credentials (never their tokens)").set_defaults(
+        run=lambda a: _with_deps(_brain_token_list)
+    )
+    revoke = actions.add_parser("revoke", help="revoke a brain credential by id; refused at once everywhere")
+    revoke.add_argument("key_id", metavar="ID")
+    revoke.set_defaults(run=lambda a: _with_deps(lambda d: _brain_token_revoke(d, a.key_id)))
+
+
+async def _brain_token_create(deps: Deps, args: argparse.Namespace) -> None:
+    stored, token = await brain.create_brain_token(deps, args.scopes.split(","), args.writer, args.name)
+    role = "writer" if stored.writer else "reader"
+    print(f"created {stored.id} ({stored.name}: {role} of {', '.join(stored.scopes)}); the token is shown once:",
+          file=sys.stderr)
+    print(token)
+
+
+async def _brain_token_list(deps: Deps) -> None:
+    for stored in await keys.list_brain_keys(deps.db):
+        state = "revoked" if stored.revoked_at is not None else "active"
+        role = "writer" if stored.writer else "reader"
+        print(f"{stored.id}\t{state}\t{stored.name}\t{role}\t{','.join(stored.scopes)}")
+
+
+async def _brain_token_revoke(deps: Deps, key_id: str) -> None:
+    await keys.revoke_brain_key(deps.db, key_id, deps.clock())
+    print(f"revoked {key_id}", file=sys.stderr)
 
 
 def _key_argument(parser: argparse.ArgumentParser) -> None:

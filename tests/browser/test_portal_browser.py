@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -22,25 +21,16 @@ from typing import Any
 
 import httpx
 import pytest
+from browser_support import SCREENSHOTS, WAIT_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 
 from test_local_server import MEMVAULT, environment, free_port, server
 
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-WAIT_SECONDS = 10
 READER_SCOPES = {"family", "shared"}
 XSS = "Garden shed note: <img src=x onerror=\"window.__xss='img'\"> and <script>window.__xss='script'</script> end."
 WALLED = "Invoice 20028: garden landscaping paid by Okafor Ltd."
 LONG_BODY = "Garden plan for spring. " + "Sow beans by the fence, then water the seedlings at dusk. " * 14 + "END OF PLAN."
-
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None,
-    reason="chromium and chromedriver are not installed (scripts/test installs them with apt-get where it can)",
-)
-
 
 def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
@@ -56,6 +46,7 @@ CREDENTIALS = {
 class Portal:
     url: str
     memory_key: str
+    stored_reader: str
 
 
 def seed(url: str, memory_key: str) -> None:
@@ -88,25 +79,10 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
     memory_key = created.stdout.strip()
     with server(data, free_port(), env) as url:
         seed(url, memory_key)
-        yield Portal(url, memory_key)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run",
-                     "--disable-extensions", "--lang=en-US", "--window-size=1280,800"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+        # Made while the server runs, as a newcomer would: no restart, no variable to edit.
+        made = subprocess.run([str(MEMVAULT), "brain-token", "create", "--scopes", "family", "--name", "family-reader"],
+                              env=env, capture_output=True, text=True, check=True)
+        yield Portal(url, memory_key, made.stdout.splitlines()[-1])
 
 
 class Page:
@@ -238,3 +214,43 @@ def test_a_reader_uses_the_portal_and_sees_only_its_own_scopes_as_text(portal: P
     page.until(lambda: page.find("sign-in").is_displayed(), "the sign-in form after signing out")
     assert browser.execute_script("return sessionStorage.length") == 0
     print(f"\nportal screenshots: {phone}, {desktop} and the history pair in {SCREENSHOTS}")
+
+
+def test_a_memory_key_alone_opens_the_conversations_tab(portal: Portal, browser: Any) -> None:
+    page = Page(browser)
+    browser.get(f"{portal.url}/portal")
+    browser.execute_script("sessionStorage.clear()")
+    browser.refresh()
+    page.until(lambda: page.find("sign-in").is_displayed(), "the sign-in form")
+
+    page.type_into("credential", portal.memory_key)
+    page.find("sign-in-form").submit()
+    page.until(lambda: page.find("conversations-view").is_displayed(), "the conversations tab")
+    assert page.text("who") == "memory key portal"
+    assert not page.find("memory-key-form").is_displayed()
+    page.type_into("memory-q", "what is my cat called")
+    page.find("memory-search").submit()
+    page.until(lambda: "Biscuit" in page.text("memory-results"), "conversation memory results")
+    page.assert_walled_and_inert()
+
+    page.find("tab-brain").click()
+    assert page.find("brain-locked").is_displayed() and not page.find("brain-search").is_displayed()
+    assert page.text("results") == ""
+    page.type_into("brain-credential", portal.memory_key)
+    page.find("brain-credential-form").submit()
+    page.until(lambda: "is a memory key" in page.text("brain-credential-error"), "a memory key refused for the brain")
+
+    page.type_into("brain-credential", portal.stored_reader)
+    page.find("brain-credential-form").submit()
+    page.until(lambda: "recalled" in page.text("brain-status"), "the brain opened by a stored credential")
+    assert page.text("who") == "family-reader · family · brain credential · memory key portal"
+    page.search("garden", "keyword")
+    assert page.scopes_shown() == {"family"}
+    page.assert_walled_and_inert()
+
+    browser.refresh()  # both stay signed in for the tab's life
+    page.until(lambda: "recalled" in page.text("brain-status"), "the brain after a reload")
+    assert "memory key portal" in page.text("who")
+    page.find("sign-out").click()
+    page.until(lambda: page.find("sign-in").is_displayed(), "the sign-in form after signing out")
+    assert browser.execute_script("return sessionStorage.length") == 0

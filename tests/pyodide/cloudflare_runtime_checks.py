@@ -231,8 +231,8 @@ async def check_brain_over_d1_r2_and_vectorize_keeps_its_walls(h: Any) -> None:
         digest("tok-family"): {"name": "family", "scopes": ["family"], "writer": False},
     }
     deps = build_deps(await workers_env(h, MEMVAULT_BRAIN_CREDENTIALS=json.dumps(credentials)), h.newContext())
-    writer = brain.auth_of("tok-writer", deps.settings)
-    family = brain.auth_of("tok-family", deps.settings)
+    writer = await brain.auth_of("tok-writer", deps)
+    family = await brain.auth_of("tok-family", deps)
     long_body = "The family cabin at Lake Orta has a green door. " * 40
     family_ids = (await brain.ingest_facts(deps, writer, {"source": "notes:family", "scope": "family",
                                                           "facts": [{"content": long_body}]}))["ids"]
@@ -259,6 +259,29 @@ async def check_brain_over_d1_r2_and_vectorize_keeps_its_walls(h: Any) -> None:
     assert before == after and [r["id"] for r in after["results"]] == list(family_ids), after
     words = " ".join(f"word{i}" for i in range(120))
     assert (await brain.search_brain(deps, family, f"cabin {words}", "keyword"))["results"]
+
+
+async def check_stored_brain_credentials_are_read_from_d1(h: Any) -> None:
+    """A brain credential stored in D1's key store (as `memvault brain-token create` stores it
+    locally) authenticates through ``auth_of`` on the Workers composition root beside the secret's,
+    is walled to the deployment's scopes, and is refused once revoked."""
+    from memvault.core import brain, keys
+    from memvault.core.errors import Unauthorized
+    from memvault.runtime.workers import build_deps
+
+    deps = build_deps(await workers_env(h), h.newContext())
+    stored, token = await brain.create_brain_token(deps, ["family", "shared"], writer=True, name="d1-writer")
+    credential = await brain.auth_of(token, deps)
+    assert (credential.name, credential.scopes, credential.writer) == ("d1-writer", frozenset({"family", "shared"}), True)
+    rows = await deps.db.query("SELECT kind, key_hash FROM memory_keys WHERE id = ?", [stored.id])
+    assert rows == [{"kind": "brain", "key_hash": keys.hash_key(token)}], rows
+    await keys.revoke_brain_key(deps.db, stored.id, 1_700_000_000.0)
+    try:
+        await brain.auth_of(token, deps)
+    except Unauthorized:
+        pass
+    else:
+        raise AssertionError("a revoked brain credential must be refused")
 
 
 async def check_workers_searches_repeat_from_kv_until_a_write(h: Any) -> None:
@@ -304,7 +327,7 @@ async def check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch(h: 
     claims = {"iss": h.upstream, "aud": ["pyodide-aud"], "email": "fam@example.com", "exp": time.time() + 300}
     token = h.accessToken(json.dumps(claims))
     identity = await access_identity(deps, token)
-    assert auth_of(identity, deps.settings).scopes == frozenset({"family"})
+    assert (await auth_of(identity, deps)).scopes == frozenset({"family"})
     head, _, signature = token.split(".")
     other_claims = h.accessToken(json.dumps({**claims, "email": "boss@example.com"})).split(".")[1]
     wrong_audience = h.accessToken(json.dumps({**claims, "aud": ["other"]}))
@@ -344,6 +367,7 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_workers_deps_store_and_search_end_to_end,
     check_workers_searches_repeat_from_kv_until_a_write,
     check_brain_over_d1_r2_and_vectorize_keeps_its_walls,
+    check_stored_brain_credentials_are_read_from_d1,
     check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch,
     check_entry_serves_health_through_the_sdk_asgi_adapter,
 ]

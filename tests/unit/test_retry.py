@@ -146,7 +146,7 @@ async def test_memory_writes_ride_out_passing_database_failures(deps: Deps) -> N
 async def test_brain_writes_ride_out_passing_database_failures(deps: Deps) -> None:
     flaky = StutteringDatabase(deps.db, failures=2)
     deps.db = flaky
-    credential = brain.auth_of("writer-token", deps.settings)
+    credential = await brain.auth_of("writer-token", deps)
     written = await brain.ingest_facts(deps, credential, {"facts": [{"fact": "The office wifi is called Lisboa-5.", "scope": "shared", "source": "t"}]})
     assert flaky.refused >= 2 and written["ids"]
     found = await brain.search_brain(deps, credential, "Lisboa-5", "keyword", None, None, 5)

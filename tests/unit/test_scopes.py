@@ -1,9 +1,11 @@
-"""Credentials: parsed from one setting, matched by token hash, and turned into SQL walls."""
+"""Credentials: from one setting or the key store, matched by token hash, and turned into SQL walls."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from starlette.datastructures import Headers
@@ -16,18 +18,24 @@ from memvault.core.brain.scopes import (
     scope_filter,
     token_hash,
 )
+from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, Unauthorized
-from memvault.core.settings import Settings, load_settings
+from memvault.core.settings import load_settings
+from memvault.runtime.local import build_local_deps, close_local_deps
 
-
-def _settings(spec: dict[str, object]) -> Settings:
-    return load_settings({"MEMVAULT_BRAIN_CREDENTIALS": json.dumps(spec)})
-
-
-SETTINGS = _settings({
+CREDENTIALS = {
     token_hash("reader"): {"name": "reader", "scopes": ["family", "business"]},
     token_hash("writer"): {"name": "writer", "scopes": ["business"], "writer": True},
-})
+}
+
+
+@pytest.fixture
+async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
+    built = build_local_deps(load_settings({
+        "MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(CREDENTIALS),
+    }))
+    yield built
+    await close_local_deps(built)
 
 
 def headers_of(raw: dict[str, str]) -> Headers:
@@ -44,15 +52,15 @@ def test_token_hash_is_sha256_hex() -> None:
     {"authorization": "bearer reader"},
     {"X-Memvault-Brain-Token": "reader"},
 ])
-def test_headers_carry_the_token(headers: dict[str, str]) -> None:
-    credential = auth_of(brain_token(headers_of(headers)), SETTINGS)
+async def test_headers_carry_the_token(headers: dict[str, str], deps: Deps) -> None:
+    credential = await auth_of(brain_token(headers_of(headers)), deps)
     assert credential.name == "reader"
     assert credential.scopes == frozenset({"family", "business"})
     assert not credential.writer
 
 
-def test_a_bare_token_is_accepted_for_rpc() -> None:
-    assert auth_of("writer", SETTINGS).writer
+async def test_a_bare_token_is_accepted_for_rpc(deps: Deps) -> None:
+    assert (await auth_of("writer", deps)).writer
 
 
 @pytest.mark.parametrize("source", [
@@ -60,35 +68,36 @@ def test_a_bare_token_is_accepted_for_rpc() -> None:
     {"Authorization": "Basic cmVhZGVy"}, {"Authorization": "Bearer nope"}, "nope",
     {"Cookie": "token=reader"}, {"Origin": "https://memvault.example"},
 ])
-def test_anything_else_is_unauthorized(source: object) -> None:
+async def test_anything_else_is_unauthorized(source: object, deps: Deps) -> None:
     token = brain_token(headers_of(source)) if isinstance(source, dict) else source
     with pytest.raises(Unauthorized):
-        auth_of(token, SETTINGS)
+        await auth_of(token, deps)
 
 
 @pytest.mark.parametrize("token", [["reader"], 7, 7.5, True, {"token": "reader"}, b"reader"])
-def test_a_token_that_is_not_text_is_unauthorized(token: object) -> None:
+async def test_a_token_that_is_not_text_is_unauthorized(token: object, deps: Deps) -> None:
     with pytest.raises(Unauthorized):
-        auth_of(token, SETTINGS)
+        await auth_of(token, deps)
 
 
-def test_no_credentials_configured_means_nobody_gets_in() -> None:
+async def test_no_credentials_configured_means_nobody_gets_in(deps: Deps) -> None:
+    deps.settings = deps.settings.replace(brain_credentials="{}")
     with pytest.raises(Unauthorized):
-        auth_of("reader", load_settings({}))
+        await auth_of("reader", deps)
 
 
-def test_writers_and_scopes_are_enforced() -> None:
+async def test_writers_and_scopes_are_enforced(deps: Deps) -> None:
     with pytest.raises(Forbidden):
-        auth_of("reader", SETTINGS).require_writer()
-    writer = auth_of("writer", SETTINGS)
+        (await auth_of("reader", deps)).require_writer()
+    writer = await auth_of("writer", deps)
     writer.require_writer()
     writer.require_scope("business")
     with pytest.raises(Forbidden):
         writer.require_scope("family")
 
 
-def test_scope_filter_binds_every_scope_as_one_parameter() -> None:
-    sql, params = scope_filter(auth_of("reader", SETTINGS), "m.scope")
+async def test_scope_filter_binds_every_scope_as_one_parameter(deps: Deps) -> None:
+    sql, params = scope_filter(await auth_of("reader", deps), "m.scope")
     assert sql == "m.scope IN (SELECT value FROM json_each(?))"
     assert params == ['["business","family"]']
 
@@ -104,4 +113,4 @@ def test_scope_filter_binds_every_scope_as_one_parameter() -> None:
 ])
 def test_misconfiguration_is_loud(raw: str) -> None:
     with pytest.raises(CredentialsMisconfigured):
-        parse_credentials(raw, SETTINGS.brain_scopes)
+        parse_credentials(raw, load_settings({}).brain_scopes)

@@ -2,19 +2,43 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from pathlib import Path
+
+from fastapi import Depends, FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 import memvault
 from memvault.api import errors
-from memvault.api.dependencies import DEPS_SCOPE_KEY
+from memvault.api.dependencies import DEPS_SCOPE_KEY, memory_router_headers
+from memvault.api.docs import docs_router
 from memvault.api.limits import BodySizeLimit, ResponseDate
 from memvault.api.routes import brain, health, memory, portal, providers
 from memvault.core.deps import Deps
 
+DESCRIPTION = """A memory layer for LLM applications.
 
-def create_app(deps: Deps) -> FastAPI:
-    app = FastAPI(title="memvault", version=memvault.__version__)
+**Conversation memory** (`/v1/memory…`) and the **memory router** (the OpenAI, Anthropic and
+Gemini endpoints) take a memory key: `Authorization: Bearer mk_…` or `X-Memory-Key` (the router
+reads only `X-Memory-Key`, since `Authorization` carries the provider's key). The **brain**
+(`/memory/…`, `/recall`) takes a brain credential: `Authorization: Bearer <token>` or
+`X-Memvault-Brain-Token`. Press *Authorize* and fill in what you hold; each operation sends what it
+needs. Errors are `{"error": {"code", "message"}}`."""
+
+TAGS = [
+    {"name": "memory", "description": "Conversation memory of one memory key: store, read, search, forget, purge."},
+    {"name": "memory router", "description": "Provider endpoints with memory: recall, inject, forward, remember the turn."},
+    {"name": "brain", "description": "Curated, bi-temporal facts behind scope walls, for brain credentials."},
+    {"name": "health", "description": "Liveness, version and (on Workers) bindings and secrets present."},
+]
+
+
+def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
+    """The app; with ``docs_assets`` (a folder of Swagger UI and ReDoc files) its `/docs` and
+    `/redoc` load them from this server instead of a CDN."""
+    app = FastAPI(
+        title="memvault", version=memvault.__version__, description=DESCRIPTION, openapi_tags=TAGS,
+        docs_url=None if docs_assets else "/docs", redoc_url=None if docs_assets else "/redoc",
+    )
     app.state.deps = deps
     # Provider paths have their own, larger limit, enforced as the body streams in and answered in
     # their provider's error envelope.
@@ -23,8 +47,13 @@ def create_app(deps: Deps) -> FastAPI:
     )
     app.add_middleware(ResponseDate)
     errors.install(app)
-    for module in (health, memory, providers, brain, portal):
+    for module in (health, memory, brain, portal):
         app.include_router(module.router)
+    # The memory router reads its headers itself (after the body, to answer in the provider's
+    # envelope); the dependency only declares them, so the docs can authorize its operations.
+    app.include_router(providers.router, dependencies=[Depends(memory_router_headers)])
+    if docs_assets is not None:
+        app.include_router(docs_router(docs_assets, app.title))
     return app
 
 

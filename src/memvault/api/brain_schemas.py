@@ -31,13 +31,22 @@ class FactIn(BaseModel):
 class WriteRequest(FactIn):
     """One fact (the fields above) or a batch in `facts`."""
 
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "source": "notes:family", "scope": "family",
+        "facts": [{"content": "Aunt Mildred's birthday is on 14 July.", "pinned": True},
+                  {"content": "The cabin at Lake Orta has a green door.", "valid_from": "2024-06-01T00:00:00Z"}],
+    }]})
+
     facts: list[FactIn] | None = None
     reconcile: bool | None = Field(None, description="Retire current facts of the batch's sources it no longer holds.")
     source_prefix: str | None = Field(None, description="Reconcile everything under this source prefix.")
 
 
 class SkillIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "slug": "pay-invoice", "scope": "business", "name": "Pay an invoice",
+        "content": "1. Check the invoice against the ledger.\n2. Pay by bank transfer.\n3. File the receipt.",
+    }]})
 
     slug: str
     content: str
@@ -47,7 +56,9 @@ class SkillIn(BaseModel):
 
 
 class SyncRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"direction": "pull", "source": "files:", "since": "2025-01-01T00:00:00Z"},
+    ]})
 
     direction: Literal["push", "pull"]
     source: str = Field(description="Source prefix the sync covers, e.g. `files:`.")
@@ -56,7 +67,7 @@ class SyncRequest(BaseModel):
 
 
 class ConsolidateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"dryRun": True, "scopes": ["family"]}]})
 
     dryRun: StrictBool | None = Field(None, description="Default true: only report what a run would propose; false stores the proposals and re-embeds changed facts.")
     scopes: list[str] | None = Field(None, description="Some of the credential's scopes; default all of them.")

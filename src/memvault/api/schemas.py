@@ -25,6 +25,14 @@ class MessageIn(BaseModel):
 
 
 class StoreRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "messages": [
+            {"role": "user", "content": "My cat is called Biscuit.", "timestamp": "2025-03-14T09:30:00Z"},
+            {"role": "assistant", "content": "Biscuit is a lovely name for a cat.", "timestamp": "2025-03-14T09:30:04Z"},
+        ],
+        "metadata": {"channel": "web"},
+    }]})
+
     messages: list[MessageIn] = Field(min_length=1, max_length=10_000)
     metadata: dict[str, object] | None = Field(
         default=None, description="Kept with every message of the batch, beneath each message's own metadata keys."
@@ -54,6 +62,8 @@ class MemoryPage(BaseModel):
 
 
 class SearchRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"query": "what is my cat called?", "budget_tokens": 1000}]})
+
     query: StrictStr = Field(min_length=1, max_length=20_000)
     limit: StrictInt | None = Field(default=None, ge=1, le=500)
     budget_tokens: StrictInt | None = Field(default=None, ge=1, le=200_000)
@@ -70,6 +80,8 @@ class SearchResponse(BaseModel):
 
 
 class PurgeRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"older_than": "2024-01-01T00:00:00Z"}]})
+
     older_than: StrictFloat | StrictInt | StrictStr = Field(description="Epoch seconds or ISO 8601.")
 
 

@@ -1,5 +1,8 @@
-"""Memory keys: ``mk_…`` secrets that name whose memory a request reads and writes. Only a hash
-of each key is stored; a revoked or unknown key authenticates nothing."""
+"""The key store: every secret memvault issues, one row each in ``memory_keys``. A row's ``kind``
+says what it opens: a memory key (``mk_…``) names whose conversation memory a request reads and
+writes; a brain credential (``bt_…``) carries the brain scopes it may read and whether it may
+write. Only a hash of each secret is stored; a revoked or unknown secret authenticates nothing.
+Every lookup, of either kind, goes through ``active_row``."""
 
 from __future__ import annotations
 
@@ -7,14 +10,18 @@ import hashlib
 import json
 import secrets
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from memvault.core.errors import InvalidInput, NotFound, Unauthorized
 from memvault.core.ports import Database
 from memvault.core.read_cache import ReadCache
 
 PREFIX = "mk_"
+BRAIN_PREFIX = "bt_"
 KEY_NAMESPACE = "memory-key"
+MAX_LABEL = 200
+Kind = Literal["memory", "brain"]
+COLUMNS = "id, label, created_at, revoked_at, keep_archive, kind, scopes, writer"
 
 
 @dataclass(frozen=True)
@@ -26,58 +33,97 @@ class MemoryKey:
     keep_archive: bool
 
 
+@dataclass(frozen=True)
+class BrainKey:
+    """A brain credential as the store holds it. Its scopes are what it was granted; ``auth_of``
+    keeps only those the deployment still has."""
+
+    id: str
+    name: str
+    scopes: tuple[str, ...]
+    writer: bool
+    created_at: float
+    revoked_at: float | None
+
+
 def hash_key(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def _from_row(row: dict[str, Any]) -> MemoryKey:
+def _memory_key(row: dict[str, Any]) -> MemoryKey:
+    return MemoryKey(id=str(row["id"]), label=str(row["label"]), created_at=float(row["created_at"]),
+                     revoked_at=_revoked(row), keep_archive=bool(row.get("keep_archive")))
+
+
+def _brain_key(row: dict[str, Any]) -> BrainKey:
+    try:
+        scopes = json.loads(str(row["scopes"]))
+    except ValueError:
+        scopes = []  # a row edited by hand into nonsense grants nothing
+    return BrainKey(id=str(row["id"]), name=str(row["label"]) or str(row["id"]),
+                    scopes=tuple(str(s) for s in scopes) if isinstance(scopes, list) else (),
+                    writer=bool(row["writer"]), created_at=float(row["created_at"]), revoked_at=_revoked(row))
+
+
+def _revoked(row: dict[str, Any]) -> float | None:
     revoked = row.get("revoked_at")
-    return MemoryKey(
-        id=str(row["id"]),
-        label=str(row["label"]),
-        created_at=float(row["created_at"]),
-        revoked_at=None if revoked is None else float(revoked),
-        keep_archive=bool(row.get("keep_archive")),
+    return None if revoked is None else float(revoked)
+
+
+async def _insert(db: Database, kind: Kind, prefix: str, label: str, now: float, keep_archive: bool = False,
+                  scopes: tuple[str, ...] = (), writer: bool = False) -> tuple[str, str]:
+    """A new row of ``kind``; returns its id and the secret, which is never stored."""
+    if len(label) > MAX_LABEL:
+        raise InvalidInput(f"label is longer than {MAX_LABEL} characters")
+    secret = prefix + secrets.token_urlsafe(32)
+    key_id = "key_" + secrets.token_hex(8)
+    await db.execute(
+        "INSERT INTO memory_keys (id, key_hash, label, keep_archive, created_at, kind, scopes, writer)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (key_id, hash_key(secret), label, int(keep_archive), now, kind, json.dumps(list(scopes)), int(writer)),
     )
+    return key_id, secret
+
+
+async def active_row(db: Database, kind: Kind, column: Literal["id", "key_hash"], value: str) -> dict[str, Any] | None:
+    """The one lookup of the store: the unrevoked row of ``kind`` whose ``column`` is ``value``.
+    Looked up by the secret's sha256, never the secret: the index walk's timing can tell at most
+    how far a guess's hash matches a stored one, which says nothing about any secret."""
+    found = await db.query(f"SELECT {COLUMNS} FROM memory_keys WHERE {column} = ? AND kind = ?", (value, kind))
+    if not found or found[0]["revoked_at"] is not None:
+        return None
+    return found[0]
 
 
 async def create_key(db: Database, label: str, now: float, keep_archive: bool = False) -> tuple[MemoryKey, str]:
-    """Create a key; the secret is returned once and never stored."""
-    if len(label) > 200:
-        raise InvalidInput("label is longer than 200 characters")
-    secret = PREFIX + secrets.token_urlsafe(32)
-    key = MemoryKey(id="key_" + secrets.token_hex(8), label=label, created_at=now, revoked_at=None, keep_archive=keep_archive)
-    await db.execute(
-        "INSERT INTO memory_keys (id, key_hash, label, keep_archive, created_at) VALUES (?, ?, ?, ?, ?)",
-        (key.id, hash_key(secret), label, int(keep_archive), now),
-    )
-    return key, secret
+    """Create a memory key; the secret is returned once and never stored."""
+    key_id, secret = await _insert(db, "memory", PREFIX, label, now, keep_archive=keep_archive)
+    return MemoryKey(id=key_id, label=label, created_at=now, revoked_at=None, keep_archive=keep_archive), secret
 
 
 async def authenticate(db: Database, secret: str | None, reads: ReadCache | None = None) -> MemoryKey:
-    """The active key ``secret`` names. With ``reads``, a lookup that found one is kept in the read
-    cache (an unknown or revoked key is looked up every time)."""
+    """The active memory key ``secret`` names. With ``reads``, a lookup that found one is kept in
+    the read cache (an unknown or revoked key is looked up every time)."""
     if not secret or not secret.startswith(PREFIX):
         raise Unauthorized("a memory key (mk_…) is required")
     return await _lookup(db, "key_hash", hash_key(secret), reads)
 
 
 async def key_by_id(db: Database, key_id: object, reads: ReadCache | None = None) -> MemoryKey:
-    """An active key named by its id, for a caller the platform vouches for (a service binding
-    whose props name the key); an unknown or revoked id authenticates nothing."""
+    """An active memory key named by its id, for a caller the platform vouches for (a service
+    binding whose props name the key); an unknown or revoked id, or a brain credential's,
+    authenticates nothing."""
     if not isinstance(key_id, str) or not key_id:
         raise Unauthorized("a memory key id is required")
     return await _lookup(db, "id", key_id, reads)
 
 
-async def _lookup(db: Database, column: str, value: str, reads: ReadCache | None) -> MemoryKey:
+async def _lookup(db: Database, column: Literal["id", "key_hash"], value: str, reads: ReadCache | None) -> MemoryKey:
     async def from_database() -> MemoryKey:
-        found = await db.query(
-            f"SELECT id, label, created_at, revoked_at, keep_archive FROM memory_keys WHERE {column} = ?", (value,)
-        )
-        if not found or found[0]["revoked_at"] is not None:
+        row = await active_row(db, "memory", column, value)
+        if row is None:
             raise Unauthorized("unknown or revoked memory key")
-        return _from_row(found[0])
+        return _memory_key(row)
 
     if reads is None:
         return await from_database()
@@ -86,19 +132,49 @@ async def _lookup(db: Database, column: str, value: str, reads: ReadCache | None
 
 
 async def list_keys(db: Database) -> list[MemoryKey]:
-    found = await db.query("SELECT id, label, created_at, revoked_at, keep_archive FROM memory_keys ORDER BY created_at")
-    return [_from_row(row) for row in found]
+    found = await db.query(f"SELECT {COLUMNS} FROM memory_keys WHERE kind = 'memory' ORDER BY created_at")
+    return [_memory_key(row) for row in found]
 
 
 async def revoke_key(db: Database, key_id: str, now: float, reads: ReadCache | None = None) -> None:
-    """Revoke a key; with ``reads``, its cached lookups are dropped too, so this cache refuses it
-    at once (any other cache stops serving it within its TTL)."""
-    changed = await db.execute(
-        "UPDATE memory_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (now, key_id)
-    )
-    if not changed:
-        raise NotFound(f"no active key {key_id}")
+    """Revoke a memory key; with ``reads``, its cached lookups are dropped too, so this cache
+    refuses it at once (any other cache stops serving it within its TTL)."""
+    await _revoke(db, "memory", key_id, now)
     if reads is not None:
         found = await db.query("SELECT key_hash FROM memory_keys WHERE id = ?", (key_id,))
         await reads.forget(f"{KEY_NAMESPACE}:id", [key_id])
         await reads.forget(f"{KEY_NAMESPACE}:key_hash", [str(found[0]["key_hash"])])
+
+
+async def _revoke(db: Database, kind: Kind, key_id: str, now: float) -> None:
+    changed = await db.execute(
+        "UPDATE memory_keys SET revoked_at = ? WHERE id = ? AND kind = ? AND revoked_at IS NULL", (now, key_id, kind)
+    )
+    if not changed:
+        raise NotFound(f"no active {'key' if kind == 'memory' else 'brain credential'} {key_id}")
+
+
+async def create_brain_key(
+    db: Database, name: str, scopes: tuple[str, ...], writer: bool, now: float
+) -> tuple[BrainKey, str]:
+    """Store a brain credential (its scopes already checked against the deployment's); the secret
+    is returned once and never stored."""
+    key_id, secret = await _insert(db, "brain", BRAIN_PREFIX, name, now, scopes=scopes, writer=writer)
+    return BrainKey(id=key_id, name=name or key_id, scopes=scopes, writer=writer, created_at=now, revoked_at=None), secret
+
+
+async def brain_key(db: Database, column: Literal["id", "key_hash"], value: str) -> BrainKey | None:
+    """The active brain credential whose id or secret hash is ``value``; None when unknown or revoked."""
+    row = await active_row(db, "brain", column, value)
+    return None if row is None else _brain_key(row)
+
+
+async def list_brain_keys(db: Database) -> list[BrainKey]:
+    found = await db.query(f"SELECT {COLUMNS} FROM memory_keys WHERE kind = 'brain' ORDER BY created_at")
+    return [_brain_key(row) for row in found]
+
+
+async def revoke_brain_key(db: Database, key_id: str, now: float) -> None:
+    """Revoke a brain credential: the next call that presents it is refused, in every process,
+    since credentials are looked up on each call and never cached."""
+    await _revoke(db, "brain", key_id, now)

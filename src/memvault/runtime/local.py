@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -76,6 +77,15 @@ async def start_local(deps: Deps) -> None:
     await memory.sync_all(deps)
 
 
+def docs_assets() -> Path:
+    """Swagger UI and ReDoc as the `fastapi-offline` package ships them (the local extra installs
+    it); only its files are read, never its code."""
+    spec = importlib.util.find_spec("fastapi_offline")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("fastapi-offline is missing: install memvault with its `local` extra")
+    return Path(spec.origin).parent / "static"
+
+
 def create_local_app(environ: Mapping[str, str]) -> FastAPI:
     """The app the local server runs, with MCP at ``/mcp``; deps are built on startup and closed
     (drained) on shutdown."""
@@ -83,7 +93,7 @@ def create_local_app(environ: Mapping[str, str]) -> FastAPI:
     from memvault.api.mcp.http import mount_mcp
 
     deps = build_local_deps(load_settings(environ))
-    app = create_app(deps)
+    app = create_app(deps, docs_assets=docs_assets())
     serving_mcp = mount_mcp(app, deps)
 
     @asynccontextmanager

@@ -124,19 +124,19 @@ async def forget_memory(deps: Deps, memory_key: str, ids: Any, session_id: str |
 async def brain_search(
     deps: Deps, brain_token: str, q: str, mode: str | None = None, limit: int | None = None
 ) -> dict[str, Any]:
-    credential = brain.auth_of(brain_token, deps.settings)
+    credential = await brain.auth_of(brain_token, deps)
     return await brain.search_brain(deps, credential, q, mode or "keyword", None, None, limit)
 
 
 async def brain_recall(
     deps: Deps, brain_token: str, q: str | None = None, as_of: Any = None, budget: Any = None
 ) -> dict[str, Any]:
-    credential = brain.auth_of(brain_token, deps.settings)
+    credential = await brain.auth_of(brain_token, deps)
     return await brain.recall(deps, credential, q, as_of, budget)
 
 
 async def brain_write(deps: Deps, brain_token: str, payload: Any, bands: Any = True) -> dict[str, Any]:
-    credential = brain.auth_of(brain_token, deps.settings)
+    credential = await brain.auth_of(brain_token, deps)
     if not isinstance(bands, bool):
         raise InvalidInput("bands must be true or false")
     return await brain.ingest_facts(deps, credential, payload, bands)

@@ -69,8 +69,8 @@ class Brain:
     def headers(self, name: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {token(name)}"}
 
-    def credential(self, name: str) -> Credential:
-        return auth_of(token(name), self.deps.settings)
+    async def credential(self, name: str) -> Credential:
+        return await auth_of(token(name), self.deps)
 
     async def write(
         self, payload: dict[str, Any], as_: str = "writer", expect: int = 200, bands: str = "on"

@@ -60,7 +60,7 @@ async def test_a_valid_token_reads_through_the_mapped_credential(access: tuple[B
     token = team.token(brain.clock.now)
     me = await signed_in(brain, token)
     assert me.status_code == 200, me.text
-    assert me.json() == {"name": "family", "scopes": ["family"], "writer": False}
+    assert me.json() == {"kind": "brain", "name": "family", "scopes": ["family"], "writer": False}
     found = await signed_in(brain, token, "/memory/search", q="garden pear")
     assert [row["scope"] for row in found.json()["results"]] == ["family"]
     recalled = (await signed_in(brain, token, "/recall")).json()

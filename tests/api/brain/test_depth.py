@@ -39,7 +39,7 @@ async def test_a_word_at_character_5000_is_found_by_keyword_and_by_vector(brain:
     assert body.index("terracotta") > 5000
     fact = (await brain.write({"content": body, "scope": "family", "source": "files:house.md"}))["ids"][0]
     await brain.write({"content": "The garden gate squeaks", "scope": "family"})
-    credential = brain.credential("writer")
+    credential = await brain.credential("writer")
     by_keyword = await keyword_search(brain.deps, credential, "terracotta", 5)
     by_vector = await vector_search(brain.deps, credential, "terracotta flowerpot shed key", 5)
     for hits in (by_keyword, by_vector):
@@ -66,7 +66,7 @@ async def test_a_walled_passage_is_found_by_no_channel(brain: Brain) -> None:
     for mode in ("keyword", "hybrid"):
         found = (await brain.get("/memory/search", "business", q="terracotta flowerpot", mode=mode)).json()
         assert found["results"] == []
-    credential = brain.credential("business")
+    credential = await brain.credential("business")
     assert await vector_search(brain.deps, credential, "terracotta flowerpot shed key", 5) == []
 
 
@@ -104,7 +104,7 @@ async def test_old_vectors_stay_until_the_successor_has_its_own(brain: Brain) ->
     assert second["embedding"] == "deferred"
     assert all(v.split(":")[0] == first for v in await _vector_ids(brain))
     brain.deps.embedder = working
-    await embed_pending(brain.deps, brain.credential("writer"), 50)
+    await embed_pending(brain.deps, await brain.credential("writer"), 50)
     stored = await _vector_ids(brain)
     assert stored and all(v.split(":")[0] == second["ids"][0] for v in stored)
     assert stored == await _recorded_ids(brain)

@@ -46,7 +46,7 @@ async def test_the_local_database_refuses_a_statement_over_100_parameters(deps: 
 
 
 async def test_thirty_scopes_write_search_recall_and_read_within_the_limit(deps: Deps) -> None:
-    writer, reader = brain.auth_of("all", deps.settings), brain.auth_of("few", deps.settings)
+    writer, reader = await brain.auth_of("all", deps), await brain.auth_of("few", deps)
     facts = [{"content": f"Ticket TKT-{n:04d} for the harbour crane was closed by team {n % 30}.",
               "scope": SCOPES[n % 30], "source": f"tickets/{n}"} for n in range(120)]
     written = await brain.ingest_facts(deps, writer, {"facts": facts})
@@ -71,4 +71,4 @@ async def test_a_scope_outside_the_setting_is_bad_input(deps: Deps) -> None:
     from memvault.core.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="scope must be one of"):
-        await brain.ingest_facts(deps, brain.auth_of("all", deps.settings), {"content": "x y z", "scope": "business"})
+        await brain.ingest_facts(deps, await brain.auth_of("all", deps), {"content": "x y z", "scope": "business"})

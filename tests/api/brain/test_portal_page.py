@@ -13,7 +13,8 @@ import httpx
 import pytest
 from brain_env import Brain, brain_fixture  # noqa: F401
 
-SCRIPT = Path(__file__).resolve().parents[3] / "src" / "memvault" / "api" / "portal" / "portal.js"
+PORTAL = Path(__file__).resolve().parents[3] / "src" / "memvault" / "api" / "portal"
+SCRIPTS = ("session.js", "portal.js")
 REQUIRED_POLICY = {
     "default-src": "'none'",
     "script-src": "'self'",
@@ -68,8 +69,8 @@ async def test_the_page_is_served_at_portal_with_only_its_own_script_and_style(b
     parts = PageParts()
     parts.feed(page.text)
     assert parts.inline == []
-    assert sorted(parts.resources) == ["/portal/static/portal.css", "/portal/static/portal.js"]
-    for path, kind in zip(sorted(parts.resources), ["text/css", "text/javascript"], strict=True):
+    assert sorted(parts.resources) == ["/portal/static/portal.css", "/portal/static/portal.js", "/portal/static/session.js"]
+    for path, kind in zip(sorted(parts.resources), ["text/css", "text/javascript", "text/javascript"], strict=True):
         served = await brain.client.get(path)
         assert served.status_code == 200 and served.headers["content-type"] == f"{kind}; charset=utf-8"
         assert_locked_down(served.headers)
@@ -80,8 +81,9 @@ async def test_nothing_else_is_served_from_the_portal_folder(brain: Brain, path:
     assert (await brain.client.get(path)).status_code == 404
 
 
-def test_the_script_never_parses_text_as_markup() -> None:
-    source = SCRIPT.read_text()
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_scripts_never_parse_text_as_markup(script: str) -> None:
+    source = (PORTAL / script).read_text()
     sinks = re.findall(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\"on", source)
     assert sinks == []
     # Credentials are kept for the tab only, never in localStorage or cookies.
@@ -90,6 +92,19 @@ def test_the_script_never_parses_text_as_markup() -> None:
 
 async def test_me_names_the_credential_or_refuses(brain: Brain) -> None:
     me = await brain.client.get("/portal/me", headers=brain.headers("family+mildred"))
-    assert me.json() == {"name": "family+mildred", "scopes": ["family", "mildred"], "writer": False}
+    assert me.json() == {"kind": "brain", "name": "family+mildred", "scopes": ["family", "mildred"], "writer": False}
     assert (await brain.client.get("/portal/me")).status_code == 401
     assert (await brain.client.get("/portal/me", headers={"Authorization": "Bearer tok-nobody"})).status_code == 401
+
+
+async def test_me_names_a_memory_key_for_the_conversations_tab(brain: Brain) -> None:
+    from memvault.core import keys
+
+    key, secret = await keys.create_key(brain.deps.db, "phone", brain.clock.now)
+    me = await brain.client.get("/portal/me", headers={"Authorization": f"Bearer {secret}"})
+    assert me.json() == {"kind": "memory", "id": key.id, "name": "phone"}
+    await keys.revoke_key(brain.deps.db, key.id, brain.clock.now, brain.deps.reads)
+    assert (await brain.client.get("/portal/me", headers={"Authorization": f"Bearer {secret}"})).status_code == 401
+    # A memory key never stands in for a brain credential, on the brain's own routes either.
+    _, other = await keys.create_key(brain.deps.db, "other", brain.clock.now)
+    assert (await brain.client.get("/recall", headers={"Authorization": f"Bearer {other}"})).status_code == 401

@@ -112,7 +112,7 @@ def _with_db(brain: Brain, db: RecordingDatabase) -> Any:
 
 async def test_registration_is_one_batch_holding_skill_event_and_fact(brain: Brain) -> None:
     db = RecordingDatabase(brain.deps.db)
-    await register_skill(_with_db(brain, db), brain.credential("writer"),
+    await register_skill(_with_db(brain, db), await brain.credential("writer"),
                          {"slug": "weekly", "content": "1. Inbox", "scope": "business"})
     write = db.batches[0]
     assert any(sql.startswith("INSERT INTO skills") for sql in write)
@@ -130,7 +130,7 @@ async def test_registration_is_one_batch_holding_skill_event_and_fact(brain: Bra
 async def test_a_failed_registration_leaves_nothing_half_written(brain: Brain, breakage: str, target: str) -> None:
     db = RecordingDatabase(brain.deps.db, breakage, target)
     with pytest.raises(Exception):  # noqa: B017 - whatever the database raises, nothing may remain
-        await register_skill(_with_db(brain, db), brain.credential("writer"),
+        await register_skill(_with_db(brain, db), await brain.credential("writer"),
                              {"slug": "weekly", "content": "1. Inbox", "scope": "business"})
     assert await _counts(brain) == (0, 0, 0)
 
@@ -143,7 +143,7 @@ async def test_a_failed_update_keeps_the_previous_version_whole(brain: Brain) ->
     brain.clock.advance(60)
     with pytest.raises(Exception):  # noqa: B017
         await register_skill(_with_db(brain, RecordingDatabase(brain.deps.db, "poison")),
-                             brain.credential("writer"), {**skill, "content": "1. Inbox\n2. Ship"})
+                             await brain.credential("writer"), {**skill, "content": "1. Inbox\n2. Ship"})
     assert await _counts(brain) == before
     assert await brain.deps.db.query("SELECT id, content FROM memory WHERE superseded_at IS NULL") == current
     live = await brain.deps.db.query("SELECT version FROM skills WHERE superseded_at IS NULL")

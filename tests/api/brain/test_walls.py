@@ -105,7 +105,7 @@ async def _every_read(brain: Brain, reader: str, query: str, as_of: float) -> li
     http.append((await brain.get("/memory/skill", reader)).json())
     export = await brain.get("/memory/export", reader)
     http.append([json.loads(line) for line in export.text.splitlines()])
-    credential = auth_of(f"tok-{reader}", brain.deps.settings)
+    credential = await auth_of(f"tok-{reader}", brain.deps)
     rpc = [
         await core.search_brain(brain.deps, credential, query, "hybrid", None, None, 50),
         await core.search_brain(brain.deps, credential, query, "keyword", as_of, None, 50),
@@ -130,7 +130,7 @@ def test_no_read_path_returns_a_row_or_a_link_outside_the_credentials_scopes(fac
                 for response in await _every_read(brain, reader, query, as_of):
                     assert set(_scopes_of(response)) <= allowed, response
                     assert _ids_in(response) <= readable, (reader, response)
-                credential = auth_of(f"tok-{reader}", brain.deps.settings)
+                credential = await auth_of(f"tok-{reader}", brain.deps)
                 for fact_id, fact in written.items():
                     body = await brain.get("/memory/body", reader, id=fact_id)
                     chain = await brain.get("/memory/history", reader, id=fact_id)
@@ -199,7 +199,7 @@ def test_scores_are_the_same_whatever_lies_behind_the_wall(
     hidden = [scope for scope in ALL_SCOPES if scope not in allowed]
 
     async def answers(brain: Brain, as_of: float) -> list[Any]:
-        credential = brain.credential(reader)
+        credential = await brain.credential(reader)
         return [
             await core.search_brain(brain.deps, credential, query, mode, when, kind, 50)
             for mode in ("keyword", "hybrid") for when in (None, as_of) for kind in (None, "fact")

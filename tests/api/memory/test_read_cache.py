@@ -106,7 +106,7 @@ async def test_brain_reads_are_fresh_for_the_scopes_written_and_cached_for_the_o
         writer_hash: {"name": "writer", "scopes": ["family", "business"], "writer": True},
         family_hash: {"name": "family", "scopes": ["family"], "writer": False},
     }))
-    writer, family = brain.auth_of("w", memvault.deps.settings), brain.auth_of("f", memvault.deps.settings)
+    writer, family = await brain.auth_of("w", memvault.deps), await brain.auth_of("f", memvault.deps)
     await brain.ingest_facts(memvault.deps, writer, {"fact": "The cabin door is green.", "scope": "family", "source": "a"})
     first = await brain.recall(memvault.deps, family, "cabin door")
     assert await brain.recall(memvault.deps, family, "cabin door") == first

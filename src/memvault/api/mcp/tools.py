@@ -60,8 +60,8 @@ def mcp_server(deps: Deps, secrets_of: SecretsOf) -> MCPServer[Any]:
     async def key_id(ctx: McpContext) -> str:
         return (await authenticate(deps.db, secrets_of(ctx).memory_key)).id
 
-    def credential(ctx: McpContext) -> brain.Credential:
-        return brain.auth_of(secrets_of(ctx).brain_token, deps.settings)
+    async def credential(ctx: McpContext) -> brain.Credential:
+        return await brain.auth_of(secrets_of(ctx).brain_token, deps)
 
     @server.tool(
         description="Remember conversation messages, or one plain note (stored as a user message).", annotations=WRITES
@@ -123,7 +123,7 @@ def mcp_server(deps: Deps, secrets_of: SecretsOf) -> MCPServer[Any]:
         limit: Annotated[int | None, Field(ge=1)] = None,
     ) -> dict[str, Any]:
         with refused_as(tool_refusal):
-            return await brain.search_brain(deps, credential(ctx), q, mode, as_of, entry_type, limit)
+            return await brain.search_brain(deps, await credential(ctx), q, mode, as_of, entry_type, limit)
 
     @server.tool(
         description="One bounded envelope of brain facts: pinned core, recent, and what matches q.", annotations=READS
@@ -135,7 +135,7 @@ def mcp_server(deps: Deps, secrets_of: SecretsOf) -> MCPServer[Any]:
         budget: Annotated[int | None, Field(ge=1, description="Most tokens the envelope may hold.")] = None,
     ) -> dict[str, Any]:
         with refused_as(tool_refusal):
-            return await brain.recall(deps, credential(ctx), q, as_of, budget)
+            return await brain.recall(deps, await credential(ctx), q, as_of, budget)
 
     @server.tool(
         description="Write facts to the brain (writer credentials only); idempotent per source and text.",
@@ -155,18 +155,18 @@ def mcp_server(deps: Deps, secrets_of: SecretsOf) -> MCPServer[Any]:
         payload: dict[str, Any] = {"facts": [f.model_dump(exclude_unset=True) for f in facts]}
         payload.update((name, value) for name, value in batch.items() if value is not None)
         with refused_as(tool_refusal):
-            return await brain.ingest_facts(deps, credential(ctx), payload)
+            return await brain.ingest_facts(deps, await credential(ctx), payload)
 
     @server.resource("memvault://facts/{fact_id}/body", mime_type="application/json", description="A fact's full body.")
     async def fact_body(fact_id: str, ctx: McpContext) -> str:
         with refused_as(resource_refusal):
-            return json.dumps(await brain.get_body(deps, credential(ctx), fact_id), ensure_ascii=False)
+            return json.dumps(await brain.get_body(deps, await credential(ctx), fact_id), ensure_ascii=False)
 
     @server.resource(
         "memvault://facts/{fact_id}/history", mime_type="application/json", description="A fact's supersession chain."
     )
     async def fact_history(fact_id: str, ctx: McpContext) -> str:
         with refused_as(resource_refusal):
-            return json.dumps(await brain.history(deps, credential(ctx), fact_id), ensure_ascii=False)
+            return json.dumps(await brain.history(deps, await credential(ctx), fact_id), ensure_ascii=False)
 
     return server

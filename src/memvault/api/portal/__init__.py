@@ -18,7 +18,11 @@ from memvault.core.errors import NotFound
 
 PAGE = "index.html"
 PAGE_TYPE = "text/html; charset=utf-8"
-STATIC_TYPES = {"portal.css": "text/css; charset=utf-8", "portal.js": "text/javascript; charset=utf-8"}
+STATIC_TYPES = {
+    "portal.css": "text/css; charset=utf-8",
+    "session.js": "text/javascript; charset=utf-8",
+    "portal.js": "text/javascript; charset=utf-8",
+}
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'none'",
     "script-src 'self'",

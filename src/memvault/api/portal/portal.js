@@ -1,136 +1,6 @@
 "use strict";
-// The portal's only script. Stored text reaches the page through text nodes alone (append() of a
-// string, textContent), never through markup parsing, and the page's Content-Security-Policy
-// requires Trusted Types, so an HTML sink would throw instead of running anything.
-// Credentials live in this tab's sessionStorage and travel only in the Authorization header.
-
-const BRAIN_TOKEN = "memvault.brainToken";
-const MEMORY_KEY = "memvault.memoryKey";
-
-const byId = (id) => document.getElementById(id);
-
-class ApiError extends Error {
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
-
-function el(tag, className, ...children) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  for (const child of children) {
-    if (child !== null && child !== undefined && child !== "") node.append(child);
-  }
-  return node;
-}
-
-function badge(kind, text) {
-  const node = el("span", "badge", text);
-  node.dataset.kind = kind;
-  node.dataset.value = text;
-  return node;
-}
-
-function show(id, visible) {
-  byId(id).hidden = !visible;
-}
-
-function say(id, text, isError = false) {
-  const node = byId(id);
-  node.textContent = text;
-  node.classList.toggle("error", isError);
-}
-
-function when(seconds) {
-  if (typeof seconds !== "number" || !Number.isFinite(seconds)) return "";
-  return new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ") + " UTC";
-}
-
-async function call(path, { token = sessionStorage.getItem(BRAIN_TOKEN), method = "GET", body } = {}) {
-  const headers = { Accept: "application/json" };
-  if (token) headers.Authorization = "Bearer " + token;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    cache: "no-store",
-    credentials: "same-origin",
-    referrerPolicy: "no-referrer",
-  });
-  let data = null;
-  try {
-    data = await response.json();
-  } catch {
-    data = null;
-  }
-  if (!response.ok) {
-    const message = data && data.error && typeof data.error.message === "string" ? data.error.message : "HTTP " + response.status;
-    throw new ApiError(response.status, message);
-  }
-  return data;
-}
-
-// Signing in and out.
-
-async function resolveSession(token) {
-  try {
-    const me = await call("/portal/me", { token });
-    if (token) sessionStorage.setItem(BRAIN_TOKEN, token);
-    showApp(me, token ? "brain credential" : "Cloudflare Access");
-    await searchBrain();
-  } catch (error) {
-    showSignIn(signInProblem(error, token));
-  }
-}
-
-function signInProblem(error, token) {
-  if (!(error instanceof ApiError)) return "memvault could not be reached.";
-  if (token) return "That credential was not accepted (" + error.message + ").";
-  // Without a credential, a 403 means Cloudflare Access knows the user but grants no scope.
-  if (error.status === 403) return "Cloudflare Access signed you in, but grants you no brain credential. Sign in with a credential instead.";
-  return error.status === 401 ? "" : error.message;
-}
-
-function showSignIn(problem) {
-  sessionStorage.removeItem(BRAIN_TOKEN);
-  show("loading", false);
-  show("app", false);
-  show("who", false);
-  show("sign-out", false);
-  show("sign-in", true);
-  say("sign-in-error", problem, true);
-  show("sign-in-error", Boolean(problem));
-  byId("credential").focus();
-}
-
-function showApp(me, via) {
-  show("loading", false);
-  show("sign-in", false);
-  show("app", true);
-  say("who", me.name + " · " + me.scopes.join(", ") + " · " + via);
-  show("who", true);
-  show("sign-out", via === "brain credential");
-  showMemoryKeyState();
-}
-
-function signOut() {
-  sessionStorage.removeItem(BRAIN_TOKEN);
-  sessionStorage.removeItem(MEMORY_KEY);
-  byId("results").replaceChildren();
-  byId("memory-results").replaceChildren();
-  closeDetail();
-  showSignIn("");
-}
-
-function onSignIn(event) {
-  event.preventDefault();
-  const field = byId("credential");
-  const token = field.value.trim();
-  field.value = "";
-  if (token) resolveSession(token);
-}
+// The portal's reading: the brain (recall, search, a fact's body and history) and conversation
+// memory, on the session, calls and text-only helpers of session.js, which loads first.
 
 // The brain: recall, keyword and hybrid search, as of a past day.
 
@@ -256,8 +126,9 @@ function closeDetail() {
 // Conversation memory, searched with a memory key.
 
 function showMemoryKeyState() {
-  const held = Boolean(sessionStorage.getItem(MEMORY_KEY));
-  say("memory-key-state", held ? "A memory key is set for this tab." : "Enter a memory key (mk_…) to search conversation memory.");
+  const held = Boolean(session.memory);
+  say("memory-key-state", held ? "Searching with memory key " + session.memory.name + "." : "Enter a memory key (mk_…) to search conversation memory.");
+  show("memory-key-form", !held);
   show("memory-key-forget", held);
 }
 
@@ -266,14 +137,19 @@ function onMemoryKey(event) {
   const field = byId("memory-key");
   const key = field.value.trim();
   field.value = "";
-  if (key) sessionStorage.setItem(MEMORY_KEY, key);
-  showMemoryKeyState();
+  if (!key) return;
+  if (!key.startsWith(MEMORY_KEY_PREFIX)) {
+    say("memory-key-error", "A memory key starts with mk_.", true);
+    return show("memory-key-error", true);
+  }
+  useSecret(key, "memory-key-error");
 }
 
 function forgetMemoryKey() {
   sessionStorage.removeItem(MEMORY_KEY);
+  session.memory = null;
   byId("memory-results").replaceChildren();
-  showMemoryKeyState();
+  render("", "conversations");
 }
 
 async function searchMemory(event) {
@@ -289,7 +165,10 @@ async function searchMemory(event) {
     say("memory-status", data.items.length + " found, " + data.tokens + " tokens");
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
-      forgetMemoryKey();
+      sessionStorage.removeItem(MEMORY_KEY);
+      session.memory = null;
+      byId("memory-results").replaceChildren();
+      render("That memory key was not accepted.", "conversations");
       return say("memory-status", "That memory key was not accepted.", true);
     }
     failed(error, "memory-status");
@@ -307,7 +186,7 @@ function memoryCard(item) {
 
 function failed(error, statusId) {
   if (error instanceof ApiError && error.status === 401 && statusId !== "memory-status") {
-    return showSignIn("Signed out: " + error.message);
+    return dropBrain("Signed out: " + error.message);
   }
   say(statusId, error instanceof ApiError ? error.message : "memvault could not be reached.", true);
 }
@@ -334,7 +213,8 @@ function start() {
   byId("memory-key-form").addEventListener("submit", onMemoryKey);
   byId("memory-key-forget").addEventListener("click", forgetMemoryKey);
   byId("memory-search").addEventListener("submit", searchMemory);
-  resolveSession(sessionStorage.getItem(BRAIN_TOKEN));
+  byId("brain-credential-form").addEventListener("submit", onBrainCredential);
+  restoreSession();
 }
 
 start();

@@ -27,6 +27,7 @@ SessionHeader = Annotated[str | None, Header(alias="X-Session-ID", max_length=20
 
 @router.post("", response_model=StoreResponse)
 async def store(body: StoreRequest, deps: DepsParam, key: KeyParam, session_id: SessionHeader = None) -> StoreResponse:
+    """Store messages in order (`X-Session-ID` writes to a session vault); each is findable at once."""
     plain = body.model_dump(by_alias=True)
     messages = messages_from(plain["messages"], deps.clock(), plain["metadata"])
     result = await memory.store_conversation(deps, key.id, [m for m in messages if m], session_id)
@@ -56,6 +57,7 @@ async def read(
 
 @router.post("/search", response_model=SearchResponse)
 async def search(body: SearchRequest, deps: DepsParam, key: KeyParam) -> SearchResponse:
+    """Hybrid search (keyword and vector) of the key's memory: the best messages that fit the budget."""
     result = await memory.search_memory(
         deps,
         key.id,
@@ -75,6 +77,7 @@ async def clear(
     session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     reset: bool = False,
 ) -> dict[str, object]:
+    """Clear every vault of the key, or one session's; `reset=true` also forgets the embedding dimension."""
     cleared = await memory.clear_memory(deps, key.id, session_id, reset)
     return {"cleared_vaults": len(cleared), "reset": reset}
 
@@ -92,10 +95,12 @@ async def forget(
 
 @router.post("/purge")
 async def purge(body: PurgeRequest, deps: DepsParam, key: KeyParam) -> dict[str, int]:
+    """Delete memory older than `older_than` from vault and mirror together."""
     removed = await memory.purge_old_memory(deps, key.id, require_time(body.older_than, "older_than"))
     return {"rows_deleted": removed}
 
 
 @router.get("/stats")
 async def stats(deps: DepsParam, key: KeyParam) -> dict[str, object]:
+    """Counts per vault, vault and mirror side by side, and the read cache's hits and misses."""
     return await memory.memory_stats(deps, key.id)

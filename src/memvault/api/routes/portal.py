@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from memvault.api.dependencies import CredentialParam
+from memvault.api.dependencies import DepsParam, bearer_token, brain_caller
 from memvault.api.portal import page_response, static_response
+from memvault.core.brain.scopes import auth_of
+from memvault.core.keys import PREFIX, authenticate
 
 router = APIRouter(tags=["portal"], include_in_schema=False)
 
@@ -25,6 +27,12 @@ async def static_file(name: str) -> Response:
 
 
 @router.get("/portal/me")
-async def me(credential: CredentialParam) -> dict[str, Any]:
-    """The credential the request resolves to (a brain credential, or Cloudflare Access)."""
-    return {"name": credential.name, "scopes": credential.ordered_scopes, "writer": credential.writer}
+async def me(request: Request, deps: DepsParam) -> dict[str, Any]:
+    """Who a bearer is: a memory key (``mk_…``, for the conversations tab), else a brain credential
+    or the Cloudflare Access identity (for the brain tab), each checked as the API routes check it."""
+    token = bearer_token(request.headers)
+    if token is not None and token.startswith(PREFIX):
+        key = await authenticate(deps.db, token, deps.reads)
+        return {"kind": "memory", "id": key.id, "name": key.label or key.id}
+    credential = await auth_of(await brain_caller(request.headers, deps), deps)
+    return {"kind": "brain", "name": credential.name, "scopes": credential.ordered_scopes, "writer": credential.writer}

@@ -10,7 +10,7 @@ from memvault.core.brain.facts import ingest_facts
 from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
 from memvault.core.brain.read import export_rows, get_body, history, sync
 from memvault.core.brain.recall import recall
-from memvault.core.brain.scopes import Credential, auth_of, maintenance_credential
+from memvault.core.brain.scopes import Credential, auth_of, create_brain_token, maintenance_credential
 from memvault.core.brain.search import search_brain
 from memvault.core.brain.skills import get_skill, list_skills, register_skill
 
@@ -19,6 +19,7 @@ __all__ = [
     "accept_proposal",
     "auth_of",
     "consolidate",
+    "create_brain_token",
     "embed_pending",
     "export_rows",
     "get_body",

@@ -1,7 +1,8 @@
-"""Credentials and scope walls. ``auth_of`` is the one chokepoint: every brain route, the
-router's brain reads and every RPC method turn a token (or an email Cloudflare Access vouched
-for) into a ``Credential`` here, and every brain read binds ``scope_filter(credential)`` into its
-SQL."""
+"""Credentials and scope walls. ``auth_of`` is the one chokepoint: every brain route, MCP tool
+and resource, RPC method and the portal turn a token (or an email Cloudflare Access vouched for)
+into a ``Credential`` here, and every brain read binds ``scope_filter(credential)`` into its SQL.
+Credentials come from ``MEMVAULT_BRAIN_CREDENTIALS`` (the deployment's own, for bootstrap) and
+from the key store (``memvault brain-token create``)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import functools
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core import keys
 from memvault.core.access import AccessIdentity
+from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, InvalidInput, MemvaultError, Unauthorized
 from memvault.core.settings import Settings
 
@@ -92,33 +96,48 @@ def _credential(digest: str, spec: Any, known: Sequence[str]) -> Credential:
     return Credential(name=name, scopes=frozenset(scopes), writer=writer)
 
 
+# A stored brain credential's id, as `memvault brain-token list` shows it.
+STORED_ID = re.compile(r"key_[0-9a-f]{16}")
+
+
 @functools.lru_cache(maxsize=8)
-def parse_access_users(raw: str, credentials: str, scopes: tuple[str, ...]) -> dict[str, Credential]:
-    """``MEMVAULT_ACCESS_USERS``: casefolded email -> the brain credential of the name it gives."""
+def parse_access_users(raw: str, credentials: str, scopes: tuple[str, ...]) -> dict[str, Credential | str]:
+    """``MEMVAULT_ACCESS_USERS``: casefolded email -> the credential of the name it gives in
+    ``MEMVAULT_BRAIN_CREDENTIALS``, or the id of a stored brain credential (looked up on each
+    request, so revoking it takes the grant away at once)."""
     try:
         data = json.loads(raw or "{}")
     except ValueError as exc:
         raise CredentialsMisconfigured("MEMVAULT_ACCESS_USERS is not valid JSON") from exc
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise CredentialsMisconfigured("MEMVAULT_ACCESS_USERS must map emails to brain credential names")
+        raise CredentialsMisconfigured("MEMVAULT_ACCESS_USERS must map emails to brain credential names or ids")
     by_name: dict[str, list[Credential]] = {}
     for credential in parse_credentials(credentials, scopes).values():
         by_name.setdefault(credential.name, []).append(credential)
-    users: dict[str, Credential] = {}
+    users: dict[str, Credential | str] = {}
     for email, name in data.items():
         named = by_name.get(name, [])
-        if len(named) != 1:
-            raise CredentialsMisconfigured("each name in MEMVAULT_ACCESS_USERS must name exactly one brain credential")
-        users[str(email).strip().casefold()] = named[0]
+        if len(named) > 1 or (not named and not STORED_ID.fullmatch(name)):
+            raise CredentialsMisconfigured(
+                "each value in MEMVAULT_ACCESS_USERS must name exactly one credential of MEMVAULT_BRAIN_CREDENTIALS"
+                " or be the id of a stored brain credential"
+            )
+        users[str(email).strip().casefold()] = named[0] if named else name
     return users
 
 
-def auth_of(token: object, settings: Settings) -> Credential:
+async def auth_of(token: object, deps: Deps) -> Credential:
     """Map a token (taken from the request by the surface that received it), or the identity a
-    verified Cloudflare Access token carries, to its credential. Anything but a known token
-    string or a mapped identity is refused alike."""
+    verified Cloudflare Access token carries, to its credential: one of
+    ``MEMVAULT_BRAIN_CREDENTIALS``, else one stored in the key store (read on every call, never
+    cached, so a revocation holds at once in every process). Anything but a known token string or
+    a mapped identity is refused alike, an unknown token as a revoked one."""
+    settings = deps.settings
     if isinstance(token, AccessIdentity):
         granted = parse_access_users(settings.access_users, settings.brain_credentials, settings.brain_scopes).get(token.email)
+        if isinstance(granted, str):
+            stored = await keys.brain_key(deps.db, "id", granted)
+            granted = None if stored is None else _allowed(stored, settings)
         if granted is None:
             # Access proved who the caller is; nobody granted that person any scope.
             raise Forbidden("this Cloudflare Access user is granted no brain credential")
@@ -131,9 +150,32 @@ def auth_of(token: object, settings: Settings) -> Credential:
     for known, credential in parse_credentials(settings.brain_credentials, settings.brain_scopes).items():
         if hmac.compare_digest(known, digest):
             found = credential
-    if found is None:
+    if found is not None:
+        return found
+    stored = await keys.brain_key(deps.db, "key_hash", digest) if token.startswith(keys.BRAIN_PREFIX) else None
+    if stored is None:
         raise Unauthorized("unknown brain credential")
-    return found
+    return _allowed(stored, settings)
+
+
+def _allowed(stored: keys.BrainKey, settings: Settings) -> Credential:
+    """A stored credential reads only the scopes it was granted that the deployment still has: a
+    scope removed from ``MEMVAULT_BRAIN_SCOPES`` is gone from it too, and one added later never
+    joins it."""
+    scopes = frozenset(stored.scopes) & frozenset(settings.brain_scopes)
+    if not scopes:
+        raise Forbidden("this brain credential holds no scope this deployment still has")
+    return Credential(name=stored.name, scopes=scopes, writer=stored.writer)
+
+
+async def create_brain_token(deps: Deps, scopes: Any, writer: bool = False, name: str = "") -> tuple[keys.BrainKey, str]:
+    """Issue a brain credential in the key store: the token is returned once, only its hash kept."""
+    if not isinstance(scopes, list | tuple) or not scopes or not all(isinstance(s, str) for s in scopes):
+        raise InvalidInput(f"scopes must name at least one of {', '.join(deps.settings.brain_scopes)}")
+    granted = tuple(dict.fromkeys(check_scope(s.strip(), deps.settings) for s in scopes))
+    if not isinstance(name, str) or not name.isprintable():
+        raise InvalidInput("name must be printable text (no tabs or line breaks)")
+    return await keys.create_brain_key(deps.db, name.strip(), granted, bool(writer), deps.clock())
 
 
 def scope_filter(credential: Credential, column: str = "scope") -> tuple[str, list[str]]:
