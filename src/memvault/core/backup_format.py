@@ -3,9 +3,11 @@
 the watermark.
 
 A backup is JSONL: a header line ``{"backup": {...}}`` (format, watermark, tables), one line
-``{"table": name, "row": {...}}`` per row (bytes as ``{"$b64": "..."}``), and an end line
-``{"end": {"rows": {table: count}}}``; split across part objects ``part-00001.jsonl``, … whose
-concatenation is the backup."""
+``{"table": name, "row": {...}}`` per row of the shared database (bytes as ``{"$b64": "..."}``),
+then one line ``{"message": {"key_id": ..., "vault": ..., ...}}`` per message every vault holds
+(the record ``core/memory/transfer.py`` reads), and an end line ``{"end": {"rows": {table: count},
+"messages": count}}``; split across part objects ``part-00001.jsonl``, … whose concatenation is the
+backup. Format 1 (before vaults' messages were in backups) has no message lines."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
 BACKUP_PREFIX = "backups/"
 INDEX_KEY = BACKUP_PREFIX + "index.json"
 
@@ -64,6 +67,10 @@ def line(obj: dict[str, Any]) -> str:
 
 def row_line(table: str, row: dict[str, Any]) -> str:
     return line({"table": table, "row": {k: encode_value(v) for k, v in row.items()}})
+
+
+def message_line(key_id: str, vault: str, record: dict[str, Any]) -> str:
+    return line({"message": {"key_id": key_id, "vault": vault, **record}})
 
 
 def part_key(backup_id: str, number: int) -> str:

@@ -1,7 +1,11 @@
-"""Restore: a fresh shared database rebuilt from a backup (``core/backup.py``), then every vault's
-mirror rebuilt from its vault, so what was written to a vault after the backup is not lost from
-the mirror. Keyword indexes fill as rows are inserted (the migrations' triggers); generated
-columns are computed again."""
+"""Restore: a fresh shared database rebuilt from a backup (``core/backup.py``), every vault given
+back the messages the backup holds, then every vault's mirror rebuilt from its vault, so what was
+written to a vault after the backup is not lost from the mirror. Keyword indexes fill as rows are
+inserted (the migrations' triggers); generated columns are computed again; messages are stored
+through the one write path, so their chunks are cut and embedded again.
+
+Every step only adds what is missing (rows by key, messages by id), so a restore that stopped
+part-way is finished by running it again with ``force``."""
 
 from __future__ import annotations
 
@@ -13,13 +17,16 @@ from functools import partial
 from typing import Any
 
 from memvault.core import memory
-from memvault.core.backup_format import FORMAT, TABLE_NAMES, decode_value
+from memvault.core.backup_format import READABLE_FORMATS, TABLE_NAMES, decode_value
 from memvault.core.deps import Deps
-from memvault.core.errors import Conflict, InvalidInput
+from memvault.core.errors import Conflict, InvalidInput, MemvaultError, StorageUnavailable
+from memvault.core.memory.transfer import HeldMessage, held_from, store_held
 from memvault.core.retry import is_transient_storage, retry
 
 log = logging.getLogger(__name__)
 STATEMENTS_PER_BATCH = 50
+MESSAGES_PER_STORE = 500
+FINISH = "restore again with force to finish it (nothing is stored twice)"
 # Tables whose rows make a database "not empty" for a restore.
 HOLDING = ("memory_keys", "vaults", "mirror_rows", "memory", "event_log", "skills")
 
@@ -28,6 +35,8 @@ HOLDING = ("memory_keys", "vaults", "mirror_rows", "memory", "event_log", "skill
 class RestoreReport:
     backup_id: str
     rows: dict[str, int] = field(default_factory=dict)
+    messages: int = 0  # in the backup
+    messages_stored: int = 0  # by this restore (a vault that still held a message keeps it)
     mirrors_rebuilt: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -36,17 +45,30 @@ class RestoreReport:
 
 
 async def restore_backup(deps: Deps, lines: Sequence[str], force: bool = False) -> RestoreReport:
-    """Load a backup's lines into the database, then rebuild every vault's mirror. The whole backup
-    is checked first (header, every line, the end line's row counts), so a truncated or foreign
-    file is refused before anything is written. Refuses a database that holds anything unless
-    ``force``: then rows already there win and the backup fills in what is missing."""
-    report, inserts = check_backup(lines, deps.clock())
+    """Load a backup's lines into the database, give every vault back its messages, then rebuild
+    every vault's mirror. The whole backup is checked first (header, every line, the end line's
+    counts), so a truncated or foreign file is refused before anything is written. Refuses a
+    database that holds anything unless ``force``: then rows and messages already there win and the
+    backup fills in what is missing. A vault whose messages could not be stored is named in
+    ``errors`` (the others are restored); restoring again with ``force`` finishes it."""
+    report, inserts, messages = check_backup(lines, deps.clock())
     if not force:
         await _require_empty(deps)
-    for start in range(0, len(inserts), STATEMENTS_PER_BATCH):
-        batch = inserts[start : start + STATEMENTS_PER_BATCH]
-        # Each statement inserts only what is missing: a batch repeated after a passing failure lands once.
-        await retry(partial(deps.db.batch, batch), is_transient_storage)
+    try:
+        for start in range(0, len(inserts), STATEMENTS_PER_BATCH):
+            batch = inserts[start : start + STATEMENTS_PER_BATCH]
+            # Each statement inserts only what is missing: a batch repeated after a passing failure lands once.
+            await retry(partial(deps.db.batch, batch), is_transient_storage)
+    except Exception as exc:
+        detail = exc.message if isinstance(exc, MemvaultError) else type(exc).__name__
+        raise StorageUnavailable(f"the restore stopped while loading the database ({detail}): {FINISH}") from exc
+    for key_id, held in messages.items():
+        try:
+            report.messages_stored += await store_held(deps, key_id, held, MESSAGES_PER_STORE)
+        except Exception as exc:  # the other keys' messages are restored; a forced run finishes this one
+            detail = exc.message if isinstance(exc, MemvaultError) else type(exc).__name__
+            report.errors.append(f"messages of {key_id}: {detail}; {FINISH}")
+            log.warning("restore could not store one key's messages: %s", type(exc).__name__)
     for key_id, name in await memory.all_vaults(deps):
         try:
             await memory.rebuild_mirror(deps, key_id, name)
@@ -57,11 +79,15 @@ async def restore_backup(deps: Deps, lines: Sequence[str], force: bool = False) 
     return report
 
 
-def check_backup(lines: Sequence[str], now: float) -> tuple[RestoreReport, list[tuple[str, list[Any]]]]:
-    """The backup's rows as insert statements, once its header, rows and end line agree."""
+def check_backup(
+    lines: Sequence[str], now: float
+) -> tuple[RestoreReport, list[tuple[str, list[Any]]], dict[str, list[HeldMessage]]]:
+    """The backup's rows as insert statements and its messages by key, once its header, rows,
+    messages and end line agree."""
     report: RestoreReport | None = None
     inserts: list[tuple[str, list[Any]]] = []
-    expected: dict[str, int] | None = None
+    messages: dict[str, list[HeldMessage]] = {}
+    expected: tuple[dict[str, int], int] | None = None
     for number, text in enumerate(lines, 1):
         if not text.strip():
             continue
@@ -71,15 +97,29 @@ def check_backup(lines: Sequence[str], now: float) -> tuple[RestoreReport, list[
         elif expected is not None:
             raise InvalidInput(f"backup line {number} follows the end line")
         elif "end" in entry:
-            expected = {str(k): int(v) for k, v in dict(entry["end"].get("rows") or {}).items() if int(v)}
+            end = entry["end"] if isinstance(entry["end"], dict) else {}
+            expected = ({str(k): int(v) for k, v in dict(end.get("rows") or {}).items() if int(v)},
+                        int(end.get("messages") or 0))
+        elif "message" in entry:
+            key_id, held = _message(entry["message"], number, now)
+            report.messages += 1
+            if held is not None:
+                messages.setdefault(key_id, []).append(held)
         else:
             inserts.append(_insert(entry, number, now))  # checks the table and the row's shape
             report.rows[entry["table"]] = report.rows.get(entry["table"], 0) + 1
     if report is None:
         raise InvalidInput("the backup is empty")
-    if expected is None or expected != report.rows:
-        raise InvalidInput("the backup is incomplete: its end line is missing or its row counts differ")
-    return report, inserts
+    if expected is None or expected != (report.rows, report.messages):
+        raise InvalidInput("the backup is incomplete: its end line is missing or its counts differ")
+    return report, inserts, messages
+
+
+def _message(record: object, number: int, now: float) -> tuple[str, HeldMessage | None]:
+    key_id = record.get("key_id") if isinstance(record, dict) else None
+    if not isinstance(key_id, str) or not key_id:
+        raise InvalidInput(f"backup line {number} is a message of no key")
+    return key_id, held_from(record, now, f"backup line {number}")
 
 
 async def _require_empty(deps: Deps) -> None:
@@ -100,8 +140,9 @@ def _parse(text: str, number: int) -> dict[str, Any]:
 
 def _start(entry: dict[str, Any]) -> RestoreReport:
     header = entry.get("backup")
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise InvalidInput(f"not a memvault backup of format {FORMAT} (its first line must be the header)")
+    if not isinstance(header, dict) or header.get("format") not in READABLE_FORMATS:
+        formats = " or ".join(str(f) for f in READABLE_FORMATS)
+        raise InvalidInput(f"not a memvault backup of format {formats} (its first line must be the header)")
     return RestoreReport(backup_id=str(header.get("id")))
 
 
