@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from memvault.cli.shell import data_dir_option, emit, emit_json, json_option, say, with_deps
+from memvault.cli.shell import counted, data_dir_option, emit, emit_json, json_option, say, with_deps
 from memvault.core import keys
 from memvault.core.deps import Deps
 
@@ -22,7 +22,9 @@ def keys_group() -> None:
 @json_option
 @data_dir_option
 def create(label: str, keep_archive: bool, as_json: bool, data_dir: Path | None) -> None:
-    """Create a key and print it on stdout. It is shown once: only its hash is stored."""
+    """Create a key and print it (shown once).
+
+    Only the key's hash is stored; the key is printed on stdout, on its own line."""
 
     async def work(deps: Deps) -> None:
         key, secret = await keys.create_key(deps.db, label, deps.clock(), keep_archive=keep_archive)
@@ -40,7 +42,9 @@ def create(label: str, keep_archive: bool, as_json: bool, data_dir: Path | None)
 @json_option
 @data_dir_option
 def list_keys(as_json: bool, data_dir: Path | None) -> None:
-    """List the keys (id, state, label; never a secret), oldest first."""
+    """List the keys, oldest first (never their secrets).
+
+    One line per key: id, state and label, separated by tabs."""
 
     async def work(deps: Deps) -> None:
         found = await keys.list_keys(deps.db)
@@ -51,7 +55,7 @@ def list_keys(as_json: bool, data_dir: Path | None) -> None:
             for key in found:
                 emit(f"{key.id}\t{_state(key)}\t{key.label}")
         active = sum(1 for k in found if k.revoked_at is None)
-        say(f"{len(found)} keys, {active} active")
+        say(f"{counted(len(found), 'key')}, {active} active")
 
     with_deps(data_dir, work)
 
@@ -61,7 +65,9 @@ def list_keys(as_json: bool, data_dir: Path | None) -> None:
 @json_option
 @data_dir_option
 def revoke(key_id: str, as_json: bool, data_dir: Path | None) -> None:
-    """Revoke the key KEY_ID (as `memvault keys list` shows it): it is refused from then on."""
+    """Revoke a key by id.
+
+    KEY_ID as `memvault keys list` shows it; the key is refused from then on."""
 
     async def work(deps: Deps) -> None:
         now = deps.clock()

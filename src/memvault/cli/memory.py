@@ -15,6 +15,7 @@ from tqdm import tqdm
 from memvault.cli.shell import (
     CommandError,
     authenticated,
+    counted,
     data_dir_option,
     emit,
     emit_json,
@@ -36,9 +37,11 @@ IMPORT_BATCH = 200
 @key_option
 @data_dir_option
 def import_messages(file: BinaryIO, session: str | None, key: str | None, data_dir: Path | None) -> None:
-    """Store the messages of FILE, a JSONL file (`-`: stdin): one message a line, or what
-    `memvault export` wrote. Every line is checked before anything is stored; importing the same
-    file again stores nothing twice."""
+    """Store the messages of a JSONL file.
+
+    FILE holds one message a line, or what `memvault export` wrote (`-` reads stdin). Every line
+    is checked before anything is stored; importing the same file again stores nothing twice. The
+    format: docs/cli.md."""
     name = getattr(file, "name", "-")
     lines = list(_json_lines(file, name))
 
@@ -52,8 +55,9 @@ def import_messages(file: BinaryIO, session: str | None, key: str | None, data_d
         with tqdm(total=len(held), unit="msg", file=sys.stderr, disable=None) as progress:
             accepted = await store_held(deps, owner.id, held, IMPORT_BATCH, progress.update)
         emit_json({"messages_read": len(held), "messages_accepted": accepted})
-        say(f"imported {accepted} new messages of {len(held)} read into {_vaults(held)} of key {owner.id}"
-            + (f" ({len(held) - accepted} were stored already)" if accepted < len(held) else ""))
+        kept = len(held) - accepted
+        say(f"imported {counted(accepted, 'new message')} of {len(held)} read into {_vaults(held)} of key {owner.id}"
+            + (f" ({kept} held already, or repeating a text already held)" if kept else ""))
 
     with_deps(data_dir, work)
 
@@ -81,8 +85,10 @@ def _vaults(held: list[HeldMessage]) -> str:
 @key_option
 @data_dir_option
 def export(key: str | None, data_dir: Path | None) -> None:
-    """Print everything the key holds as JSONL on stdout, vault by vault: what `memvault import`
-    reads back."""
+    """Print everything a key holds as JSONL.
+
+    Vault by vault: the chunks, then the messages in the order the vault took them, pending ones
+    last; `memvault import` reads it back."""
 
     async def work(deps: Deps) -> None:
         owner = await authenticated(deps, key)
@@ -90,8 +96,8 @@ def export(key: str | None, data_dir: Path | None) -> None:
         async for record in memory.export_memory(deps, owner.id):
             emit(json.dumps(record))
             counts[str(record["type"])] += 1
-        say(f"exported {counts['message'] + counts['pending']} messages ({counts['pending']} pending) "
-            f"and {counts['chunk']} chunks of key {owner.id}")
+        say(f"exported {counted(counts['message'] + counts['pending'], 'message')} ({counts['pending']} pending) "
+            f"and {counted(counts['chunk'], 'chunk')} of key {owner.id}")
 
     with_deps(data_dir, work)
 
@@ -105,8 +111,10 @@ def export(key: str | None, data_dir: Path | None) -> None:
 @data_dir_option
 def search(query: str, limit: int | None, budget: int | None, session: str | None, key: str | None,
            data_dir: Path | None) -> None:
-    """Search the key's memory for QUERY; print one JSON line per result, best first, with the
-    ids of the messages it holds (what `memvault forget` takes)."""
+    """Search a key's memory; print results with their ids.
+
+    One JSON line per result, best first, with the ids of the messages it holds (what `memvault
+    forget` takes)."""
 
     async def work(deps: Deps) -> None:
         owner = await authenticated(deps, key)
@@ -114,7 +122,7 @@ def search(query: str, limit: int | None, budget: int | None, session: str | Non
         for item in result.items:
             emit(json.dumps({"score": item.score, "window": item.window, "text": item.text, "ids": item.source_ids,
                              "vault": item.vault, "role": item.role, "ts_start": item.ts_start, "ts_end": item.ts_end}))
-        say(f"{len(result.items)} results ({result.tokens} tokens)" if result.items else "nothing found")
+        say(f"{counted(len(result.items), 'result')} ({result.tokens} tokens)" if result.items else "nothing found")
 
     with_deps(data_dir, work)
 
@@ -125,15 +133,17 @@ def search(query: str, limit: int | None, budget: int | None, session: str | Non
 @key_option
 @data_dir_option
 def forget(ids: tuple[str, ...], session: str | None, key: str | None, data_dir: Path | None) -> None:
-    """Forget messages by id (as `memvault search` prints them), wherever the key holds them:
-    their text, chunks, vectors and keyword entries."""
+    """Forget messages by id, everywhere the key holds them.
+
+    IDs as `memvault search` prints them; their text, the chunks holding it, their vectors and
+    keyword entries go, in the vault and its mirror."""
 
     async def work(deps: Deps) -> None:
         owner = await authenticated(deps, key)
         result = await memory.forget(deps, owner.id, list(ids), session)
         emit_json(result)
         gone, missing = result.get("forgotten", []), result.get("not_found", [])
-        say(f"forgot {len(gone)} messages" + (f"; not found: {' '.join(missing)}" if missing else ""))
+        say(f"forgot {counted(len(gone), 'message')}" + (f"; not found: {' '.join(missing)}" if missing else ""))
 
     with_deps(data_dir, work)
 
@@ -142,13 +152,13 @@ def forget(ids: tuple[str, ...], session: str | None, key: str | None, data_dir:
 @key_option
 @data_dir_option
 def stats(key: str | None, data_dir: Path | None) -> None:
-    """Print counts of the key's vaults and their mirror as JSON."""
+    """Print counts of a key's vaults and mirror as JSON."""
 
     async def work(deps: Deps) -> None:
         owner = await authenticated(deps, key)
         found = await memory.memory_stats(deps, owner.id)
         emit_json(found, indent=2)
-        say(f"{len(found['vaults'])} vaults of key {owner.id}")
+        say(f"{counted(len(found['vaults']), 'vault')} of key {owner.id}")
 
     with_deps(data_dir, work)
 

@@ -10,6 +10,7 @@ import click
 from memvault.cli.shell import (
     FOUND_PROBLEMS,
     CommandError,
+    counted,
     data_dir_option,
     emit,
     emit_json,
@@ -19,22 +20,25 @@ from memvault.cli.shell import (
 )
 from memvault.core import memory
 from memvault.core.deps import Deps
+from memvault.core.errors import Conflict
 
 
 @click.command("maintenance")
 @data_dir_option
 def maintenance(data_dir: Path | None) -> int:
-    """Run one invocation of the nightly maintenance now (purge, flush, reconcile, brain upkeep,
-    backup), starting a new pass if the last one is done; print its report as one JSON line."""
+    """Run one invocation of the nightly maintenance now.
+
+    Purge, idle-buffer flush, reconcile, brain upkeep and backup, within the budget of one cron
+    invocation, starting a new pass if the last one is done; its report is one JSON line."""
 
     async def work(deps: Deps) -> int:
         from memvault.runtime.cron import run_cron
 
         report = await run_cron(deps, "manual", new_pass=True)  # prints the report line on stdout
         state = "the pass is finished" if report.finished else f"stopped at {report.stopped_at}; run it again to go on"
-        say(f"maintenance: {report.vaults_seen} vaults tended, {report.rows_purged} rows purged; {state}")
+        say(f"maintenance: {counted(report.vaults_seen, 'vault')} tended, {counted(report.rows_purged, 'row')} purged; {state}")
         if report.errors:
-            say(f"error: {len(report.errors)} steps failed: {'; '.join(report.errors)}")
+            say(f"error: {counted(len(report.errors), 'step')} failed: {'; '.join(report.errors)}")
             return FOUND_PROBLEMS
         return 0
 
@@ -45,8 +49,10 @@ def maintenance(data_dir: Path | None) -> int:
 @json_option
 @data_dir_option
 def backup(as_json: bool, data_dir: Path | None) -> None:
-    """Write a complete backup now (what the nightly pass writes: the database, and every message
-    of every vault) and print the folder of its parts, which `memvault restore` takes."""
+    """Write a complete backup now and print its folder.
+
+    What the nightly pass writes (the database, and every message of every vault), to the blob
+    store under blobs/backups/; `memvault restore` takes the folder printed."""
 
     async def work(deps: Deps) -> None:
         from memvault.core.backup import backup_now
@@ -55,8 +61,8 @@ def backup(as_json: bool, data_dir: Path | None) -> None:
 
         progress = await backup_now(deps, deps.clock())
         folder = Path(deps.settings.data_dir) / BLOBS_FOLDER / BACKUP_PREFIX / progress.backup_id
-        say(f"backup {progress.backup_id}: {sum(progress.rows.values())} rows and {progress.messages} messages "
-            f"in {progress.parts} parts")
+        say(f"backup {progress.backup_id}: {counted(sum(progress.rows.values()), 'row')} and "
+            f"{counted(progress.messages, 'message')} in {counted(progress.parts, 'part')}")
         if as_json:
             emit_json({**progress.to_dict(), "folder": str(folder)})
         else:
@@ -70,8 +76,10 @@ def backup(as_json: bool, data_dir: Path | None) -> None:
 @click.option("--force", is_flag=True, help="Restore into a data folder that is not empty: what is there wins, the backup fills in what is missing (also finishes a restore that stopped part-way).")
 @data_dir_option
 def restore(path: Path, force: bool, data_dir: Path | None) -> int:
-    """Rebuild a data folder from a backup at PATH (its JSONL file, or the folder of its part
-    files): keys, the brain, and every vault's messages; print the report as JSON."""
+    """Rebuild a data folder from a backup.
+
+    PATH is a backup's JSONL file, or the folder of its part files. Keys, the brain and every
+    vault's messages come back (messages searchable again); the report is printed as JSON."""
     parts = sorted(path.glob("part-*.jsonl")) if path.is_dir() else [path]
     if not parts:
         raise CommandError(f"no backup at {path}: expected a backup's JSONL file or a folder of part-*.jsonl files")
@@ -80,10 +88,14 @@ def restore(path: Path, force: bool, data_dir: Path | None) -> int:
     async def work(deps: Deps) -> int:
         from memvault.core.restore import restore_backup
 
-        report = await restore_backup(deps, lines, force=force)
+        try:
+            report = await restore_backup(deps, lines, force=force)
+        except Conflict as exc:
+            raise CommandError(f"{exc.message} (memvault restore {path} --force)") from exc
         emit(json.dumps(report.to_dict(), sort_keys=True))
-        say(f"restored backup {report.backup_id}: {sum(report.rows.values())} rows, {report.messages} messages "
-            f"({report.messages_stored} stored anew), {report.mirrors_rebuilt} mirrors rebuilt")
+        say(f"restored backup {report.backup_id}: {counted(sum(report.rows.values()), 'row')}, "
+            f"{counted(report.messages, 'message')} ({report.messages_stored} stored anew), "
+            f"{counted(report.mirrors_rebuilt, 'mirror')} rebuilt")
         if report.errors:
             say(f"error: the restore is incomplete: {'; '.join(report.errors)}")
             return FOUND_PROBLEMS
@@ -103,8 +115,9 @@ def _text_of(part: Path) -> str:
 @click.option("--repair", is_flag=True, help="Rebuild each mirror that differs from its vault.")
 @data_dir_option
 def check(repair: bool, data_dir: Path | None) -> int:
-    """Compare every vault with its mirror; print each difference and a JSON summary line; exit 1
-    if any remain."""
+    """Compare every vault with its mirror.
+
+    Prints each difference and a JSON summary line; exits 1 if any remain."""
 
     async def work(deps: Deps) -> int:
         differences: list[str] = []
@@ -119,7 +132,8 @@ def check(repair: bool, data_dir: Path | None) -> int:
         for line in differences:
             emit(line)
         emit_json({"differences": len(differences), "rebuilt": rebuilt})
-        say(f"checked {vaults} vaults: {len(differences)} differences, {rebuilt} mirrors rebuilt")
+        say(f"checked {counted(vaults, 'vault')}: {counted(len(differences), 'difference')}, "
+            f"{counted(rebuilt, 'mirror')} rebuilt")
         return FOUND_PROBLEMS if differences else 0
 
     return with_deps(data_dir, work)

@@ -17,7 +17,10 @@ BRAIN_TOKEN_VARIABLE = "MEMVAULT_BRAIN_TOKEN"
 @click.option("--port", type=click.IntRange(1, 65535), default=8787, show_default=True, help="The port to listen on.")
 @data_dir_option
 def serve(host: str, port: int, data_dir: Path | None) -> None:
-    """Serve the HTTP API (memory, memory router, brain, MCP at /mcp, the portal) until stopped."""
+    """Serve the HTTP API until stopped.
+
+    The memory routes, the memory router (OpenAI, Anthropic, Gemini), the brain, MCP at /mcp, the
+    portal and the API docs at /docs, over the data folder."""
     import uvicorn
 
     from memvault.runtime.local import create_local_app
@@ -35,8 +38,10 @@ def serve(host: str, port: int, data_dir: Path | None) -> None:
               help="The brain credential for the brain tools and fact resources.")
 @data_dir_option
 def mcp(key: str | None, brain_token: str | None, data_dir: Path | None) -> None:
-    """Serve MCP over stdio (memory and brain tools, fact resources) for one key and brain
-    credential, which are checked on every call."""
+    """Serve MCP over stdio for one key and brain credential.
+
+    The memory and brain tools and the fact resources; the key and the credential are checked on
+    every call, so a wrong one is a tool error the client shows."""
 
     async def work(deps: Deps) -> None:
         from memvault.api.mcp.tools import CallerSecrets, mcp_server

@@ -43,6 +43,11 @@ def say(text: str) -> None:
     click.echo(text, err=True)
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 key``, ``2 keys``."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def emit(text: str) -> None:
     """Data (stdout)."""
     click.echo(text)
