@@ -43,6 +43,7 @@ def import_messages(file: BinaryIO, session: str | None, key: str | None, data_d
     is checked before anything is stored; importing the same file again stores nothing twice. The
     format: docs/cli.md."""
     name = getattr(file, "name", "-")
+    say(f"reading {name}")
     lines = list(_json_lines(file, name))
 
     async def work(deps: Deps) -> None:
@@ -121,7 +122,7 @@ def search(query: str, limit: int | None, budget: int | None, session: str | Non
         result = await memory.search_memory(deps, owner.id, query, limit=limit, budget_tokens=budget, session_id=session)
         for item in result.items:
             emit(json.dumps({"score": item.score, "window": item.window, "text": item.text, "ids": item.source_ids,
-                             "vault": item.vault, "role": item.role, "ts_start": item.ts_start, "ts_end": item.ts_end}))
+                             "vault": item.vault if item.vault == "core" else f"session:{session}", "role": item.role, "ts_start": item.ts_start, "ts_end": item.ts_end}))
         say(f"{counted(len(result.items), 'result')} ({result.tokens} tokens)" if result.items else "nothing found")
 
     with_deps(data_dir, work)

@@ -97,7 +97,8 @@ def restore(path: Path, force: bool, data_dir: Path | None) -> int:
             f"{counted(report.messages, 'message')} ({report.messages_stored} stored anew), "
             f"{counted(report.mirrors_rebuilt, 'mirror')} rebuilt")
         if report.errors:
-            say(f"error: the restore is incomplete: {'; '.join(report.errors)}")
+            say(f"error: the restore is incomplete ({'; '.join(report.errors)}); "
+                f"finish it with: memvault restore {path} --force")
             return FOUND_PROBLEMS
         return 0
 
