@@ -97,3 +97,10 @@ def test_export_is_pure_jsonl_and_the_operator_commands_report(shell: Shell, tmp
     backup = json.loads(shell("backup", "--json").out)
     assert backup["complete"] and backup["messages"] == 16 and Path(backup["folder"]).is_dir()
     assert_fails(shell("restore", backup["folder"]), 2, "not empty", "--force")
+
+
+def test_a_group_without_a_command_shows_its_help(shell: Shell) -> None:
+    for args in ([], ["keys"]):
+        ran = shell(*args)
+        assert ran.code == 2 and "Commands:" in ran.err and ran.errors == [] and ran.out == ""
+    assert "create" in shell("keys").err

@@ -7,7 +7,6 @@ click command in its own module, added to ``COMMANDS`` below."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 import click
@@ -40,7 +39,3 @@ for _command in COMMANDS:
 def main(argv: Sequence[str] | None = None) -> int:
     """The `memvault` entry point: the exit code of the command line ``argv`` (default: sys.argv)."""
     return run(cli, argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -30,6 +30,10 @@ FOUND_PROBLEMS = 1
 INTERRUPTED = 130
 DATA_DIR_VARIABLE = next(s.name for s in SETTINGS if s.field == "data_dir")
 KEY_VARIABLE = "MEMVAULT_KEY"
+# click 8.2+ raises this for a group called without a command (earlier versions print its help).
+NO_ARGUMENTS: tuple[type[Exception], ...] = tuple(
+    kind for kind in [getattr(click.exceptions, "NoArgsIsHelpError", None)] if isinstance(kind, type)
+)
 
 
 class CommandError(click.ClickException):
@@ -142,6 +146,9 @@ def run(group: click.Group, argv: Sequence[str] | None) -> int:
     try:
         code = group.main(args=None if argv is None else list(argv), prog_name="memvault", standalone_mode=False)
     except click.UsageError as exc:
+        if isinstance(exc, NO_ARGUMENTS) and exc.ctx is not None:  # `memvault`, `memvault keys`: their help
+            say(exc.ctx.get_help())
+            return exc.exit_code
         where = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
         return _failed(exc.format_message() + where, exc.exit_code)
     except click.ClickException as exc:

@@ -20,7 +20,7 @@ from typing import Any
 
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidField, InvalidInput
-from memvault.core.memory.messages import message_from
+from memvault.core.memory.messages import MAX_ID_CHARS, message_from
 from memvault.core.memory.metadata import metadata_value
 from memvault.core.memory.write import store_conversation
 from memvault.core.models import MemoryRow, Message, MessagePage
@@ -49,9 +49,10 @@ def vault_label(name: str) -> str:
 def _session_of_label(label: object, where: str) -> str | None:
     if label == CORE:
         return None
-    if isinstance(label, str) and label.startswith(SESSION_PREFIX) and len(label) > len(SESSION_PREFIX):
-        return label.removeprefix(SESSION_PREFIX)
-    raise InvalidField(f"{where}.vault must be {CORE!r} or 'session:<id>'")
+    session = label.removeprefix(SESSION_PREFIX) if isinstance(label, str) and label.startswith(SESSION_PREFIX) else ""
+    if not session or len(session) > MAX_ID_CHARS or not session.isprintable():
+        raise InvalidField(f"{where}.vault must be {CORE!r} or 'session:<id>' (an id of at most {MAX_ID_CHARS} printable characters)")
+    return session
 
 
 def message_record(message: Message, said_again: Sequence[str] = (), last_said: float | None = None) -> dict[str, Any]:
