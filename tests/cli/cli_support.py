@@ -8,9 +8,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import click
 
 MEMVAULT = Path(sys.executable).with_name("memvault")
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +35,10 @@ class Ran:
     @property
     def errors(self) -> list[str]:
         return [line for line in self.err.splitlines() if line.startswith("error:")]
+
+
+# The ``shell`` fixture (conftest.py): `memvault ARGS` run in-process.
+Shell = Callable[..., Ran]
 
 
 def memvault(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None) -> Ran:
@@ -80,3 +87,12 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def records(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines()]
+
+
+def every_command(group: click.Group, path: str = "memvault") -> list[tuple[str, click.Command]]:
+    found: list[tuple[str, click.Command]] = []
+    for name, command in group.commands.items():
+        found.append((f"{path} {name}", command))
+        if isinstance(command, click.Group):
+            found += every_command(command, f"{path} {name}")
+    return found

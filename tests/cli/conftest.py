@@ -4,15 +4,12 @@ working folder of its own, with no memvault variable set but the embedder's."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_support import Ran
+from cli_support import Ran, Shell
 
 from memvault import cli
-
-Shell = Callable[..., Ran]
 
 
 @pytest.fixture

@@ -9,19 +9,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 import click
-from cli_support import assert_fails, conversation, memvault, records, write_jsonl
-from conftest import Shell
+from cli_support import Shell, assert_fails, conversation, every_command, memvault, records, write_jsonl
 
 from memvault import cli
-
-
-def every_command(group: click.Group, path: str = "memvault") -> list[tuple[str, click.Command]]:
-    found: list[tuple[str, click.Command]] = []
-    for name, command in group.commands.items():
-        found.append((f"{path} {name}", command))
-        if isinstance(command, click.Group):
-            found += every_command(command, f"{path} {name}")
-    return found
 
 
 def test_version_and_help_on_every_command_and_option(tmp_path: Path) -> None:

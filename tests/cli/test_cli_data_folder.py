@@ -9,8 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from cli_support import assert_fails, conversation, write_jsonl
-from conftest import Shell
+from cli_support import Shell, assert_fails, conversation, write_jsonl
 
 
 def opened(err: str) -> list[str]:

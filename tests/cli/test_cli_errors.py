@@ -9,8 +9,16 @@ import subprocess
 import time
 from pathlib import Path
 
-from cli_support import MEMVAULT, assert_fails, conversation, created_key, memvault, user_environment, write_jsonl
-from conftest import Shell
+from cli_support import (
+    MEMVAULT,
+    Shell,
+    assert_fails,
+    conversation,
+    created_key,
+    memvault,
+    user_environment,
+    write_jsonl,
+)
 
 
 def test_a_missing_file_a_usage_mistake_and_a_missing_key_as_a_user_meets_them(tmp_path: Path) -> None:

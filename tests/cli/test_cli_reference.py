@@ -9,8 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from cli_support import MEMVAULT, ROOT, user_environment
-from test_cli_commands import every_command
+from cli_support import MEMVAULT, ROOT, every_command, user_environment
 
 from memvault import cli
 from memvault.core.memory.transfer import held_from
