@@ -65,6 +65,9 @@ class Vault(DurableObject):  # type: ignore[no-untyped-call]
         self._store.trim(int(to_py(upto)))
         return None
 
+    async def messages(self, after: Any, limit: Any) -> Any:
+        return to_js(self._store.messages(int(to_py(after)), int(to_py(limit))).to_dict())
+
     async def recent_messages(self, limit: Any, offset: Any) -> Any:
         rows = self._store.recent_messages(int(to_py(limit)), int(to_py(offset)))
         return to_js([row.to_dict() for row in rows])

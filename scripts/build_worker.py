@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
 # Relative to src/memvault: what only the local composition root uses.
-LOCAL_ONLY = ("adapters/local", "api/mcp", "runtime/local.py", "cli.py", "__main__.py")
+LOCAL_ONLY = ("adapters/local", "api/mcp", "runtime/local.py", "cli", "__main__.py")
 
 
 def stage(root: Path, out: Path) -> list[str]:

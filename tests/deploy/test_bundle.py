@@ -108,8 +108,8 @@ def test_bundle_carries_no_tests_and_no_local_only_code(bundle: tuple[Path, str]
     files = bundled_files(bundle[0])
     own = {f for f in files if not f.startswith("python_modules/")}
     assert not [f for f in own if f.startswith("tests/") or "/test_" in f or f.endswith("conftest.py")]
-    assert not [f for f in files if f.startswith(("memvault/adapters/local/", "memvault/api/mcp/"))]
-    assert "memvault/runtime/local.py" not in files and "memvault/cli.py" not in files
+    assert not [f for f in files if f.startswith(("memvault/adapters/local/", "memvault/api/mcp/", "memvault/cli/"))]
+    assert "memvault/runtime/local.py" not in files
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
 
 

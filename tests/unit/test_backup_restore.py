@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from backup_round_trip import NOW, WRITER, Filled, credentials, fill, read_everything
 from memvault import cli
-from memvault.core import brain, memory
+from memvault.core import brain, keys, memory
 from memvault.core.backup import backups_index, read_backup
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
@@ -120,7 +120,7 @@ async def test_rows_written_after_the_watermark_belong_to_the_next_backup(deps: 
         assert runs < 500
     assert report.backup["complete"] and report.backup["parts"] > 1
     lines = b"".join(await read_backup(deps, report.backup["backup_id"])).decode().splitlines()
-    rows = [json.loads(line) for line in lines[1:-1]]
+    rows = [entry for entry in map(json.loads, lines[1:-1]) if "table" in entry]
     facts = [r["row"] for r in rows if r["table"] == "memory"]
     assert len(facts) == writer_late[0]["n"]
     assert all(f["source"] != "late" for f in facts)
@@ -156,3 +156,107 @@ async def test_a_truncated_or_foreign_backup_is_refused_before_anything_is_writt
         await restore_backup(deps, lines[1:], force=True)
     with pytest.raises(InvalidInput, match="not JSON"):
         await restore_backup(deps, [lines[0], "{oops", lines[-1]], force=True)
+
+
+async def exported(deps: Deps, key_id: str) -> list[dict[str, Any]]:
+    return [record async for record in memory.export_memory(deps, key_id)]
+
+
+async def test_a_restore_into_an_empty_folder_brings_every_message_back_searchable(tmp_path: Path) -> None:
+    first, second = open_deps(tmp_path / "first"), open_deps(tmp_path / "second")
+    try:
+        filled = await fill(first)
+        before = await read_everything(first, filled)
+        report = await run_cron(first, now=NOW)
+        assert report.backup["messages"] == 14  # 10 in the core vault, 4 in the session's
+        lines = b"".join(await read_backup(first, report.backup["backup_id"])).decode().splitlines()
+        restored = await restore_backup(second, lines)
+        assert (restored.messages, restored.messages_stored, restored.errors) == (14, 14, [])
+        # Every read path answers as it did, conversation memory included; the vaults hold the same messages.
+        assert await read_everything(second, filled) == before
+        assert await exported(second, filled.key_id) == await exported(first, filled.key_id)
+        page = await memory.read_memory(second, filled.key_id, "trip", 10, 0)
+        assert sorted(entry["id"] for entry in page) == ["b-0", "b-1", "b-2", "b-3"]
+        again = await restore_backup(second, lines, force=True)
+        assert again.messages_stored == 0 and again.errors == []
+    finally:
+        await close_local_deps(first)
+        await close_local_deps(second)
+
+
+async def test_messages_a_vault_takes_while_its_pages_are_read_are_not_lost(tmp_path: Path) -> None:
+    first, second = open_deps(tmp_path / "first"), open_deps(tmp_path / "second")
+    try:
+        filled = await fill(first)
+        core = f"{filled.key_id}:core"
+        pending_before = [m.id for m in await first.vaults.vault(core).pending()]
+        assert pending_before, "the test needs messages waiting in the buffer when the backup starts"
+        # One page of two messages an invocation: the backup reads the core vault over several.
+        first.settings = first.settings.replace(cron_query_budget=1, backup_page_rows=2)
+        report = await run_cron(first, now=NOW)
+        while not str(report.stopped_at).startswith(f"backup after {core} after message"):
+            report = await run_cron(first, now=NOW)
+            assert not report.finished
+        # Meanwhile the vault takes enough to cut the waiting messages into rows, past the position read.
+        late = [Message(role="user", id=f"late-{i}", timestamp=NOW - 100 + i,
+                        content=f"Later {i}: the Nautilus takes on water casks at pier {60 + i}.") for i in range(8)]
+        await memory.store_conversation(first, filled.key_id, late)
+        assert not set(pending_before) & {m.id for m in await first.vaults.vault(core).pending()}
+        while not report.finished:
+            report = await run_cron(first, now=NOW)
+        lines = b"".join(await read_backup(first, report.backup["backup_id"])).decode().splitlines()
+        ids = [json.loads(line)["message"]["id"] for line in lines if '"message":' in line]
+        assert len(ids) == len(set(ids)) or set(ids) >= set(pending_before)
+        assert (await restore_backup(second, lines)).errors == []
+        held = {r["source_ids"][0] if r["type"] == "message" else r["id"]
+                for r in await exported(second, filled.key_id) if r["type"] != "chunk"}
+        assert {f"b-{i}" for i in range(10)} | set(pending_before) <= held
+    finally:
+        await close_local_deps(first)
+        await close_local_deps(second)
+
+
+async def test_a_backup_of_the_first_format_still_restores(tmp_path: Path) -> None:
+    first, second = open_deps(tmp_path / "first"), open_deps(tmp_path / "second")
+    try:
+        filled = await fill(first)
+        report = await run_cron(first, now=NOW)
+        lines = b"".join(await read_backup(first, report.backup["backup_id"])).decode().splitlines()
+        header, *rows, end = [json.loads(line) for line in lines]
+        header["backup"]["format"] = 1
+        del end["end"]["messages"]
+        old = [json.dumps(entry) for entry in [header, *(r for r in rows if "message" not in r), end]]
+        restored = await restore_backup(second, old)
+        assert restored.errors == [] and restored.messages == 0
+        assert (await keys.authenticate(second.db, filled.key_secret)).id == filled.key_id
+    finally:
+        await close_local_deps(first)
+        await close_local_deps(second)
+
+
+async def test_a_backup_with_a_broken_message_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    first, second = open_deps(tmp_path / "first"), open_deps(tmp_path / "second")
+    try:
+        await fill(first)
+        report = await run_cron(first, now=NOW)
+        lines = b"".join(await read_backup(first, report.backup["backup_id"])).decode().splitlines()
+        number = next(i for i, line in enumerate(lines) if '"message":' in line)
+        broken = json.loads(lines[number])
+        broken["message"]["role"] = "narrator"
+        with pytest.raises(InvalidInput, match=rf"backup line {number + 1}\.role"):
+            await restore_backup(second, [*lines[:number], json.dumps(broken), *lines[number + 1 :]])
+        del broken["message"]["key_id"]
+        with pytest.raises(InvalidInput, match="a message of no key"):
+            await restore_backup(second, [*lines[:number], json.dumps(broken), *lines[number + 1 :]])
+        with pytest.raises(InvalidInput, match="counts differ"):
+            await restore_backup(second, [*lines[:number], *lines[number + 1 :]])
+        # A body line may only bring back the body of a fact the backup holds, never another blob.
+        body = next(i for i, line in enumerate(lines) if '"blob":' in line)
+        stray = json.loads(lines[body])
+        stray["blob"]["key"] = "backups/index.json"
+        with pytest.raises(InvalidInput, match="a body no fact of it names"):
+            await restore_backup(second, [*lines[:body], json.dumps(stray), *lines[body + 1 :]])
+        assert await second.db.query("SELECT id FROM memory_keys") == []
+    finally:
+        await close_local_deps(first)
+        await close_local_deps(second)

@@ -1,22 +1,26 @@
-"""The nightly backup: a JSONL export of everything the shared database holds (D1 in production)
-to the blob store (R2; a folder locally), written in pages across cron invocations and consistent
-as of a watermark taken when it starts (see README, "Backup and restore", for the guarantee).
+"""The nightly backup: a JSONL export of everything the shared database holds (D1 in production),
+of every message each vault holds and of the long brain facts' full bodies, to the blob store (R2;
+a folder locally), written in pages across cron invocations; the database's rows are consistent as
+of a watermark taken when it starts (see README, "Backup and restore", for the guarantee).
 
-State between invocations lives in the maintenance cursor: the watermark, the table and rowid
-reached, the part objects written. Each part is written whole before the cursor moves past its
-rows, so an invocation that dies re-writes the same part. ``backups/index.json`` lists the
-complete backups; once a new one is complete the oldest past ``backup_keep`` are deleted."""
+Vaults are read through the vault port (``core/backup_pages.py``). State between invocations lives
+in the maintenance cursor: the watermark, where each stage stands, the part objects written. Each
+part is written whole before the cursor moves past its lines, so an invocation that dies re-writes
+the same part. ``backups/index.json`` lists the complete backups; once a new one is complete the
+oldest past ``backup_keep`` are deleted."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memvault.core.backup_format import FORMAT, INDEX_KEY, TABLES, Table, line, part_key, row_line
+from memvault.core.backup_format import FORMAT, INDEX_KEY, TABLES, line, part_key
+from memvault.core.backup_pages import body_page, message_page, stage_of, start_state, stopped_at, table_page
 from memvault.core.deps import Deps
-from memvault.core.maintenance_cursor import Budget
+from memvault.core.maintenance_cursor import Budget, CountingDatabase
 
 # A part is written once it holds this much (or the invocation stops): bounded memory per run.
 PART_BYTES = 8 * 1024 * 1024
@@ -29,6 +33,8 @@ class BackupProgress:
     parts: int
     rows: dict[str, int]
     stopped_at: str | None
+    messages: int = 0
+    bodies: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -40,38 +46,46 @@ async def backup_step(deps: Deps, budget: Budget, state: dict[str, Any], now: fl
     if "watermark" not in state:
         state.update(backup_id=time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime(now)),
                      watermark=await take_watermark(deps, now), table=0, after=0, parts=0, rows={})
-    parts: list[str] = []
-    size = 0
+    start_state(state)
+    lines: list[str] = []
     if state["parts"] == 0 and state["table"] == 0 and state["after"] == 0:
-        parts.append(line({"backup": {"format": FORMAT, "id": state["backup_id"], "watermark": state["watermark"],
+        lines.append(line({"backup": {"format": FORMAT, "id": state["backup_id"], "watermark": state["watermark"],
                                       "tables": [t.name for t in TABLES]}}))
-    page_rows = deps.settings.backup_page_rows
     columns: dict[str, list[str]] = {}  # each table's, read once per invocation, not once per page
-    while state["table"] < len(TABLES):
+    size = 0
+    while (stage := stage_of(state)) is not None:
         if budget.spent:
-            await _write_part(deps, state, parts)
+            await _write_part(deps, state, lines)
             return _progress(state, complete=False)
-        table = TABLES[state["table"]]
-        if table.name not in columns:
-            columns[table.name] = await table_columns(deps, table.name)
-        rows = await _page(deps, table, columns[table.name], state["watermark"], state["after"], page_rows)
+        held = len(lines)
+        if stage == "tables":
+            await table_page(deps, state, lines, columns)
+        elif stage == "messages":
+            await message_page(deps, state, lines)
+            budget.vaults_tended += 1  # a page of a vault's messages is one call to its Durable Object
+        else:
+            await body_page(deps, state, lines)
         budget.units += 1
-        for row in rows:
-            rowid = row.pop("_rowid")
-            text = row_line(table.name, row)
-            parts.append(text)
-            size += len(text)
-            state["after"] = rowid
-            state["rows"][table.name] = state["rows"].get(table.name, 0) + 1
-        if len(rows) < page_rows:
-            state["table"], state["after"] = state["table"] + 1, 0
+        size += sum(len(text) for text in lines[held:])
         if size >= PART_BYTES:
-            await _write_part(deps, state, parts)
-            parts, size = [], 0
-    parts.append(line({"end": {"rows": state["rows"]}}))
-    await _write_part(deps, state, parts)
+            await _write_part(deps, state, lines)
+            lines, size = [], 0
+    lines.append(line({"end": {"rows": state["rows"], "messages": state["messages"], "bodies": state["bodies"]}}))
+    await _write_part(deps, state, lines)
     await _record_complete(deps, state, now)
     return _progress(state, complete=True)
+
+
+async def backup_now(deps: Deps, now: float) -> BackupProgress:
+    """A complete backup now, apart from the nightly pass (``memvault backup``): the pass's bounded
+    steps, one after another, each with a fresh budget."""
+    state: dict[str, Any] = {}
+    while True:
+        counted = CountingDatabase(deps.db)
+        budget = Budget(counted, deps.settings.cron_query_budget, deps.settings.cron_vault_budget)
+        progress = await backup_step(dataclasses.replace(deps, db=counted), budget, state, now)
+        if progress.complete:
+            return progress
 
 
 async def take_watermark(deps: Deps, now: float) -> dict[str, Any]:
@@ -82,26 +96,6 @@ async def take_watermark(deps: Deps, now: float) -> dict[str, Any]:
             found = await deps.db.query(f"SELECT MAX({table.column}) AS top FROM {table.name}")
             mark[table.name] = int(found[0]["top"] or 0)
     return mark
-
-
-async def _page(deps: Deps, table: Table, columns: list[str], watermark: dict[str, Any], after: int,
-                limit: int) -> list[dict[str, Any]]:
-    where, params = "rowid > ?", [after]
-    if table.bound == "seq":
-        where, params = f"{where} AND {table.column} <= ?", [*params, watermark[table.name]]
-    elif table.bound == "time":
-        where, params = f"{where} AND {table.column} <= ?", [*params, watermark["at"]]
-    select = ", ".join(f'"{c}"' for c in columns)
-    return await deps.db.query(
-        f"SELECT rowid AS _rowid, {select} FROM {table.name} WHERE {where} ORDER BY rowid LIMIT ?", [*params, limit]
-    )
-
-
-async def table_columns(deps: Deps, table: str) -> list[str]:
-    """The table's stored columns (``pragma_table_info`` leaves generated columns out: the restore
-    lets the database compute them again)."""
-    found = await deps.db.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [table])
-    return [str(row["name"]) for row in found]
 
 
 async def _write_part(deps: Deps, state: dict[str, Any], lines: list[str]) -> None:
@@ -115,10 +109,9 @@ async def _write_part(deps: Deps, state: dict[str, Any], lines: list[str]) -> No
 def _progress(state: dict[str, Any], complete: bool) -> BackupProgress:
     stopped = None
     if not complete:
-        table = TABLES[state["table"]].name if state["table"] < len(TABLES) else "end"
-        stopped = f"{table} after rowid {state['after']}"
-        state["after_label"] = stopped
-    return BackupProgress(state["backup_id"], complete, state["parts"], dict(state["rows"]), stopped)
+        stopped = state["after_label"] = stopped_at(state)
+    return BackupProgress(state["backup_id"], complete, state["parts"], dict(state["rows"]), stopped,
+                          state["messages"], state["bodies"])
 
 
 async def backups_index(deps: Deps) -> list[dict[str, Any]]:
@@ -129,7 +122,7 @@ async def backups_index(deps: Deps) -> list[dict[str, Any]]:
 async def _record_complete(deps: Deps, state: dict[str, Any], now: float) -> None:
     entries = [e for e in await backups_index(deps) if e["id"] != state["backup_id"]]
     entries.append({"id": state["backup_id"], "parts": state["parts"], "rows": state["rows"],
-                    "watermark": state["watermark"], "completed_at": now})
+                    "messages": state["messages"], "bodies": state["bodies"], "watermark": state["watermark"], "completed_at": now})
     keep = deps.settings.backup_keep
     old, kept = entries[:-keep], entries[-keep:]
     await deps.blobs.put(INDEX_KEY, json.dumps({"backups": kept}, sort_keys=True).encode("utf-8"), "application/json")

@@ -3,9 +3,12 @@
 the watermark.
 
 A backup is JSONL: a header line ``{"backup": {...}}`` (format, watermark, tables), one line
-``{"table": name, "row": {...}}`` per row (bytes as ``{"$b64": "..."}``), and an end line
-``{"end": {"rows": {table: count}}}``; split across part objects ``part-00001.jsonl``, … whose
-concatenation is the backup."""
+``{"table": name, "row": {...}}`` per row of the shared database (bytes as ``{"$b64": "..."}``),
+then one line ``{"message": {"key_id": ..., "vault": ..., ...}}`` per message every vault holds
+(the record ``core/memory/transfer.py`` reads), one line ``{"blob": {"key": ..., "data": {"$b64":
+...}}}`` per long brain fact's full body, and an end line ``{"end": {"rows": {table: count},
+"messages": count, "bodies": count}}``; split across part objects ``part-00001.jsonl``, … whose
+concatenation is the backup. Format 1 (before messages and bodies were in backups) has neither."""
 
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
 BACKUP_PREFIX = "backups/"
 INDEX_KEY = BACKUP_PREFIX + "index.json"
 
@@ -64,6 +68,14 @@ def line(obj: dict[str, Any]) -> str:
 
 def row_line(table: str, row: dict[str, Any]) -> str:
     return line({"table": table, "row": {k: encode_value(v) for k, v in row.items()}})
+
+
+def message_line(key_id: str, vault: str, record: dict[str, Any]) -> str:
+    return line({"message": {"key_id": key_id, "vault": vault, **record}})
+
+
+def blob_line(key: str, data: bytes) -> str:
+    return line({"blob": {"key": key, "data": encode_value(data)}})
 
 
 def part_key(backup_id: str, number: int) -> str:

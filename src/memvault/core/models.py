@@ -136,6 +136,20 @@ class AppendResult(Plain):
 
 
 @dataclass(frozen=True)
+class MessagePage(Plain):
+    """A vault's messages in the order it took them, for backups and exports: the stored message
+    rows after a position (metadata included, vectors left out), the other ids each message was
+    said again under, and, on the page that reaches the end, the pending buffer, read in the same
+    transaction as that page so no message moving from the buffer into a row is missed."""
+
+    rows: tuple[MemoryRow, ...]
+    after: int  # the position to ask for the next page from
+    complete: bool  # no stored message follows this page
+    pending: tuple[Message, ...] = ()
+    said_again: dict[str, list[str]] = field(default_factory=dict)  # message id -> its other ids
+
+
+@dataclass(frozen=True)
 class ForgetResult(Plain):
     """What a vault reports after forgetting messages: the message ids it found, the rows it
     deleted, and (as ``state``) the chunks it cut again and its pending buffer."""

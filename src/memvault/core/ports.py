@@ -80,6 +80,11 @@ class VaultClient(Protocol):
         """Drop change-log entries the mirror has applied."""
         ...
 
+    async def messages(self, after: int, limit: int) -> models.MessagePage:
+        """Stored messages after position ``after`` in the order the vault took them (the pending
+        buffer on the page that reaches the end): what backups and exports read."""
+        ...
+
     async def recent_messages(self, limit: int, offset: int) -> list[models.MemoryRow]: ...
 
     async def generation(self) -> int:

@@ -27,12 +27,16 @@ from memvault.core.memory.store import VaultLimits
 from memvault.core.resilient import with_retries
 from memvault.core.settings import Settings, load_settings
 
+# Inside the data folder: the shared database, and the blob store (backups under ``backups/``).
+DATABASE_FILE = "memvault.sqlite3"
+BLOBS_FOLDER = "blobs"
+
 
 def build_local_deps(settings: Settings) -> Deps:
     data = Path(settings.data_dir)
     data.mkdir(parents=True, exist_ok=True)
-    stores = with_retries(SqliteDatabase(data / "memvault.sqlite3"), LocalVectorIndex(data / "vectors.sqlite3"),
-                          make_embedder(settings.embedder), LocalBlobStore(data / "blobs"))
+    stores = with_retries(SqliteDatabase(data / DATABASE_FILE), LocalVectorIndex(data / "vectors.sqlite3"),
+                          make_embedder(settings.embedder), LocalBlobStore(data / BLOBS_FOLDER))
     return Deps(
         settings=settings,
         vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings)),

@@ -134,6 +134,38 @@ async def forget_removes_a_message_from_rows_chunks_and_buffer(vault: Any) -> No
     assert (await vault.forget([stored_id])).forgotten == ()
 
 
+async def messages_are_listed_in_the_order_taken_with_repeats_and_the_buffer_last(vault: Any) -> None:
+    said = conversation(40)
+    tagged = [Message(m.role, m.content, m.timestamp, m.id, metadata=f'{{"n":{i}}}') for i, m in enumerate(said)]
+    await vault.append(tagged)
+    # The same text again under another id is one more occurrence of the first message.
+    await vault.append([Message(said[3].role, said[3].content, said[3].timestamp + 500, "again-3")])
+    pending = await vault.pending()
+    await vault.append([Message(pending[0].role, pending[0].content, pending[0].timestamp + 9, "again-p")])
+    rows, buffer, again, after, pages = [], [], {}, 0, 0
+    while True:
+        page = await vault.messages(after, 7)
+        pages += 1
+        assert page.pending == () or page.complete
+        rows += page.rows
+        buffer += page.pending
+        again.update(page.said_again)
+        if page.complete:
+            break
+        assert page.after > after
+        after = page.after
+    assert pages > 2 and all(r.kind == "message" and r.embedding is None for r in rows)
+    listed = [r.source_ids[0] for r in rows] + [m.id for m in buffer]
+    assert listed == [m.id for m in said]
+    assert [m.id for m in buffer] == [m.id for m in await vault.pending()]
+    assert [r.metadata for r in rows] == [m.metadata for m in tagged[: len(rows)]]
+    assert again == {said[3].id: ["again-3"], pending[0].id: ["again-p"]}
+    third = rows[3]
+    assert (third.ts_start, third.ts_end) == (said[3].timestamp, said[3].timestamp + 500)
+    empty = await vault.messages(page.after, 7)
+    assert empty.rows == () and empty.complete and empty.after == page.after
+
+
 async def every_mutation_moves_the_generation_and_reads_do_not(vault: Any) -> None:
     seen = [await vault.generation()]
 
@@ -146,6 +178,7 @@ async def every_mutation_moves_the_generation_and_reads_do_not(vault: Any) -> No
     await vault.search(SearchQuery(text="alpha", vector=None, depth=5))
     await vault.pending()
     await vault.recent_messages(10, 0)
+    await vault.messages(0, 10)
     await vault.stats()
     assert not await moved()
     await vault.forget(["m1"])
@@ -167,5 +200,6 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     delete_older_than_removes_old_rows_only,
     flush_turns_the_buffer_into_a_chunk,
     forget_removes_a_message_from_rows_chunks_and_buffer,
+    messages_are_listed_in_the_order_taken_with_repeats_and_the_buffer_last,
     every_mutation_moves_the_generation_and_reads_do_not,
 ]

@@ -64,6 +64,9 @@ class DurableObjectVault:
     async def trim(self, upto: int) -> None:
         await self._call("trim", upto)
 
+    async def messages(self, after: int, limit: int) -> models.MessagePage:
+        return models.MessagePage.from_dict(await self._call("messages", after, limit))
+
     async def recent_messages(self, limit: int, offset: int) -> list[models.MemoryRow]:
         return [models.MemoryRow.from_dict(r) for r in await self._call("recent_messages", limit, offset) or []]
 

@@ -93,6 +93,9 @@ class LocalVault:
     async def trim(self, upto: int) -> None:
         await self._call(lambda: self._store.trim(upto))
 
+    async def messages(self, after: int, limit: int) -> models.MessagePage:
+        return await self._call(lambda: self._store.messages(after, limit))
+
     async def recent_messages(self, limit: int, offset: int) -> list[models.MemoryRow]:
         return await self._call(lambda: self._store.recent_messages(limit, offset))
 

@@ -15,7 +15,7 @@ from memvault.core.brain.fact_input import FactInput, WriteRequest, parse_write
 from memvault.core.brain.fact_vectors import FactText, embed_facts
 from memvault.core.brain.freshness import bumps
 from memvault.core.brain.plan import Plan
-from memvault.core.brain.rows import BODY_PREFIX, body_key, readable_ids
+from memvault.core.brain.rows import BODY_CONTENT_TYPE, BODY_PREFIX, body_key, readable_ids
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
@@ -106,7 +106,7 @@ async def _store_body(deps: Deps, item: FactInput) -> tuple[str, str | None]:
     if content == item.content:
         return content, None
     key = body_key(item.content_hash)
-    await deps.blobs.put(key, item.content.encode("utf-8"), "text/markdown; charset=utf-8")
+    await deps.blobs.put(key, item.content.encode("utf-8"), BODY_CONTENT_TYPE)
     return content, BODY_PREFIX + key
 
 

@@ -31,6 +31,7 @@ FACT_COLUMNS = (
     "superseded_by, body_uri, embed_id, content_hash, embedded_at, updated_at, created_at, pinned, redacted, importance"
 )
 BODY_PREFIX = "blob:"
+BODY_CONTENT_TYPE = "text/markdown; charset=utf-8"
 
 
 def visible(credential: Credential, as_of: float | None, alias: str = "") -> tuple[str, list[Any]]:

@@ -15,8 +15,9 @@ from memvault.core.memory.assemble import VaultAnswer, rank_items, without_repea
 from memvault.core.memory.metadata import metadata_value
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import vault_name
+from memvault.core.memory.transfer import chunk_record, export_records, vault_label
 from memvault.core.memory.windows import WindowPolicy, fill_in_order
-from memvault.core.models import SearchItem, SearchQuery, SearchResult
+from memvault.core.models import MessagePage, SearchItem, SearchQuery, SearchResult
 
 log = logging.getLogger(__name__)
 # Candidates each channel ranks: at 200 the weighted fusion finds list questions' scattered turns
@@ -247,15 +248,28 @@ async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:
     return {"key_id": key_id, "vaults": vaults, "cache": deps.cache_stats.to_dict()}
 
 
+async def vault_messages(deps: Deps, name: str, after: int, limit: int) -> MessagePage:
+    """One page of a vault's messages in the order it took them, after position ``after``; the
+    page that reaches the end holds the pending buffer too. What exports and backups read."""
+    return await deps.vaults.vault(name).messages(after, limit)
+
+
 async def export_memory(deps: Deps, key_id: str, page_size: int = 500) -> AsyncIterator[dict[str, Any]]:
-    """Everything the key holds, vault by vault: stored rows, then pending messages."""
+    """Everything the key holds, vault by vault, as ``memvault import`` reads it back
+    (``transfer.py``): the chunks, then the messages in the order the vault took them, pending last."""
     for name in await vaults_of(deps, key_id):
-        vault = deps.vaults.vault(name)
-        label = name.partition(":")[2]
+        label = vault_label(name)
         after: str | None = None
-        while page := await vault.rows(after, page_size):
-            for row in page:
-                yield {"type": row.kind, "vault": label, **row.to_dict(), "embedding": None}
-            after = page[-1].id
-        for message in await vault.pending():
-            yield {"type": "pending", "vault": label, **message.to_dict()}
+        while rows := await deps.vaults.vault(name).rows(after, page_size):
+            for row in rows:
+                if row.kind == "chunk":
+                    yield chunk_record(row, label)
+            after = rows[-1].id
+        position = 0
+        while True:
+            page = await vault_messages(deps, name, position, page_size)
+            for record in export_records(page, label):
+                yield record
+            if page.complete:
+                break
+            position = page.after

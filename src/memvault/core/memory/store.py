@@ -12,6 +12,7 @@ from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.memory import changelog
 from memvault.core.memory.chunking import ChunkPlan, plan_chunks
 from memvault.core.memory.forgetting import forget_messages
+from memvault.core.memory.listing import message_page
 from memvault.core.memory.rows import (
     ROW_COLUMNS,
     chunk_row,
@@ -33,6 +34,7 @@ from memvault.core.models import (
     ForgetResult,
     MemoryRow,
     Message,
+    MessagePage,
     SearchQuery,
     VaultStats,
 )
@@ -307,6 +309,9 @@ class VaultStore:
             f"SELECT {ROW_COLUMNS}, embedding FROM rows WHERE id > ? ORDER BY id LIMIT ?", (after or "", limit)
         )
         return [row_from_sql(d) for d in found]
+
+    def messages(self, after: int, limit: int) -> MessagePage:
+        return self._sql.transaction(lambda: message_page(self._sql, after, limit))
 
     def recent_messages(self, limit: int, offset: int) -> list[MemoryRow]:
         """Stored messages, newest first (those of the same moment, last stored first)."""

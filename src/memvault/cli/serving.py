@@ -1,0 +1,56 @@
+"""`memvault serve|mcp`: the long-running processes over a data folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memvault.cli.shell import data_dir_option, environment, key_option, open_folder, say, with_deps
+from memvault.core.deps import Deps
+
+BRAIN_TOKEN_VARIABLE = "MEMVAULT_BRAIN_TOKEN"
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8787, show_default=True, help="The port to listen on.")
+@data_dir_option
+def serve(host: str, port: int, data_dir: Path | None) -> None:
+    """Serve the HTTP API until stopped.
+
+    The memory routes, the memory router (OpenAI, Anthropic, Gemini), the brain, MCP at /mcp, the
+    portal and the API docs at /docs, over the data folder."""
+    import uvicorn
+
+    from memvault.runtime.local import create_local_app
+
+    folder, settings = open_folder(data_dir, create=True)
+    say(f"serving on http://{host}:{port} (stop with Ctrl-C)")
+    # The app dates its responses itself; a relayed provider response keeps the provider's Server.
+    uvicorn.run(create_local_app(environment(folder)), host=host, port=port, log_level=settings.log_level,
+                server_header=False, date_header=False)
+
+
+@click.command("mcp")
+@key_option
+@click.option("--brain-token", envvar=BRAIN_TOKEN_VARIABLE, show_envvar=True,
+              help="The brain credential for the brain tools and fact resources.")
+@data_dir_option
+def mcp(key: str | None, brain_token: str | None, data_dir: Path | None) -> None:
+    """Serve MCP over stdio for one key and brain credential.
+
+    The memory and brain tools and the fact resources; the key and the credential are checked on
+    every call, so a wrong one is a tool error the client shows."""
+
+    async def work(deps: Deps) -> None:
+        from memvault.api.mcp.tools import CallerSecrets, mcp_server
+        from memvault.runtime.local import start_local
+
+        await start_local(deps)
+        secrets = CallerSecrets(memory_key=key, brain_token=brain_token)
+        say("serving MCP on stdio")
+        # A wrong or revoked secret is a tool error the client shows, not a refusal to start.
+        await mcp_server(deps, lambda _: secrets).run_stdio_async()
+
+    with_deps(data_dir, work)

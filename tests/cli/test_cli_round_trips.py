@@ -1,0 +1,119 @@
+"""The round trips as a user runs them, each command a process of its own: `memvault export` ->
+`memvault import`, and `memvault backup` -> `memvault restore`, into an empty data folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from cli_support import BASE, assert_fails, conversation, created_key, memvault, records, write_jsonl
+
+from memvault.adapters.local.vaults import vault_filename
+
+
+def filled(tmp_path: Path) -> tuple[Path, str, list[dict[str, Any]]]:
+    """A data folder holding the test conversation; its key, and its export."""
+    folder = tmp_path / "first"
+    key = created_key(folder, tmp_path)
+    source = write_jsonl(tmp_path / "chat.jsonl", conversation())
+    ran = memvault("import", str(source), "--key", key, "--data-dir", str(folder), cwd=tmp_path)
+    assert ran.code == 0, ran.err
+    # The repeated text is one more occurrence of t2, not a new message.
+    assert json.loads(ran.out) == {"messages_read": 17, "messages_accepted": 16}
+    exported = memvault("export", "--key", key, "--data-dir", str(folder), cwd=tmp_path)
+    assert exported.code == 0, exported.err
+    return folder, key, records(exported.out)
+
+
+def messages_of(exported: list[dict[str, Any]], vault: str) -> list[dict[str, Any]]:
+    return [r for r in exported if r["vault"] == vault and r["type"] in ("message", "pending")]
+
+
+def message_id(record: dict[str, Any]) -> str:
+    return str(record["source_ids"][0] if record["type"] == "message" else record["id"])
+
+
+def test_an_export_holds_every_message_with_its_ids_times_metadata_and_session(tmp_path: Path) -> None:
+    _, _, exported = filled(tmp_path)
+    core, trip = messages_of(exported, "core"), messages_of(exported, "session:trip")
+    assert [message_id(r) for r in core] == [f"t{i}" for i in range(14)]
+    assert {r["type"] for r in core} == {"message", "pending"} and any(r["type"] == "chunk" for r in exported)
+    assert [message_id(r) for r in trip] == ["s1", "s2"] and trip[1]["timestamp"] == 1_714_557_600.0
+    by_id = {message_id(r): r for r in core}
+    assert by_id["t2"]["said_again"] == ["t2-again"]
+    assert by_id["t3"]["metadata"] == {"chat": 42, "turn": 3, "tags": ["boat", "3"]} and by_id["t4"]["metadata"] is None
+    assert by_id["t5"]["model"] == "gpt-test" and by_id["t5"]["role"] == "assistant"
+    stored_times = {message_id(r): r["ts_start"] for r in core if r["type"] == "message"}
+    assert stored_times and all(stored_times[i] == BASE + int(i[1:]) * 60 for i in stored_times if i != "t2")
+
+
+def test_export_then_import_into_an_empty_folder_gives_back_the_same_messages(tmp_path: Path) -> None:
+    _, _, exported = filled(tmp_path)
+    dump = write_jsonl(tmp_path / "export.jsonl", exported)
+    second = tmp_path / "second"
+    key = created_key(second, tmp_path)
+    ran = memvault("import", str(dump), "--key", key, "--data-dir", str(second), cwd=tmp_path)
+    assert ran.code == 0, ran.err
+    assert json.loads(ran.out) == {"messages_read": 16, "messages_accepted": 16}
+    again = memvault("export", "--key", key, "--data-dir", str(second), cwd=tmp_path)
+    # Chunks included: the messages went back in the order taken, so the same chunks were cut.
+    assert records(again.out) == exported
+    repeated = memvault("import", str(dump), "--key", key, "--data-dir", str(second), cwd=tmp_path)
+    assert json.loads(repeated.out) == {"messages_read": 16, "messages_accepted": 0}
+    assert records(memvault("export", "--key", key, "--data-dir", str(second), cwd=tmp_path).out) == exported
+    # The said-again id is an id of the copy too: forgetting by it forgets t2.
+    forgot = memvault("forget", "t2-again", "--key", key, "--data-dir", str(second), cwd=tmp_path)
+    assert json.loads(forgot.out) == {"forgotten": ["t2-again"], "not_found": []}
+    assert "berth 32 " not in memvault("export", "--key", key, "--data-dir", str(second), cwd=tmp_path).out
+
+
+def test_an_export_piped_into_an_import_of_a_session(tmp_path: Path) -> None:
+    first, key, exported = filled(tmp_path)
+    only_core = "".join(json.dumps(r) + "\n" for r in exported if r["vault"] == "core")
+    ran = memvault("import", "-", "--session", "copy", "--key", key, "--data-dir", str(first), cwd=tmp_path, stdin=only_core)
+    assert_fails(ran, 2, "belongs to vault 'core', not to session 'copy'", "nothing was imported")
+    plain = "".join(json.dumps({"role": r["role"], "content": "Copied. " + r["content"], "id": r["id"]}) + "\n"
+                    for r in exported if r["type"] == "pending")
+    ran = memvault("import", "-", "--session", "copy", "--key", key, "--data-dir", str(first), cwd=tmp_path, stdin=plain)
+    assert ran.code == 0, ran.err
+    found = memvault("search", "ketch Albatross berth", "--session", "copy", "--key", key, "--data-dir", str(first), cwd=tmp_path)
+    assert any(json.loads(line)["vault"] == "session:copy" for line in found.out.splitlines())
+
+
+def test_backup_then_restore_into_an_empty_folder_brings_every_message_back(tmp_path: Path) -> None:
+    first, key, exported = filled(tmp_path)
+    backup = memvault("backup", "--data-dir", str(first), cwd=tmp_path)
+    assert backup.code == 0, backup.err
+    parts = Path(backup.out.strip())
+    assert parts.is_dir() and sorted(p.name for p in parts.iterdir()) == ["part-00001.jsonl"]
+    second = tmp_path / "second"
+    ran = memvault("restore", str(parts), "--data-dir", str(second), cwd=tmp_path)
+    assert ran.code == 0, ran.err
+    report = json.loads(ran.out)
+    assert (report["messages"], report["messages_stored"], report["errors"]) == (16, 16, [])
+    # The key came back with the database: the same secret reads the same messages.
+    assert records(memvault("export", "--key", key, "--data-dir", str(second), cwd=tmp_path).out) == exported
+    found = memvault("search", "which berth is number 37", "--key", key, "--data-dir", str(second), cwd=tmp_path)
+    assert any("t7" in json.loads(line)["ids"] for line in found.out.splitlines()), found.out
+    assert_fails(memvault("restore", str(parts), "--data-dir", str(second), cwd=tmp_path), 2, "not empty", "--force")
+    forced = memvault("restore", str(parts), "--force", "--data-dir", str(second), cwd=tmp_path)
+    assert forced.code == 0 and json.loads(forced.out)["messages_stored"] == 0
+
+
+def test_a_restore_that_stops_part_way_says_so_and_a_forced_run_finishes_it(tmp_path: Path) -> None:
+    first, key, exported = filled(tmp_path)
+    parts = memvault("backup", "--data-dir", str(first), cwd=tmp_path).out.strip()
+    key_id = json.loads(memvault("keys", "list", "--json", "--data-dir", str(first), cwd=tmp_path).out)[0]["id"]
+    second = tmp_path / "second"
+    # A directory where the session vault's file belongs: that vault cannot be opened.
+    blocked = second / "vaults" / vault_filename(f"{key_id}:session:trip")
+    blocked.mkdir(parents=True)
+    ran = memvault("restore", parts, "--data-dir", str(second), cwd=tmp_path)
+    assert_fails(ran, 1, "the restore is incomplete", f"messages of {key_id}", f"memvault restore {parts} --force")
+    shutil.rmtree(blocked)
+    finished = memvault("restore", parts, "--force", "--data-dir", str(second), cwd=tmp_path)
+    assert finished.code == 0, finished.err
+    assert json.loads(finished.out)["errors"] == []
+    assert records(memvault("export", "--key", key, "--data-dir", str(second), cwd=tmp_path).out) == exported

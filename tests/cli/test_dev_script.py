@@ -1,0 +1,92 @@
+"""`scripts/dev ARGS` is `memvault serve ARGS` over the .venv scripts/test prepared, which it
+reuses as it is; and a server started on one data folder takes the keys made for that folder."""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from cli_support import MEMVAULT, ROOT, created_key, memvault, user_environment
+
+STAMP = ROOT / ".venv" / ".memvault-installed"
+
+
+def prepared_venv() -> str:
+    """The stamp of a .venv that scripts/test prepared for this pyproject.toml (else the test is skipped: scripts/dev would install)."""
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "scripts" / "_venv.sh").read_bytes()).hexdigest()
+    stamp = STAMP.read_text() if STAMP.is_file() else ""
+    lines = stamp.splitlines()
+    if len(lines) < 2 or lines[0] != digest or "dev" not in lines[1].split():
+        pytest.skip("the .venv was not prepared by scripts/test for this pyproject.toml (run scripts/test)")
+    return stamp
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running(command: list[str], cwd: Path, env: dict[str, str], url: str) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, (process.stderr.read() if process.stderr else b"").decode()
+            assert time.monotonic() < deadline, "the server did not answer /health"
+            time.sleep(0.1)
+        yield process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+def test_dev_passes_its_arguments_to_serve_and_reuses_the_prepared_venv(tmp_path: Path) -> None:
+    stamp = prepared_venv()
+    before = STAMP.stat().st_mtime_ns
+    helped = subprocess.run([str(ROOT / "scripts" / "dev"), "--help"], cwd=tmp_path, env=user_environment(),
+                            capture_output=True, text=True, timeout=120)
+    assert helped.returncode == 0 and "Usage: memvault serve" in helped.stdout and "--port" in helped.stdout
+    assert "pip" not in helped.stderr
+    data = tmp_path / "data"
+    key = created_key(data, tmp_path)
+    port = free_port()
+    env = user_environment(MEMVAULT_DATA_DIR=str(data))
+    with running([str(ROOT / "scripts" / "dev"), "--port", str(port)], tmp_path, env, f"http://127.0.0.1:{port}"):
+        stored = httpx.post(f"http://127.0.0.1:{port}/v1/memory", headers={"Authorization": f"Bearer {key}"},
+                            json={"messages": [{"role": "user", "content": "The spare key is under the blue pot."}]})
+        assert stored.status_code == 200, stored.text
+    assert STAMP.read_text() == stamp and STAMP.stat().st_mtime_ns == before
+
+
+def test_serve_takes_the_keys_of_the_folder_it_is_given_wherever_it_starts(tmp_path: Path) -> None:
+    data = tmp_path / "project" / ".memvault"
+    key = created_key(data, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [str(MEMVAULT), "serve", "--port", str(port), "--data-dir", str(data)]
+    with running(command, elsewhere, user_environment(), url) as server:
+        answer = httpx.post(f"{url}/v1/memory/search", headers={"Authorization": f"Bearer {key}"}, json={"query": "pot"})
+        assert answer.status_code == 200, answer.text
+    said = (server.stderr.read() if server.stderr else b"").decode()
+    assert f"data folder: {data}" in said
+    assert not (elsewhere / ".memvault").exists()
+    ran = memvault("mcp", "--key", key, cwd=elsewhere)
+    assert ran.code == 2 and "no memvault data in" in ran.errors[0]
