@@ -2,7 +2,7 @@
 
 It answers each API in its own shape (whole bodies and streams), records every request it
 received, and keeps the exact bytes it sent so tests can prove the relay changed nothing. Like a
-real provider it keeps a response open a little after its last byte, and it notes, for each
+real provider it keeps a stream open a little after its last byte, and it notes, for each
 response, whether its peer hung up before the response's end.
 """
 
@@ -112,7 +112,8 @@ class FakeUpstream:
     canned: list[Canned] = field(default_factory=list)
     chunk_delay: float = 0.0  # seconds between body chunks, to show chunks are relayed as they come
     answer_delay: float = 0.0  # seconds before answering at all, as a slow model does
-    # Seconds a response stays open after its last byte, as a real provider's connection does.
+    # Seconds a streamed response stays open after its last byte, as a real provider's does (a
+    # whole body, sent with its length, is over at its last byte whatever the server does next).
     linger: float = 0.3
     # Send this many body chunks, then hold the rest until the peer hangs up (a model still
     # writing its answer when the client leaves), for at most HOLD_LIMIT seconds.
@@ -155,7 +156,8 @@ class FakeUpstream:
             elif index and self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        left = left or await peer_leaves(receive, linger)
+        streamed = len(chunks) > 1
+        left = left or (streamed and await peer_leaves(receive, linger))
         if not left:
             await send({"type": "http.response.body", "body": b""})
         self.endings.append(Ending(request, left))
