@@ -226,6 +226,7 @@ STREAM_ENDS: dict[str, tuple[list[SseEvent], SseEvent]] = {
     "openai": (
         events(
             {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {"content": "data: [DONE]"}, "finish_reason": None}]},
             # The answer is complete here, but a usage chunk may still follow.
             {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
             {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1}},
@@ -236,6 +237,7 @@ STREAM_ENDS: dict[str, tuple[list[SseEvent], SseEvent]] = {
     "openai-responses": (
         events(
             {"type": "response.output_text.delta", "delta": "Hi"},
+            {"type": "response.output_text.delta", "delta": " (a stream ends with response.completed)"},
             {"type": "response.output_text.done", "text": "Hi"},
             {"type": "response.output_item.done", "item": {}},
             {"type": "response.in_progress", "response": {"status": "in_progress"}},
@@ -245,6 +247,7 @@ STREAM_ENDS: dict[str, tuple[list[SseEvent], SseEvent]] = {
     "anthropic": (
         events(
             {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Hi"}},
+            {"type": "content_block_delta", "delta": {"type": "text_delta", "text": ", message_stop ends it"}},
             {"type": "content_block_stop", "index": 0},
             {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
             "not json",
@@ -254,6 +257,7 @@ STREAM_ENDS: dict[str, tuple[list[SseEvent], SseEvent]] = {
     "gemini": (
         events(
             {"candidates": [{"content": {"parts": [{"text": "Hi"}], "role": "model"}}]},
+            {"candidates": [{"content": {"parts": [{"text": "the finishReason field"}], "role": "model"}}]},
             {"candidates": [{"content": {"parts": [{"text": "!"}], "role": "model"}, "finishReason": None}]},
             [{"finishReason": "STOP"}],
         ),
@@ -273,8 +277,8 @@ def test_only_the_providers_last_event_ends_a_stream(provider: str) -> None:
 
 def test_an_openai_stream_is_complete_at_its_finish_reason_before_its_done() -> None:
     before, _ = STREAM_ENDS["openai"]
-    assert CODECS["openai"].stream_reply(before[:2]) == Reply("Hi", complete=True)
-    assert not CODECS["openai"].stream_reply(before[:1]).complete
+    assert CODECS["openai"].stream_reply(before[:3]) == Reply("Hidata: [DONE]", complete=True)
+    assert not CODECS["openai"].stream_reply(before[:2]).complete
 
 
 @pytest.mark.parametrize("status", [400, 401, 413, 502])

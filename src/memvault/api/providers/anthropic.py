@@ -86,7 +86,8 @@ class AnthropicCodec:
         return Reply("".join(parts), input_tokens, output_tokens, complete=stopped)
 
     def ends_stream(self, event: SseEvent) -> bool:
-        found = json_of(event)
+        # Most events are deltas: the word is looked for before any JSON is parsed.
+        found = json_of(event) if _STOP in event.data else None
         return found is not None and found.get("type") == _STOP
 
     def error_body(self, status: int, message: str) -> Json:

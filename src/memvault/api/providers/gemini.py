@@ -122,7 +122,8 @@ class GeminiCodec:
         return Reply("".join(parts), *usage, complete=finished)
 
     def ends_stream(self, event: SseEvent) -> bool:
-        found = json_of(event)
+        # Most chunks carry no finish reason: the word is looked for before any JSON is parsed.
+        found = json_of(event) if "finishReason" in event.data else None
         return found is not None and _first_candidate_text(found)[1]
 
     def error_body(self, status: int, message: str) -> Json:

@@ -89,6 +89,7 @@ class OpenAIResponsesCodec(OpenAICodec):
         return Reply("".join(deltas), complete=False)
 
     def ends_stream(self, event: SseEvent) -> bool:
-        found = json_of(event)
+        # Most events are deltas: the names are looked for before any JSON is parsed.
+        found = json_of(event) if any(name in event.data for name in _FINAL_EVENTS) else None
         return found is not None and found.get("type") in _FINAL_EVENTS
 
