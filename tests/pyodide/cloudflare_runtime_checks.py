@@ -357,6 +357,80 @@ async def check_entry_serves_health_through_the_sdk_asgi_adapter(h: Any) -> None
     assert missing.status == 404
 
 
+
+class LingeringUpstream:
+    """An OpenAI stream that, like a real provider, keeps its connection open after ``[DONE]``
+    (and, with ``hold_at``, stops midway) until released."""
+
+    status = 200
+
+    def __init__(self, hold_at: int | None = None) -> None:
+        self.headers = [("content-type", "text/event-stream")]
+        events = [{"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]} for w in ("Hel", "lo")]
+        events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        self.chunks = [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]
+        self.hold_at, self.release, self.closed, self.ended = hold_at, asyncio.Event(), False, False
+
+    async def aiter_bytes(self) -> Any:
+        for index, chunk in enumerate(self.chunks):
+            if index == self.hold_at:
+                await self.release.wait()
+            yield chunk
+        await self.release.wait()
+        self.ended = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def relay_through_the_sdk_adapter(upstream: LingeringUpstream, read_until: bytes) -> tuple[list[Any], Any, Any]:
+    """Serve one relayed stream through the SDK's ASGI adapter (JS ``Request`` in, JS ``Response``
+    out) and read its body until ``read_until``: the taps delivered, the adapter's request task,
+    the body's reader (still open)."""
+    from workers.asgi import process_request
+
+    from memvault.api.providers import CODECS
+    from memvault.api.providers.sse import RelayResponse, tap_for
+
+    taps: list[Any] = []
+    relay = RelayResponse(upstream, [(b"content-type", b"text/event-stream")], tap_for(CODECS["openai"], "text/event-stream"), taps.append)
+    request = js.Request.new("https://memvault.test/v1/chat/completions", method="POST", body="{}")
+    response, task = await process_request(relay, request, None, None)
+    reader = response.body.getReader()
+    received = b""
+    while read_until not in received:
+        part = await reader.read()
+        assert not part.done, received
+        received += bytes(part.value.to_py())
+    return taps, task, reader
+
+
+async def check_a_relayed_turn_is_delivered_at_its_last_event_through_the_sdk_asgi_adapter(h: Any) -> None:
+    """The SDK's adapter reports no ``http.disconnect`` while the body is open, and a client that
+    leaves shows only as a failed write, which waits for upstream's next byte: the turn must be
+    delivered at ``[DONE]``, before the client leaves and long before upstream closes."""
+    upstream = LingeringUpstream()
+    taps, task, reader = await relay_through_the_sdk_adapter(upstream, b"[DONE]")
+    for _ in range(100):
+        if taps:
+            break
+        await asyncio.sleep(0.01)
+    assert len(taps) == 1 and taps[0].reply().complete and taps[0].reply().text == "Hello"
+    assert not upstream.ended and not task.done()
+    await reader.cancel(js.Error.new("the client hung up"))
+    upstream.release.set()
+    await asyncio.wait_for(task, 10)  # the failed last write ends the relay quietly
+    assert task.exception() is None and upstream.closed and len(taps) == 1
+
+
+async def check_a_stream_left_midway_is_not_delivered_through_the_sdk_asgi_adapter(h: Any) -> None:
+    upstream = LingeringUpstream(hold_at=2)
+    taps, task, reader = await relay_through_the_sdk_adapter(upstream, b"lo")
+    await reader.cancel(js.Error.new("the client hung up"))
+    upstream.release.set()  # the model writes on; the next write fails
+    await asyncio.wait_for(task, 10)
+    assert task.exception() is None and upstream.closed and taps == []
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_do_sql_reads_rows_blobs_and_nothing,
     check_do_sql_transaction_rolls_back_and_reraises,
@@ -370,4 +444,6 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_stored_brain_credentials_are_read_from_d1,
     check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch,
     check_entry_serves_health_through_the_sdk_asgi_adapter,
+    check_a_relayed_turn_is_delivered_at_its_last_event_through_the_sdk_asgi_adapter,
+    check_a_stream_left_midway_is_not_delivered_through_the_sdk_asgi_adapter,
 ]

@@ -221,6 +221,66 @@ def test_gemini_stream_concatenates_candidates() -> None:
     assert CODECS["gemini"].stream_reply(stream) == Reply("Hello", 2, 2, complete=True)
 
 
+# Per provider: events that do not end a stream, then the one that does.
+STREAM_ENDS: dict[str, tuple[list[SseEvent], SseEvent]] = {
+    "openai": (
+        events(
+            {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {"content": "data: [DONE]"}, "finish_reason": None}]},
+            # The answer is complete here, but a usage chunk may still follow.
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1}},
+            "",
+        ),
+        events("[DONE]")[0],
+    ),
+    "openai-responses": (
+        events(
+            {"type": "response.output_text.delta", "delta": "Hi"},
+            {"type": "response.output_text.delta", "delta": " (a stream ends with response.completed)"},
+            {"type": "response.output_text.done", "text": "Hi"},
+            {"type": "response.output_item.done", "item": {}},
+            {"type": "response.in_progress", "response": {"status": "in_progress"}},
+        ),
+        events({"type": "response.completed", "response": {"status": "completed", "output": []}})[0],
+    ),
+    "anthropic": (
+        events(
+            {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Hi"}},
+            {"type": "content_block_delta", "delta": {"type": "text_delta", "text": ", message_stop ends it"}},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+            "not json",
+        ),
+        events({"type": "message_stop"})[0],
+    ),
+    "gemini": (
+        events(
+            {"candidates": [{"content": {"parts": [{"text": "Hi"}], "role": "model"}}]},
+            {"candidates": [{"content": {"parts": [{"text": "the finishReason field"}], "role": "model"}}]},
+            {"candidates": [{"content": {"parts": [{"text": "!"}], "role": "model"}, "finishReason": None}]},
+            [{"finishReason": "STOP"}],
+        ),
+        events({"candidates": [{"content": {"parts": [{"text": ""}]}, "finishReason": "STOP"}]})[0],
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(STREAM_ENDS))
+def test_only_the_providers_last_event_ends_a_stream(provider: str) -> None:
+    codec = CODECS[provider]
+    before, last = STREAM_ENDS[provider]
+    assert [codec.ends_stream(event) for event in [*before, last]] == [False] * len(before) + [True]
+    # A stream that reached its end is a complete answer.
+    assert codec.stream_reply([*before, last]).complete
+
+
+def test_an_openai_stream_is_complete_at_its_finish_reason_before_its_done() -> None:
+    before, _ = STREAM_ENDS["openai"]
+    assert CODECS["openai"].stream_reply(before[:3]) == Reply("Hidata: [DONE]", complete=True)
+    assert not CODECS["openai"].stream_reply(before[:2]).complete
+
+
 @pytest.mark.parametrize("status", [400, 401, 413, 502])
 def test_errors_use_each_providers_envelope(status: int) -> None:
     openai_error = CODECS["openai"].error_body(status, "bad")

@@ -1,9 +1,14 @@
 """A fake provider upstream and a real memvault server (local mode, uvicorn, temp data dir) in
-front of it, both on 127.0.0.1. SDK clients talk to memvault with only their base URL changed."""
+front of it, both on 127.0.0.1. SDK clients talk to memvault with only their base URL changed.
+
+Turns are stored in the background after the answer: a test waits for the texts it expects to
+appear in the vault, and before it claims something was not stored it waits for an event that
+shows the server has decided (the request's handling ended, a later turn stored)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +25,20 @@ from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
 
 T = TypeVar("T")
+# Generous: the suite must pass with every core busy.
+DEADLINE_SECONDS = 30.0
+
+
+def wait_until(condition: Callable[[], T], what: str, seconds: float = DEADLINE_SECONDS) -> T:
+    """Poll ``condition`` until it is truthy; its value. Fails, naming ``what``, at the deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {seconds:.0f} s for {what}")
+        time.sleep(0.02)
 
 
 @dataclass
@@ -39,20 +58,13 @@ class Router:
 
         return asyncio.run_coroutine_threadsafe(call(), self.capture.loop).result(timeout=30)
 
-    def settle(self) -> None:
-        """Wait until every background write scheduled so far has landed."""
-        drain = getattr(self.deps.background, "drain", None)
-        if drain is not None and self.capture.loop is not None:
-            self.run(drain)
-
     def new_key(self) -> tuple[str, str]:
         """A fresh memory key: (key id, secret)."""
         key, secret = asyncio.run(create_key(self.deps.db, "provider-tests", self.deps.clock()))
         return key.id, secret
 
     def stored_texts(self, key_id: str, session_id: str | None = None) -> list[str]:
-        """Everything the key's vault holds: rows and the pending buffer."""
-        self.settle()
+        """Everything the key's vault holds now: rows and the pending buffer."""
         vault = self.deps.vaults.vault(vault_name(key_id, session_id))
 
         async def read() -> list[str]:
@@ -61,6 +73,24 @@ class Router:
             return [row.text for row in rows] + [message.content for message in pending]
 
         return self.run(read)
+
+    def wait_stored(self, key_id: str, *texts: str, session_id: str | None = None) -> list[str]:
+        """Wait until the key's vault holds each of ``texts``; everything it holds then."""
+
+        def holds() -> list[str]:
+            stored = self.stored_texts(key_id, session_id)
+            return stored if all(text in stored for text in texts) else []
+
+        return wait_until(holds, f"{texts} stored")
+
+    def served(self, secret: str) -> int:
+        """How many requests carrying this memory key the server has finished handling."""
+        return self.capture.served.count(secret)
+
+    def wait_served(self, secret: str, count: int) -> None:
+        """Wait until the server has finished handling ``count`` requests with this key: by then
+        it has decided whether each turn is stored (and scheduled the store if so)."""
+        wait_until(lambda: self.served(secret) >= count, f"{count} requests served")
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,9 @@
 """A fake OpenAI + Anthropic + Gemini upstream for tests and the latency bench.
 
 It answers each API in its own shape (whole bodies and streams), records every request it
-received, and keeps the exact bytes it sent so tests can prove the relay changed nothing.
+received, and keeps the exact bytes it sent so tests can prove the relay changed nothing. Like a
+real provider it keeps a stream open a little after its last byte, and it notes, for each
+response, whether its peer hung up before the response's end.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 GEMINI_PATH = re.compile(r"^/v1(beta)?/models/(?P<model>[^/:]+):(?P<action>generateContent|streamGenerateContent)$")
 SERVER = "fake-provider/1.0"
+# The longest a held response waits for its peer to hang up before it sends the rest.
+HOLD_LIMIT = 30.0
 # Answers of the endpoints memvault passes through without memory, by path (Gemini's by action).
 PASSTHROUGH_ANSWERS: dict[str, Any] = {
     "/v1/embeddings": {
@@ -71,6 +75,28 @@ class Received:
         return json.loads(self.body)
 
 
+@dataclass(frozen=True)
+class Ending:
+    request: Received
+    peer_left: bool  # the peer hung up before the response's end
+
+
+async def peer_leaves(receive: Receive, seconds: float) -> bool:
+    """Whether the peer hangs up within ``seconds`` (the request body already read)."""
+
+    async def disconnect() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    if seconds <= 0:
+        return False
+    try:
+        await asyncio.wait_for(disconnect(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
 @dataclass
 class Canned:
     status: int
@@ -86,6 +112,13 @@ class FakeUpstream:
     canned: list[Canned] = field(default_factory=list)
     chunk_delay: float = 0.0  # seconds between body chunks, to show chunks are relayed as they come
     answer_delay: float = 0.0  # seconds before answering at all, as a slow model does
+    # Seconds a streamed response stays open after its last byte, as a real provider's does (a
+    # whole body, sent with its length, is over at its last byte whatever the server does next).
+    linger: float = 0.3
+    # Send this many body chunks, then hold the rest until the peer hangs up (a model still
+    # writing its answer when the client leaves), for at most HOLD_LIMIT seconds.
+    hold_after: int | None = None
+    endings: list[Ending] = field(default_factory=list)
 
     def reply_next_with(self, status: int, body: bytes, content_type: str = "application/json") -> None:
         self.canned.append(Canned(status, body, content_type))
@@ -99,7 +132,9 @@ class FakeUpstream:
         body = await read_body(receive)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         query = scope["query_string"].decode()
-        self.received.append(Received(scope["method"], scope["path"], query, headers, body))
+        request = Received(scope["method"], scope["path"], query, headers, body)
+        self.received.append(request)
+        hold_after, linger = self.hold_after, self.linger
         status, content_type, chunks = self._respond(scope["method"], scope["path"], query, body)
         self.sent.append(b"".join(chunks))
         if self.answer_delay:
@@ -112,11 +147,20 @@ class FakeUpstream:
         if len(chunks) == 1:  # a whole body, sent with its length as real providers do
             headers.append((b"content-length", str(len(chunks[0])).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
+        left = False
         for index, chunk in enumerate(chunks):
-            if index and self.chunk_delay:
+            if index == hold_after:
+                left = await peer_leaves(receive, HOLD_LIMIT)
+                if left:
+                    break
+            elif index and self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
+        streamed = len(chunks) > 1
+        left = left or (streamed and await peer_leaves(receive, linger))
+        if not left:
+            await send({"type": "http.response.body", "body": b""})
+        self.endings.append(Ending(request, left))
 
     def _respond(self, method: str, path: str, query: str, body: bytes) -> tuple[int, str, list[bytes]]:
         if self.canned:
@@ -316,15 +360,22 @@ def gemini_response(model: str, stream: bool, words: list[str], sse: bool = True
 
 
 class LoopCapture:
-    """Remembers the server's event loop so tests can run core calls (and drains) on it."""
+    """Remembers the server's event loop so tests can run core calls on it, and the memory key of
+    every request whose handling ended (so a test can wait until the server has decided)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.served: list[str] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         self.loop = asyncio.get_running_loop()
-        await self.app(scope, receive, send)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if scope["type"] == "http":
+                headers = dict(scope["headers"])
+                self.served.append(headers.get(b"x-memory-key", b"").decode("latin-1"))
 
 
 class ServerThread:

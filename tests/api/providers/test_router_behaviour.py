@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -72,8 +72,9 @@ def call(router: Router) -> Iterator[Callable[..., httpx.Response]]:
                 sent["X-Memory-Key"] = secret
             content = body if isinstance(body, bytes) else json.dumps(body).encode()
             sent.setdefault("content-type", "application/json")
+            served = router.served(secret or "")
             response = client.post(path_of(provider, stream), content=content, headers=sent)
-            router.settle()
+            router.wait_served(secret or "", served + 1)
             return response
 
         yield post
@@ -110,7 +111,9 @@ def test_memory_false_is_stripped_before_forwarding_and_never_stored(
     sent = router.upstream.received[-1]
     assert b'"memory"' not in sent.body
     assert sent.json == json.loads(json.dumps(body).replace(', "memory": false', ""))
-    assert not any("PINEAPPLE" in text for text in router.stored_texts(key_id))
+    call(provider, secret, body_of(provider, ["A later turn."], stream))
+    stored = router.wait_stored(key_id, "A later turn.")
+    assert not any("PINEAPPLE" in text for text in stored)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -118,26 +121,27 @@ def test_modes_off_read_and_write(
     router: Router, key: tuple[str, str], call: Callable[..., httpx.Response], provider: str
 ) -> None:
     key_id, secret = key
-    call("openai", secret, body_of("openai", ["I ride a green Brompton bicycle to work."]))
-    stored = len(router.stored_texts(key_id))
+    fact = "I ride a green Brompton bicycle to work."
+    call("openai", secret, body_of("openai", [fact]))
+    stored = router.wait_stored(key_id, fact)
     question = body_of(provider, ["Which bicycle do I ride to work?"])
 
     off = call(provider, secret, question, **{"X-Memory-Mode": "off"})
     assert off.headers["x-memory-status"] == "off"
     assert router.upstream.received[-1].json == question
-    assert len(router.stored_texts(key_id)) == stored
 
     read = call(provider, secret, question, **{"X-Memory-Mode": "read"})
     assert read.headers["x-memory-status"] == "ok" and int(read.headers["x-memory-items"]) >= 1
     sent = router.upstream.received[-1].json
     assert "Brompton" in system_text(provider, sent)
     assert without_system(provider, sent) == question
-    assert len(router.stored_texts(key_id)) == stored
 
     write = call(provider, secret, body_of(provider, ["I also own a tandem."]), **{"X-Memory-Mode": "write"})
     assert write.headers["x-memory-items"] == "0"
     assert system_text(provider, router.upstream.received[-1].json) == ""
-    assert "I also own a tandem." in router.stored_texts(key_id)
+    # The write landed after the off and read calls were decided: neither stored the question.
+    after = router.wait_stored(key_id, "I also own a tandem.")
+    assert set(after) == {*stored, "I also own a tandem.", router.upstream.answer}
 
 
 def test_store_flags_context_limit_and_sessions(
@@ -145,14 +149,14 @@ def test_store_flags_context_limit_and_sessions(
 ) -> None:
     key_id, secret = key
     call("anthropic", secret, body_of("anthropic", ["Not to be kept: my tram stop is Graça."]), X_Memory_Store="false")
-    assert router.stored_texts(key_id) == []
     call("anthropic", secret, body_of("anthropic", ["My tram is the 28."]), X_Memory_Store_Response="false")
-    assert router.stored_texts(key_id) == ["My tram is the 28."]
+    assert router.wait_stored(key_id, "My tram is the 28.") == ["My tram is the 28."]
+    venue = "Session-only: the venue is Coliseu."
+    call("gemini", secret, body_of("gemini", [venue]), X_Session_ID="trip-1")
+    router.wait_stored(key_id, venue, session_id="trip-1")
     limited = call("anthropic", secret, body_of("anthropic", ["Which tram do I take?"]), X_Memory_Context_Limit="0")
     assert "system" not in router.upstream.received[-1].json and limited.headers["x-memory-items"] == "0"
-    call("gemini", secret, body_of("gemini", ["Session-only: the venue is Coliseu."]), X_Session_ID="trip-1")
-    assert any("Coliseu" in text for text in router.stored_texts(key_id, "trip-1"))
-    assert not any("Coliseu" in text for text in router.stored_texts(key_id))
+    assert not any("Coliseu" in text for text in router.wait_stored(key_id, "Which tram do I take?"))
 
 
 class BrokenDatabase:
@@ -193,7 +197,8 @@ def test_upstream_errors_reach_the_client_as_sent(
     router.upstream.reply_next_with(status, error)
     response = call(provider, secret, body_of(provider, ["This turn fails upstream."]))
     assert response.status_code == status and response.content == error
-    assert router.stored_texts(key_id) == []
+    call(provider, secret, body_of(provider, ["This one goes through."]))
+    assert router.wait_stored(key_id, "This one goes through.") == ["This one goes through.", router.upstream.answer]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -221,7 +226,8 @@ def test_bad_input_gets_the_providers_own_envelope_and_is_not_forwarded(
         else:
             assert error["error"]["message"] and error["error"]["type"]
     assert len(router.upstream.received) == before
-    assert router.stored_texts(key_id) == []
+    call(provider, secret, body_of(provider, ["Only this is kept."]))
+    assert router.wait_stored(key_id, "Only this is kept.") == ["Only this is kept.", router.upstream.answer]
 
 
 def test_unreachable_upstream_is_a_502_in_the_providers_envelope(
@@ -255,8 +261,8 @@ def test_provider_key_is_forwarded_in_the_native_header_and_never_stored_or_logg
     native = {"openai": ("authorization", f"Bearer {provider_key}"), "anthropic": ("x-api-key", provider_key)}
     name, value = native.get(provider, ("x-goog-api-key", provider_key))
     assert headers[name] == value and "x-provider-key" not in headers
+    router.wait_stored(key_id, "Keys must not leak.")
     assert provider_key not in caplog.text
-    assert "Keys must not leak." in router.stored_texts(key_id)
     for path in Path(router.data_dir).rglob("*"):
         if path.is_file():
             assert provider_key.encode() not in path.read_bytes(), path.name
@@ -265,38 +271,41 @@ def test_provider_key_is_forwarded_in_the_native_header_and_never_stored_or_logg
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_stream_chunks_are_relayed_as_they_arrive(router: Router, key: tuple[str, str], provider: str) -> None:
     _, secret = key
-    router.upstream.chunk_delay = 0.2
+    text = f"Stream to me as you write, {provider}."
+    router.upstream.hold_after = 1  # upstream writes its first chunk, then waits for more words
     try:
         with httpx.Client(base_url=router.url, timeout=30, trust_env=False) as client:
-            body = json.dumps(body_of(provider, ["Stream to me slowly please."], stream=True)).encode()
+            body = json.dumps(body_of(provider, [text], stream=True)).encode()
             headers = {"X-Memory-Key": secret, "content-type": "application/json"}
             with client.stream("POST", path_of(provider, True), content=body, headers=headers) as response:
-                started = time.perf_counter()
-                arrivals = [time.perf_counter() - started for _ in response.iter_raw()]
+                chunks = response.iter_raw()  # kept: a dropped iterator would close the connection
+                first = next(chunks)
+                # The first chunk came while the rest does not exist yet.
+                assert first and not any(text.encode() in e.request.body for e in router.upstream.endings)
     finally:
-        router.upstream.chunk_delay = 0.0
-    # Several chunks, each 0.2 s apart upstream: the first must not wait for the last.
-    assert len(arrivals) >= 3 and arrivals[0] < 0.15 and arrivals[-1] > 0.3
+        router.upstream.hold_after = None
+    assert router.upstream.sent[-1].startswith(first)
 
 
-class SlowVaults:
-    """The real vault directory, with appends that take a while (a slow store)."""
+class BlockedVaults:
+    """The real vault directory, with appends that wait until the test lets them through."""
 
-    def __init__(self, inner: Any, delay: float) -> None:
-        self.inner, self.delay = inner, delay
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.open = inner, threading.Event()
 
     def vault(self, name: str) -> Any:
-        vault, delay = self.inner.vault(name), self.delay
+        vault, gate = self.inner.vault(name), self.open
 
-        class Slow:
+        class Blocked:
             def __getattr__(self, attr: str) -> Any:
                 return getattr(vault, attr)
 
             async def append(self, messages: Any, model: Any = None) -> Any:
-                await asyncio.sleep(delay)
+                while not gate.is_set():
+                    await asyncio.sleep(0.01)
                 return await vault.append(messages, model)
 
-        return Slow()
+        return Blocked()
 
 
 def test_storing_never_delays_the_answer(
@@ -304,18 +313,15 @@ def test_storing_never_delays_the_answer(
 ) -> None:
     key_id, secret = key
     working = router.deps.vaults
-    router.deps.vaults = SlowVaults(working, 1.5)  # type: ignore[assignment]
+    blocked = BlockedVaults(working)
+    router.deps.vaults = blocked  # type: ignore[assignment]
     try:
-        with httpx.Client(base_url=router.url, timeout=30, trust_env=False) as client:
-            started = time.perf_counter()
-            response = client.post(
-                path_of("openai", False),
-                content=json.dumps(body_of("openai", ["Slow stores are fine."])).encode(),
-                headers={"X-Memory-Key": secret, "content-type": "application/json"},
-            )
-            elapsed = time.perf_counter() - started
-        assert response.status_code == 200 and elapsed < 1.0
-        router.settle()
+        # The whole answer arrives while its turn cannot be stored yet.
+        response = call("openai", secret, body_of("openai", ["Slow stores are fine."]))
+        assert response.status_code == 200 and response.content == router.upstream.sent[-1]
+        assert router.stored_texts(key_id) == []
+        blocked.open.set()
+        router.wait_stored(key_id, "Slow stores are fine.")
     finally:
+        blocked.open.set()
         router.deps.vaults = working
-    assert "Slow stores are fine." in router.stored_texts(key_id)

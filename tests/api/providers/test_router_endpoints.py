@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,11 +21,11 @@ from test_sdk_clients import anthropic_client, gemini_client, openai_client
 from memvault.core.settings import Settings
 
 
-def remember(router: Router, secret: str, fact: str, **headers: str) -> None:
-    openai_client(router, secret, **headers).chat.completions.create(
-        model="gpt-test", messages=[{"role": "user", "content": fact}]
-    )
-    router.settle()
+def remember(router: Router, key: tuple[str, str], fact: str) -> list[str]:
+    """Say ``fact`` through the router and wait until it is stored; everything the key holds then."""
+    key_id, secret = key
+    openai_client(router, secret).chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": fact}])
+    return router.wait_stored(key_id, fact)
 
 
 def post(router: Router, path: str, secret: str | None, body: Any, **headers: str) -> httpx.Response:
@@ -38,7 +37,7 @@ def post(router: Router, path: str, secret: str | None, body: Any, **headers: st
 
 def test_responses_api_adds_memory_after_the_callers_instructions(router: Router, key: tuple[str, str]) -> None:
     key_id, secret = key
-    remember(router, secret, "My climbing partner is called Ines.")
+    remember(router, key, "My climbing partner is called Ines.")
     raw = openai_client(router, secret).responses.with_raw_response.create(
         model="gpt-test", instructions="Answer briefly.", input="Who is my climbing partner?"
     )
@@ -48,8 +47,7 @@ def test_responses_api_adds_memory_after_the_callers_instructions(router: Router
     assert sent.path == "/v1/responses" and "x-memory-key" not in sent.headers
     assert sent.json["instructions"].startswith("Answer briefly.\n\n") and "Ines" in sent.json["instructions"]
     assert sent.json["input"] == "Who is my climbing partner?"
-    stored = router.stored_texts(key_id)
-    assert "Who is my climbing partner?" in stored and router.upstream.answer in stored
+    router.wait_stored(key_id, "Who is my climbing partner?", router.upstream.answer)
 
 
 def test_responses_api_streams_events_byte_for_byte_and_stores_the_turn(
@@ -63,8 +61,7 @@ def test_responses_api_streams_events_byte_for_byte_and_stores_the_turn(
     deltas = [event.delta for event in stream if event.type == "response.output_text.delta"]
     assert "".join(deltas) == router.upstream.answer
     assert "instructions" not in router.upstream.received[-1].json  # nothing to recall yet
-    stored = router.stored_texts(key_id)
-    assert "I collect old maps." in stored and router.upstream.answer in stored
+    router.wait_stored(key_id, "I collect old maps.", router.upstream.answer)
 
     body = {"model": "gpt-test", "input": "What do I collect?", "stream": True}
     with httpx.stream("POST", f"{router.url}/v1/responses", json=body, headers={"X-Memory-Key": secret}) as response:
@@ -80,8 +77,8 @@ def test_a_chained_call_with_only_tool_output_recalls_for_the_users_last_turn(
     client = openai_client(router, secret, **{"X-Session-ID": "trip"})
     client.responses.create(model="gpt-test", input="My passport is in the blue drawer.")
     client.responses.create(model="gpt-test", input="Where did I put my passport?")
-    router.settle()
-    before = len(router.stored_texts(key_id, "trip"))
+    questions = ("My passport is in the blue drawer.", "Where did I put my passport?")
+    before = len(router.wait_stored(key_id, *questions, session_id="trip"))
     tool_output = [{"type": "function_call_output", "call_id": "call_1", "output": '{"found": false}'}]
     answer, router.upstream.answer = router.upstream.answer, "It is not in the drawer any more."
     try:
@@ -92,8 +89,7 @@ def test_a_chained_call_with_only_tool_output_recalls_for_the_users_last_turn(
     assert sent["previous_response_id"] == "resp_fake" and sent["input"] == tool_output
     assert "blue drawer" in sent["instructions"]
     # The answer is kept; there was no user text to keep.
-    assert "It is not in the drawer any more." in router.stored_texts(key_id, "trip")
-    assert len(router.stored_texts(key_id, "trip")) == before + 1
+    assert len(router.wait_stored(key_id, "It is not in the drawer any more.", session_id="trip")) == before + 1
 
     other = openai_client(router, router.new_key()[1])
     other.responses.create(model="gpt-test", input=tool_output)  # type: ignore[arg-type]
@@ -103,9 +99,8 @@ def test_a_chained_call_with_only_tool_output_recalls_for_the_users_last_turn(
 def test_count_embed_and_complete_endpoints_pass_through_without_memory(
     router: Router, key: tuple[str, str]
 ) -> None:
-    key_id, secret = key
-    remember(router, secret, "My favourite tea is genmaicha.")
-    stored = len(router.stored_texts(key_id))
+    _, secret = key
+    stored = remember(router, key, "My favourite tea is genmaicha.")
     client = openai_client(router, secret)
 
     embedding = client.embeddings.create(model="fake-embedding", input="genmaicha")
@@ -137,7 +132,8 @@ def test_count_embed_and_complete_endpoints_pass_through_without_memory(
         response = post(router, path, secret, {"content": {"parts": [{"text": "x"}]}})
         assert response.status_code == 200 and response.content == router.upstream.sent[-1]
         assert router.upstream.received[-1].path == path
-    assert len(router.stored_texts(key_id)) == stored
+    later = "Passed-through calls keep nothing."
+    assert set(remember(router, key, later)) == {*stored, later}
 
 
 def test_passthrough_needs_a_valid_memory_key(router: Router) -> None:
@@ -184,7 +180,7 @@ def test_unknown_routes_answer_in_the_envelope_of_their_path(
 
 def test_gemini_function_results_in_tool_turns_are_accepted(router: Router, key: tuple[str, str]) -> None:
     key_id, secret = key
-    remember(router, secret, "I live in Porto.")
+    remember(router, key, "I live in Porto.")
     weather = types.FunctionDeclaration(
         name="get_weather", description="Weather in a city", parameters_json_schema={"type": "object"}
     )
@@ -205,14 +201,14 @@ def test_gemini_function_results_in_tool_turns_are_accepted(router: Router, key:
     assert [c["role"] for c in sent["contents"]] == ["user", "model", "tool"]
     assert sent["contents"][2]["parts"][0]["functionResponse"]["response"] == {"sky": "clear"}
     assert "Porto" in sent["systemInstruction"]["parts"][-1]["text"]
-    assert "What's the weather where I live?" in router.stored_texts(key_id)
+    router.wait_stored(key_id, "What's the weather where I live?")
 
 
 def test_gemini_cached_content_gets_memory_in_the_user_turn_not_a_system_instruction(
     router: Router, key: tuple[str, str]
 ) -> None:
     _, secret = key
-    remember(router, secret, "My bike lock code is kept in the red notebook.")
+    remember(router, key, "My bike lock code is kept in the red notebook.")
     config = types.GenerateContentConfig(cached_content="cachedContents/fake-cache")
     question = "Where is my bike lock code kept?"
     client = gemini_client(router, secret)
@@ -231,8 +227,7 @@ def test_gemini_json_array_stream_is_relayed_and_stored(router: Router, key: tup
     ) as response:
         received = b"".join(response.iter_raw())
     assert received == router.upstream.sent[-1] and received.startswith(b"[")
-    stored = router.stored_texts(key_id)
-    assert "My cat sleeps on the radiator." in stored and router.upstream.answer in stored
+    router.wait_stored(key_id, "My cat sleeps on the radiator.", router.upstream.answer)
 
 
 @pytest.fixture
@@ -248,7 +243,7 @@ def test_provider_routes_take_large_inline_media_up_to_their_own_limit(
     router: Router, key: tuple[str, str], small_provider_limit: int
 ) -> None:
     _, secret = key
-    remember(router, secret, "My garden has three apple trees.")
+    remember(router, key, "My garden has three apple trees.")
     image = base64.b64encode(bytes(range(256)) * 4800).decode()  # 1.2 MB raw, 1.6 MB encoded
     user = {
         "role": "user",
@@ -301,7 +296,7 @@ def test_memory_goes_into_the_callers_system_message_wherever_it_stands(
     router: Router, key: tuple[str, str]
 ) -> None:
     _, secret = key
-    remember(router, secret, "My train leaves from Santa Apolonia.")
+    remember(router, key, "My train leaves from Santa Apolonia.")
     messages = [
         {"role": "user", "content": "Hi."},
         {"role": "assistant", "content": "Hello!"},
@@ -315,10 +310,11 @@ def test_memory_goes_into_the_callers_system_message_wherever_it_stands(
 
 
 def test_an_answer_the_client_gave_up_on_is_not_stored(router: Router, key: tuple[str, str]) -> None:
-    key_id, secret = key
+    _, secret = key
     router.upstream.answer_delay = 1.0
     try:
         for stream in (False, True):
+            served = router.served(secret)
             body = {"model": "gpt-test", "stream": stream, "messages": [{"role": "user", "content": f"Gave up {stream}."}]}
             with pytest.raises(httpx.ReadTimeout):
                 httpx.post(
@@ -327,18 +323,15 @@ def test_an_answer_the_client_gave_up_on_is_not_stored(router: Router, key: tupl
                     headers={"X-Memory-Key": secret},
                     timeout=httpx.Timeout(5, read=0.3),
                 )
-        time.sleep(1.5)
+            router.wait_served(secret, served + 1)  # the late answer came and was judged
     finally:
         router.upstream.answer_delay = 0.0
-    assert not any(text.startswith("Gave up") for text in router.stored_texts(key_id))
-    remember(router, secret, "Waited for it.")
-    assert "Waited for it." in router.stored_texts(key_id)
+    assert remember(router, key, "Waited for it.") == ["Waited for it.", router.upstream.answer]
 
 
 def test_options_may_come_in_the_body_and_headers_win(router: Router, key: tuple[str, str]) -> None:
-    key_id, secret = key
-    remember(router, secret, "My locker number is 418.")
-    stored = len(router.stored_texts(key_id))
+    _, secret = key
+    stored = remember(router, key, "My locker number is 418.")
     body = {
         "model": "gpt-test",
         "messages": [{"role": "user", "content": "What is my locker number?"}],
@@ -348,7 +341,6 @@ def test_options_may_come_in_the_body_and_headers_win(router: Router, key: tuple
     sent = router.upstream.received[-1].json
     assert "memvault" not in sent and "418" in sent["messages"][0]["content"]
     assert response.headers["x-memory-status"] == "ok"
-    assert len(router.stored_texts(key_id)) == stored  # read mode: nothing stored
 
     post(router, "/v1/chat/completions", secret, body, X_Memory_Mode="off")
     assert router.upstream.received[-1].json == {k: v for k, v in body.items() if k != "memvault"}
@@ -358,3 +350,6 @@ def test_options_may_come_in_the_body_and_headers_win(router: Router, key: tuple
         refused = post(router, "/v1/chat/completions", secret, {**body, "memvault": bad})
         assert refused.status_code == 400 and refused.json()["error"]["type"] == "invalid_request_error"
         assert len(router.upstream.received) == calls
+    # Neither the read-mode call nor the one with memory off kept its question.
+    later = "Stored after the read."
+    assert set(remember(router, key, later)) == {*stored, later}

@@ -51,8 +51,7 @@ def test_openai_non_streaming(router: Router, key: tuple[str, str]) -> None:
     assert received.headers["authorization"] == "Bearer sk-test-openai"
     assert "x-memory-key" not in received.headers
     assert received.json == {"model": "gpt-test", "messages": messages, "temperature": 0.3}
-    assert "My dog is called Biscuit." in router.stored_texts(key_id)
-    assert router.upstream.answer in router.stored_texts(key_id)
+    router.wait_stored(key_id, "My dog is called Biscuit.", router.upstream.answer)
 
 
 def test_openai_streaming_stores_the_assembled_answer(router: Router, key: tuple[str, str]) -> None:
@@ -66,9 +65,7 @@ def test_openai_streaming_stores_the_assembled_answer(router: Router, key: tuple
     text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
     assert text == router.upstream.answer
     assert router.upstream.received[-1].json["stream"] is True
-    stored = router.stored_texts(key_id)
-    assert "Remember that my locker number is 4711." in stored
-    assert router.upstream.answer in stored
+    router.wait_stored(key_id, "Remember that my locker number is 4711.", router.upstream.answer)
 
 
 def test_anthropic_non_streaming_and_streaming(router: Router, key: tuple[str, str]) -> None:
@@ -89,8 +86,7 @@ def test_anthropic_non_streaming_and_streaming(router: Router, key: tuple[str, s
         streamed = "".join(stream.text_stream)
         final = stream.get_final_message()
     assert streamed == router.upstream.answer and final.usage.output_tokens > 0
-    stored = router.stored_texts(key_id)
-    assert "I live in Lisbon." in stored and "My sister is Ana." in stored
+    router.wait_stored(key_id, "I live in Lisbon.", "My sister is Ana.")
 
 
 def test_gemini_non_streaming_and_streaming(router: Router, key: tuple[str, str]) -> None:
@@ -105,19 +101,18 @@ def test_gemini_non_streaming_and_streaming(router: Router, key: tuple[str, str]
     chunks = client.models.generate_content_stream(model="gemini-test", contents="My car is a red Fiat.")
     assert "".join(chunk.text or "" for chunk in chunks) == router.upstream.answer
     assert router.upstream.received[-1].query == "alt=sse"
-    stored = router.stored_texts(key_id)
-    assert "I play the cello." in stored and "My car is a red Fiat." in stored
+    router.wait_stored(key_id, "I play the cello.", "My car is a red Fiat.")
 
 
 def test_memory_stored_through_openai_is_recalled_through_anthropic_and_gemini(
     router: Router, key: tuple[str, str]
 ) -> None:
-    _, secret = key
+    key_id, secret = key
     fact = "My favourite climbing crag is Sintra Peninha."
     openai_client(router, secret).chat.completions.create(
         model="gpt-test", messages=[{"role": "user", "content": fact}]
     )
-    router.settle()
+    router.wait_stored(key_id, fact)
 
     question = "Which climbing crag is my favourite?"
     raw = anthropic_client(router, secret).messages.with_raw_response.create(
@@ -190,4 +185,7 @@ def test_sdk_messages_marked_memory_false_are_forwarded_without_the_flag_and_nev
     ) as stream:
         stream.until_done()
     assert b'"memory"' not in router.upstream.received[-1].body
-    assert not any("8642" in text for text in router.stored_texts(key_id))
+    openai_client(router, secret).chat.completions.create(
+        model="gpt-test", messages=[{"role": "user", "content": "This one may be kept."}]
+    )
+    assert not any("8642" in text for text in router.wait_stored(key_id, "This one may be kept."))

@@ -8,6 +8,7 @@ from memvault.api.providers.base import (
     append_text,
     chat_messages_conversation,
     int_or_none,
+    json_of,
     parse_json_events,
     strip_flags,
     text_of_parts,
@@ -16,6 +17,7 @@ from memvault.core.errors import InvalidInput
 from memvault.core.memory.router import Conversation, Reply
 from memvault.core.settings import Settings
 
+_STOP = "message_stop"
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -79,9 +81,14 @@ class AnthropicCodec:
                     parts.append(delta["text"])
             elif kind == "message_delta" and isinstance(event.get("usage"), dict):
                 output_tokens = int_or_none(event["usage"].get("output_tokens"))
-            elif kind == "message_stop":
+            elif kind == _STOP:
                 stopped = True
         return Reply("".join(parts), input_tokens, output_tokens, complete=stopped)
+
+    def ends_stream(self, event: SseEvent) -> bool:
+        # Most events are deltas: the word is looked for before any JSON is parsed.
+        found = json_of(event) if _STOP in event.data else None
+        return found is not None and found.get("type") == _STOP
 
     def error_body(self, status: int, message: str) -> Json:
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")

@@ -64,6 +64,11 @@ class ProviderCodec(Protocol):
         """The answer assembled from a stream's events."""
         ...
 
+    def ends_stream(self, event: SseEvent) -> bool:
+        """Whether ``event`` is the stream's last word: nothing after it changes the reply, so the
+        turn is complete once it has reached the client, however long the connection stays open."""
+        ...
+
     def error_body(self, status: int, message: str) -> Json:
         """``message`` in this provider's own error envelope."""
         ...
@@ -121,20 +126,21 @@ def append_text(text: str, context: str) -> str:
     return f"{text}\n\n{context}" if text else context
 
 
+def json_of(event: SseEvent) -> Json | None:
+    """The JSON object an event's ``data:`` lines carry; ``None`` for keep-alives and ``[DONE]``."""
+    data = event.data.strip()
+    if not data.startswith("{"):
+        return None
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def parse_json_events(events: list[SseEvent]) -> list[Json]:
     """The JSON objects carried by ``data:`` lines; keep-alives and ``[DONE]`` are skipped."""
-    found = []
-    for event in events:
-        data = event.data.strip()
-        if not data or data == "[DONE]":
-            continue
-        try:
-            value = json.loads(data)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-    return found
+    return [value for value in map(json_of, events) if value is not None]
 
 
 def int_or_none(value: object) -> int | None:

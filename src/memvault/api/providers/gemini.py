@@ -8,6 +8,7 @@ from memvault.api.providers.base import (
     Json,
     SseEvent,
     int_or_none,
+    json_of,
     parse_json_events,
     remember_flag,
     require_list,
@@ -119,6 +120,11 @@ class GeminiCodec:
             if isinstance(response.get("usageMetadata"), dict):
                 usage = _usage(response)
         return Reply("".join(parts), *usage, complete=finished)
+
+    def ends_stream(self, event: SseEvent) -> bool:
+        # Most chunks carry no finish reason: the word is looked for before any JSON is parsed.
+        found = json_of(event) if "finishReason" in event.data else None
+        return found is not None and _first_candidate_text(found)[1]
 
     def error_body(self, status: int, message: str) -> Json:
         state = _STATUSES.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")

@@ -68,7 +68,7 @@ class OpenAICodec:
     def stream_reply(self, events: list[SseEvent]) -> Reply:
         parts: list[str] = []
         usage: tuple[int | None, int | None] = (None, None)
-        finished = any(event.data.strip() == "[DONE]" for event in events)
+        finished = any(self.ends_stream(event) for event in events)
         for chunk in parse_json_events(events):
             if isinstance(chunk.get("usage"), dict):
                 usage = _usage(chunk)
@@ -80,6 +80,10 @@ class OpenAICodec:
                     parts.append(delta["content"])
                 finished = finished or choice.get("finish_reason") is not None
         return Reply("".join(parts), *usage, complete=finished)
+
+    def ends_stream(self, event: SseEvent) -> bool:
+        # A choice's finish_reason already completes the answer, but a usage chunk may follow it.
+        return event.data.strip() == "[DONE]"
 
     def error_body(self, status: int, message: str) -> Json:
         kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")

@@ -8,6 +8,7 @@ from memvault.api.providers.base import (
     SseEvent,
     append_text,
     int_or_none,
+    json_of,
     parse_json_events,
     remember_flag,
     strip_flags,
@@ -86,4 +87,9 @@ class OpenAIResponsesCodec(OpenAICodec):
                 final = event["response"]
                 return Reply(_output_text(final) or "".join(deltas), *_usage(final))
         return Reply("".join(deltas), complete=False)
+
+    def ends_stream(self, event: SseEvent) -> bool:
+        # Most events are deltas: the names are looked for before any JSON is parsed.
+        found = json_of(event) if any(name in event.data for name in _FINAL_EVENTS) else None
+        return found is not None and found.get("type") in _FINAL_EVENTS
 

@@ -1,8 +1,8 @@
 """The one streaming helper for every provider.
 
-``relay`` hands each upstream chunk on the moment it arrives and only then lets a tap look at it
-on the side: an SSE tap parses events, a JSON tap keeps the body. ``RelayResponse`` sends the
-chunks to the client; when the whole body reached a client still connected, the tap goes to
+``RelayResponse`` hands each upstream chunk to the client the moment it arrives and only then lets
+a tap look at it on the side: an SSE tap parses events (asking the provider's codec which one ends
+the stream), a JSON tap keeps the body. Once the turn counts as delivered the tap goes to
 ``on_delivered``, which schedules the reply's assembly and ``record``.
 """
 
@@ -13,12 +13,11 @@ import codecs
 import json
 import logging
 import re
-from collections.abc import AsyncGenerator, Callable
-from contextlib import aclosing
+from collections.abc import Callable
 from typing import Protocol
 
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from memvault.api.providers.base import ProviderCodec, SseEvent
 from memvault.core.memory.router import Reply
@@ -82,7 +81,18 @@ class SseParser:
 
 
 class Tap(Protocol):
+    """Follows a relayed body on the side, chunk by chunk, as the client was sent it."""
+
     def feed(self, chunk: bytes) -> None: ...
+
+    @property
+    def ended(self) -> bool:
+        """The provider's last event is among the chunks fed: nothing after it changes the reply."""
+        ...
+
+    def answered(self) -> bool:
+        """The chunks fed hold a complete answer (asked once, when a body was cut short)."""
+        ...
 
     def reply(self) -> Reply: ...
 
@@ -93,11 +103,18 @@ class SseTap:
         self._parser = SseParser()
         self._events: list[SseEvent] = []
         self._size = 0
+        self.ended = False
 
     def feed(self, chunk: bytes) -> None:
         self._size += len(chunk)
         if self._size <= MAX_TAPPED_BYTES:
-            self._events.extend(self._parser.feed(chunk))
+            events = self._parser.feed(chunk)
+            self._events.extend(events)
+            self.ended = self.ended or any(self._codec.ends_stream(event) for event in events)
+
+    def answered(self) -> bool:
+        reply = read_reply(self)
+        return reply is not None and reply.complete
 
     def reply(self) -> Reply:
         if self._size > MAX_TAPPED_BYTES:
@@ -106,6 +123,10 @@ class SseTap:
 
 
 class JsonTap:
+    """A JSON body ends only where its bytes do: no event inside it says the answer is over."""
+
+    ended = False
+
     def __init__(self, codec: ProviderCodec) -> None:
         self._codec = codec
         self._body = bytearray()
@@ -113,6 +134,12 @@ class JsonTap:
     def feed(self, chunk: bytes) -> None:
         if len(self._body) <= MAX_TAPPED_BYTES:
             self._body.extend(chunk)
+
+    def answered(self) -> bool:
+        try:
+            return self.reply().complete
+        except ValueError:  # cut off mid-body: not an answer, and nothing worth a warning
+            return False
 
     def reply(self) -> Reply:
         if len(self._body) > MAX_TAPPED_BYTES:
@@ -131,26 +158,19 @@ def tap_for(codec: ProviderCodec, content_type: str) -> Tap:
     return JsonTap(codec)
 
 
-async def relay(upstream: UpstreamResponse, tap: Tap | None) -> AsyncGenerator[bytes, None]:
-    """Yield upstream's bytes unchanged, each shown to ``tap`` only after it was handed on. The
-    upstream response is closed however the iteration ends."""
-    try:
-        async for chunk in upstream.aiter_bytes():
-            yield chunk
-            if tap is not None:
-                try:
-                    tap.feed(chunk)
-                except Exception as exc:  # a parsing bug must never cut the client's stream
-                    log.warning("could not follow the upstream body: %s", type(exc).__name__)
-                    tap = None
-    finally:
-        await upstream.aclose()
+class ClientGone(Exception):
+    """The client stopped reading before the body was over."""
 
 
 class RelayResponse(Response):
-    """An upstream response relayed to the client as it arrives. ``on_delivered`` gets the tap
-    only when the whole body went out to a client still connected: an answer the client gave up
-    on (a timeout, then maybe a retry) must not be remembered."""
+    """An upstream response relayed to the client as it arrives, each chunk shown to the tap once
+    it was handed to the client. The turn counts as delivered, and ``on_delivered`` gets the tap,
+    as soon as the stream's last event went out; when the relay ends without one (upstream's end,
+    the client leaving, upstream failing), if the whole body reached a client still connected or
+    what the client was sent holds a complete answer. An answer the client left before it was
+    complete (a timeout, then maybe a retry) is not remembered. Upstream is closed however the
+    relay ends, and as soon as the client leaves: an upstream that keeps its connection open
+    after its last event delays nothing."""
 
     def __init__(
         self,
@@ -164,33 +184,68 @@ class RelayResponse(Response):
         # Set raw: upstream may repeat a header (set-cookie), and no content type is invented.
         self.raw_headers = headers
         self.background = None
-        self.tap = tap
         self.on_delivered = on_delivered
+        # The tap still following the body: None once it was delivered, or lost its way.
+        self._tap = tap if on_delivered is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         gone = asyncio.Event()
-
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            gone.set()
-
-        watcher = asyncio.ensure_future(watch())
-        delivered = False
+        watcher = asyncio.ensure_future(_until_disconnect(receive, gone))
+        pump = asyncio.ensure_future(self._pump(send, gone))
         try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            async with aclosing(relay(self.upstream, self.tap)) as chunks:
-                async for chunk in chunks:
-                    if gone.is_set():
-                        return
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await asyncio.sleep(0)  # a disconnect already reported is seen before the verdict
-            delivered = not gone.is_set()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await asyncio.wait((pump, watcher), return_when=asyncio.FIRST_COMPLETED)
         finally:
             watcher.cancel()
-        if delivered and self.tap is not None and self.on_delivered is not None:
-            self.on_delivered(self.tap)
+            pump.cancel()
+            await asyncio.wait((pump,))
+            # However the relay ended, even before the pump ever ran: the client, upstream, us.
+            await self.upstream.aclose()
+        failure = None if pump.cancelled() else pump.exception()
+        whole = not pump.cancelled() and failure is None
+        if self._tap is not None and (whole or self._tap.answered()):
+            self._deliver(self._tap)
+        if failure is not None and not isinstance(failure, ClientGone):
+            raise failure
+
+    async def _pump(self, send: Send, gone: asyncio.Event) -> None:
+        async def to_client(message: Message) -> None:
+            try:
+                await send(message)
+            except Exception as exc:  # OSError by the ASGI spec; on Workers the response stream's error
+                log.info("the client stopped reading: %s", type(exc).__name__)
+                raise ClientGone from exc
+
+        await to_client({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self.upstream.aiter_bytes():
+            if gone.is_set():
+                raise ClientGone
+            await to_client({"type": "http.response.body", "body": chunk, "more_body": True})
+            if self._tap is not None:
+                self._follow(self._tap, chunk)
+        await to_client({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _follow(self, tap: Tap, chunk: bytes) -> None:
+        """Show ``tap`` a chunk the client was handed."""
+        try:
+            tap.feed(chunk)
+        except Exception as exc:  # a parsing bug must never cut the client's stream
+            log.warning("could not follow the upstream body: %s", type(exc).__name__)
+            self._tap = None
+            return
+        if tap.ended:
+            # The store need not wait for upstream's end, nor for a client that never says it left.
+            self._deliver(tap)
+
+    def _deliver(self, tap: Tap) -> None:
+        self._tap = None
+        if self.on_delivered is not None:
+            self.on_delivered(tap)
+
+
+async def _until_disconnect(receive: Receive, gone: asyncio.Event) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.set()
 
 
 def read_reply(tap: Tap) -> Reply | None:
