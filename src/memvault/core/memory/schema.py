@@ -101,6 +101,12 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ALTER TABLE buffer ADD COLUMN metadata TEXT",
         ),
     ),
+    (
+        # A pending message's vector, attached as soon as it is stored, so search finds it by
+        # meaning before it is cut into a chunk; its row takes the same vector at the cut.
+        "0008_buffer_embeddings",
+        ("ALTER TABLE buffer ADD COLUMN embedding BLOB",),
+    ),
 )
 
 
