@@ -5,6 +5,7 @@ vaults and mirrors from before pending vectors keep working."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,15 +27,17 @@ from memvault.core.models import Message
 
 
 class Recording:
-    """The embedder, failing while ``down`` and keeping every text it embedded."""
+    """The embedder, failing while ``down``, taking ``pause`` seconds a call, and keeping every text
+    it embedded."""
 
     def __init__(self, inner: Any) -> None:
-        self._inner, self.texts, self.down = inner, list[str](), False
+        self._inner, self.texts, self.down, self.pause = inner, list[str](), False, 0.0
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if self.down:
             raise ConnectionError("embedding service unavailable")
+        await asyncio.sleep(self.pause)
         self.texts += texts
         return list(await self._inner.embed(texts))
 
@@ -123,10 +126,13 @@ async def test_a_vault_and_mirror_from_before_pending_vectors_keep_working(memva
     older = Memvault(memvault.deps, memvault.client, secret, key.id)
     assert [i["text"] for i in (await search(older, "shed roof leaks"))["items"]] == [m.content for m in reversed(old)]
     assert await vectors(older) == {"vault": 0, "mirror": 0} and await unembedded(older) == 2
+    recording = memvault.deps.embedder = Recording(memvault.deps.embedder)
     await store(older, [said(5, "A new note: the gutter is blocked.")])
     assert await vectors(older) == {"vault": 1, "mirror": 1} and await unembedded(older) == 2
-    assert (await memory.reconcile_vault(memvault.deps, key.id))["embedded"] == 2
-    assert await vectors(older) == {"vault": 3, "mirror": 3} and await in_step(older) == []
+    await memory.flush_pending(memvault.deps, key.id)  # the cut embeds the older ones, as it always did
+    assert sorted(recording.texts) == sorted(["A new note: the gutter is blocked.", *(m.content for m in old)])
+    assert await unembedded(older) == 0 and await in_step(older) == []
+    assert [i["text"] for i in (await search(older, "shed roof leaks"))["items"]][:2] == [m.content for m in reversed(old)]
 
 
 def _write_vault_of_the_earlier_format(path: Path, pending: Sequence[Message]) -> None:
@@ -148,3 +154,20 @@ def _write_vault_of_the_earlier_format(path: Path, pending: Sequence[Message]) -
     sql.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'log_head'")
     sql.execute("INSERT INTO changes (seq, kind, ids) SELECT CAST(value AS INTEGER), 'buffer', '[]' FROM meta WHERE key = 'log_head'")
     sql.close()
+
+
+async def test_concurrent_writers_embed_each_message_once_and_leave_nothing_unembedded(memvault: Memvault) -> None:
+    recording = memvault.deps.embedder = Recording(memvault.deps.embedder)
+    recording.pause = 0.01  # each model call yields, so other writers' cuts fall between a store and its vectors
+
+    async def writer(w: int) -> None:
+        for r in range(6):
+            batch = [said(100 * w + 10 * r + i, f"Writer {w} round {r} line {i}: the kettle is {w * r + i} degrees.")
+                     for i in range(5)]
+            await store(memvault, batch)
+
+    await asyncio.gather(*(writer(w) for w in range(8)))
+    assert len(recording.texts) == 240 and len(set(recording.texts)) == 240
+    stats = (await memvault.client.get("/v1/memory/stats", headers=memvault.auth)).json()["vaults"]["core"]["vault"]
+    assert stats["chunks"] > 0 and stats["unembedded"] == 0
+    assert await in_step(memvault) == []

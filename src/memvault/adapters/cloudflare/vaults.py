@@ -36,10 +36,7 @@ class DurableObjectVault:
     async def attach_embeddings(
         self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None
     ) -> int:
-        def plain(vectors: dict[str, list[float]]) -> dict[str, list[float]]:
-            return {id_: [float(x) for x in vector] for id_, vector in vectors.items()}
-
-        return int(await self._call("attach_embeddings", model_id, plain(embeddings), plain(pending or {})))
+        return int(await self._call("attach_embeddings", model_id, _vectors(embeddings), _vectors(pending or {})))
 
     async def flush(self) -> models.AppendResult:
         return models.AppendResult.from_dict(await self._call("flush"))
@@ -79,3 +76,7 @@ class DurableObjectVault:
 
     async def stats(self) -> models.VaultStats:
         return models.VaultStats.from_dict(await self._call("stats"))
+
+
+def _vectors(vectors: dict[str, list[float]]) -> dict[str, list[float]]:
+    return {id_: [float(x) for x in vector] for id_, vector in vectors.items()}

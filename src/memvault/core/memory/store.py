@@ -83,13 +83,13 @@ class VaultStore:
             (key, value),
         )
 
-    def _state(self, rows: Sequence[MemoryRow], accepted: int, pending_ids: Sequence[str] = ()) -> AppendResult:
+    def _state(self, rows: Sequence[MemoryRow], accepted: int, owned: Sequence[str] = ()) -> AppendResult:
         """Give the chunks created the mean of their messages' vectors where every one has a vector,
         log the rows created and the buffer's new version; report both, and what the model must
-        embed (the rows created, and the messages ``pending_ids`` buffered, that have no vector).
-        The vectors stay in the vault."""
+        embed for this change (``owned``: the messages whose embedding falls to it, see
+        ``vault_vectors.jobs_for``). The vectors stay in the vault."""
         derived = vault_vectors.derive_chunk_vectors(self._sql, [row.id for row in rows if row.kind == "chunk"])
-        jobs = vault_vectors.jobs_for(self._sql, rows, derived, pending_ids)
+        jobs = vault_vectors.jobs_for(self._sql, rows, derived, owned)
         self._coded += [row.id for row in rows if row.embedding is not None] + derived
         changelog.log(self._sql, changelog.ROWS, [row.id for row in rows])
         self._set_meta("buffer_version", str(int(self._meta("buffer_version") or 0) + 1))
@@ -104,12 +104,14 @@ class VaultStore:
             to_embed=jobs,
         )
 
-    def _store_plans(self, plans: Sequence[ChunkPlan]) -> list[MemoryRow]:
+    def _store_plans(self, plans: Sequence[ChunkPlan]) -> tuple[list[MemoryRow], list[str]]:
         """Store the chunks cut and their messages' rows, each row taking the vector its message
-        had while pending."""
+        had while pending. Also returns the messages cut whose rows are embedded at the cut (those
+        buffered before pending messages had vectors)."""
         created: list[MemoryRow] = []
         stored_messages: set[str] = set()
         vectors = vault_vectors.pending_vectors(self._sql) if plans else {}
+        earlier = vault_vectors.embedded_at_cut(self._sql) if plans else set()
         for plan in plans:
             chunk = chunk_row(plan.text, plan.messages)
             if insert_row(self._sql, chunk, plan.carry_chars):
@@ -125,34 +127,39 @@ class VaultStore:
                 self._sql.execute(
                     "DELETE FROM buffer WHERE id = ? AND content_hash = ?", (message.id, row.content_hash)
                 )
-        return created
+        return created, sorted(stored_messages & earlier)
 
-    def _cut(self, flush: bool) -> list[MemoryRow]:
+    def _cut(self, flush: bool) -> tuple[list[MemoryRow], list[str]]:
         carry = self._meta("carry") or ""
         buffer = list(changelog.buffer_state(self._sql).messages)
         plans, _, carry = plan_chunks(buffer, carry, self._chunk_tokens, self._overlap_tokens, flush=flush)
-        created = self._store_plans(plans)
+        cut = self._store_plans(plans)
         self._set_meta("carry", carry)
-        return created
+        return cut
 
     def append(self, messages: Sequence[Message], model: EmbeddingModel | None = None) -> AppendResult:
-        """Take messages into the buffer (cutting chunks when it is full). With ``model``, refuse
-        first, in the same transaction, if the vault holds another model's vectors."""
+        """Take messages into the buffer (cutting chunks when it is full), and hand the new ones out
+        for embedding (``to_embed``). With ``model``, refuse first, in the same transaction, if the
+        vault holds another model's vectors."""
 
         def work() -> AppendResult:
             if model is not None:
                 self._refuse_other_model(model)
-            fresh = new_messages(self._sql, messages)
-            for message, occurrences in fresh:
-                self._sql.execute(
-                    "INSERT INTO buffer (id, role, content, ts, model, content_hash, occurrences, metadata) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (message.id, message.role, message.content, message.timestamp, message.model, message_hash(message),
-                     occurrences, message.metadata),
-                )
-            return self._state(self._cut(flush=False), len(fresh), [message.id for message, _ in fresh])
+            fresh = [message.id for message, _ in self._take(new_messages(self._sql, messages))]
+            created, earlier = self._cut(flush=False)
+            return self._state(created, len(fresh), [*fresh, *earlier])
 
         return self._written(work)
+
+    def _take(self, fresh: list[tuple[Message, int]]) -> list[tuple[Message, int]]:
+        for message, occurrences in fresh:
+            self._sql.execute(
+                "INSERT INTO buffer (id, role, content, ts, model, content_hash, occurrences, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (message.id, message.role, message.content, message.timestamp, message.model, message_hash(message),
+                 occurrences, message.metadata),
+            )
+        return fresh
 
     def _written(self, work: Callable[[], T]) -> T:
         """Run a mutation in one transaction, then add the codes of the vectors it stored to the
@@ -170,8 +177,22 @@ class VaultStore:
                 f"({model.dimension}-d); clear it with reset=true to switch"
             )
 
+    def _hold_model(self, model_id: str, dimension: int) -> None:
+        """Record that the vault holds this model's vectors; refuse if it holds another's."""
+        stored = self._meta("dimension")
+        if stored is not None and (int(stored) != dimension or self._meta("model_id") != model_id):
+            raise InvalidInput(
+                f"this vault holds {stored}-d embeddings of {self._meta('model_id')}; reset it to use {model_id}"
+            )
+        self._set_meta("dimension", str(dimension))
+        self._set_meta("model_id", model_id)
+
     def flush(self) -> AppendResult:
-        return self._written(lambda: self._state(self._cut(flush=True), 0))
+        def work() -> AppendResult:
+            created, earlier = self._cut(flush=True)
+            return self._state(created, 0, earlier)
+
+        return self._written(work)
 
     def attach_embeddings(
         self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None
@@ -186,13 +207,7 @@ class VaultStore:
             raise InvalidInput("embeddings of one call must share a dimension")
 
         def work() -> int:
-            stored = self._meta("dimension")
-            if stored is not None and (int(stored) != dimension or self._meta("model_id") != model_id):
-                raise InvalidInput(
-                    f"this vault holds {stored}-d embeddings of {self._meta('model_id')}; reset it to use {model_id}"
-                )
-            self._set_meta("dimension", str(dimension))
-            self._set_meta("model_id", model_id)
+            self._hold_model(model_id, dimension)
             changed = vault_vectors.attach_rows(self._sql, embeddings)
             buffered, taken = vault_vectors.attach_pending(self._sql, pending or {})
             derived = vault_vectors.derive_chunk_vectors(self._sql, vault_vectors.parents_of(self._sql, changed + taken))

@@ -1,8 +1,8 @@
 """Vectors inside one vault, within the caller's transaction. Each message is embedded by the model
-once: in the pending buffer as soon as it is stored, and its row takes that vector when the buffer
-is cut. A chunk's vector is the normalised mean of its messages' vectors (``embedding.py`` says
-why), set as soon as every message of it has one; only a chunk that holds no message row of its
-own (a later piece of a message longer than a chunk) needs the model."""
+once: the write that takes it into the pending buffer hands it out and attaches its vector, and
+its row takes that vector when the buffer is cut. A chunk's vector is the normalised mean of its messages' vectors
+(``embedding.py`` says why), set as soon as every message of it has one; only a chunk that holds
+no message row of its own (a later piece of a message longer than a chunk) needs the model."""
 
 from __future__ import annotations
 
@@ -93,14 +93,22 @@ def parents_of(sql: SyncSql, row_ids: Sequence[str]) -> list[str]:
     return parents
 
 
+def embedded_at_cut(sql: SyncSql) -> set[str]:
+    """Pending messages buffered before pending messages had vectors: their rows are embedded when
+    they are cut, as every row was then."""
+    return {str(r["id"]) for r in sql.execute("SELECT id FROM buffer WHERE embed_at_cut = 1")}
+
+
 def jobs_for(
-    sql: SyncSql, rows: Sequence[MemoryRow], derived: Iterable[str], pending_ids: Sequence[str]
+    sql: SyncSql, rows: Sequence[MemoryRow], derived: Iterable[str], owned: Iterable[str]
 ) -> tuple[EmbedJob, ...]:
-    """What the model must embed after a change that created ``rows`` (``derived``: the chunks
-    among them that got their messages' mean) and buffered the messages ``pending_ids``: each
-    message row created without a vector, each chunk created without one that holds no message
-    row, and each of those messages still pending."""
-    done = set(derived)
+    """What the model must embed for a change that created ``rows`` (``derived``: the chunks among
+    them that got their messages' mean). ``owned`` names the messages whose embedding falls to this
+    change: those it just took (still pending, or cut at once) and those buffered before pending
+    vectors whose rows it cut. A row cut from a message another write took is not handed out: that
+    write is embedding the message and attaches the vector to its row (``attach_pending``), and
+    if it fails the nightly run does. Chunks that hold no message row are always handed out."""
+    mine, done = set(owned), set(derived)
     bare = [row for row in rows if row.embedding is None and row.id not in done]
     held: set[str] = set()
     for batch in in_batches([row.id for row in bare if row.kind == "chunk"]):
@@ -108,12 +116,14 @@ def jobs_for(
             f"SELECT DISTINCT parent_id AS p FROM rows WHERE kind = 'message' AND parent_id IN ({placeholders(len(batch))})",
             batch,
         ))
-    jobs = [EmbedJob(row.id, row.text) for row in bare if row.kind == "message" or row.id not in held]
-    waiting = set(pending_ids)
-    if waiting:
+    jobs = [
+        EmbedJob(row.id, row.text) for row in bare
+        if (row.kind == "message" and row.source_ids[0] in mine) or (row.kind == "chunk" and row.id not in held)
+    ]
+    if mine:
         jobs += [EmbedJob(str(r["id"]), str(r["content"]), pending=True)
                  for r in sql.execute("SELECT id, content FROM buffer WHERE embedding IS NULL ORDER BY seq")
-                 if str(r["id"]) in waiting]
+                 if str(r["id"]) in mine]
     return tuple(jobs)
 
 
