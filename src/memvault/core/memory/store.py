@@ -152,6 +152,7 @@ class VaultStore:
         return self._written(work)
 
     def _take(self, fresh: list[tuple[Message, int]]) -> list[tuple[Message, int]]:
+        """Put the new messages (each with how often it was said) into the buffer."""
         for message, occurrences in fresh:
             self._sql.execute(
                 "INSERT INTO buffer (id, role, content, ts, model, content_hash, occurrences, metadata) "
