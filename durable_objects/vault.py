@@ -32,8 +32,8 @@ class Vault(DurableObject):  # type: ignore[no-untyped-call]
         checked = None if expected is None else EmbeddingModel.from_dict(expected)
         return to_js(self._store.append([Message.from_dict(m) for m in to_py(messages)], checked).to_dict())
 
-    async def attach_embeddings(self, model_id: Any, embeddings: Any) -> Any:
-        return self._store.attach_embeddings(str(to_py(model_id)), to_py(embeddings))
+    async def attach_embeddings(self, model_id: Any, embeddings: Any, pending: Any = None) -> Any:
+        return self._store.attach_embeddings(str(to_py(model_id)), to_py(embeddings), to_py(pending) or None)
 
     async def flush(self) -> Any:
         return to_js(self._store.flush().to_dict())

@@ -10,6 +10,11 @@ data and measured with real MiniLM: search p50/p95 (new queries, so their embedd
 store p50/p95 (one exchange), the first search (its codes loaded into memory), the bytes of
 in-memory search state per row, and the server's RSS.
 
+Compared (``--compare-with DIR``, a checkout of another revision with its ``src/`` and
+``migrations/``): the two ingest figures of this revision and of that one, measured in the same run
+on fresh servers, interleaved round by round (ABBA), beside the model's own throughput on the same
+texts embedded in one process.
+
 Filling hundreds of thousands of rows with MiniLM takes hours on two cores, so past
 `--real-fill-chunks` the fill uses POOLED vectors: real MiniLM vectors of a few hundred synthetic
 texts, picked per row by a hash of its text and jittered. They cost the store and search paths
@@ -19,6 +24,7 @@ chunks were filled each way. Every figure is printed beside its target.
     .venv/bin/python scripts/bench_latency.py                          # everything (about an hour)
     .venv/bin/python scripts/bench_latency.py --sizes 1000,10000 --skip-ingest
     .venv/bin/python scripts/bench_latency.py --skip-scale --json ingest.json
+    .venv/bin/python scripts/bench_latency.py --compare-with ../memvault-main   # before / after, ingest only
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import hashlib
 import itertools
 import json
 import random
+import statistics
 import subprocess
 import tempfile
 import threading
@@ -263,15 +270,7 @@ def measure_ingest(args: argparse.Namespace) -> dict[str, Any]:
 def model_ceiling(source: TextSource, count: int = 1000) -> float:
     """Short texts a second the local model embeds in one process, in the batches the store path
     uses: the ceiling of any ingest path, printed beside a missed throughput target."""
-    from memvault.adapters.local.embedder import make_embedder
-
-    embedder = make_embedder("minilm")
-    texts = [source.sentence(4, 14) for _ in range(count)]
-    asyncio.run(embedder.embed(texts[:32]))  # load the model first
-    started = time.perf_counter()
-    for at in range(0, count, 256):
-        asyncio.run(embedder.embed(texts[at : at + 256]))
-    return count / (time.perf_counter() - started)
+    return model_throughput([source.sentence(4, 14) for _ in range(count)], 256)
 
 
 def concurrent_writers(url: str, secret: str, source: TextSource, rounds: int) -> dict[str, Any]:
@@ -295,6 +294,66 @@ def concurrent_writers(url: str, secret: str, source: TextSource, rounds: int) -
     seconds = asyncio.run(run())
     return {"messages": 40 * rounds, "seconds": seconds, "messages_per_s": 40 * rounds / seconds,
             "request_ms": summary(latencies)}
+
+
+def compare_ingest(args: argparse.Namespace) -> dict[str, Any]:
+    """One POST of 2,000 short turns and 8 concurrent writers, for this revision and the one at
+    ``args.compare_with``, each round on fresh servers, the order alternating; medians of rounds."""
+    source = TextSource(seed=args.seed + 1)
+    turns = short_turns(source, 2000, time.time() - 7200, "bulk")
+    sides: dict[str, dict[str, str]] = {"this": {}, "other": {"PYTHONPATH": str(args.compare_with.resolve() / "src")}}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
+    for round_ in range(args.compare_rounds):
+        order = ("this", "other") if round_ % 2 == 0 else ("other", "this")
+        for name in order:
+            with local_memvault("minilm", 120.0, None, **sides[name]) as server, httpx.Client(base_url=server.url, timeout=600.0) as client:
+                bulk, writers, warm = (server.create_key(label) for label in ("bulk", "writers", "warm"))
+                client.post("/v1/memory", json={"messages": short_turns(source, 4, time.time(), "warm")},
+                            headers=auth(warm)).raise_for_status()  # the model loaded before the clock starts
+                started = time.perf_counter()
+                client.post("/v1/memory", json={"messages": turns}, headers=auth(bulk)).raise_for_status()
+                post = 2000 / (time.perf_counter() - started)
+                concurrent = concurrent_writers(server.url, writers, TextSource(args.seed + 5), args.writer_rounds)
+            runs[name].append({"post": post, "writers": concurrent["messages_per_s"],
+                               "writer_p95_ms": concurrent["request_ms"]["p95"]})
+            print(f"  round {round_ + 1} {name}: one POST {post:.0f} msg/s, 8 writers {concurrent['messages_per_s']:.0f} msg/s",
+                  flush=True)
+    texts = [turn["content"] for turn in turns]
+    result = {
+        "compared_with": str(args.compare_with),
+        "runs": runs,
+        "median": {name: {k: statistics.median(r[k] for r in rows) for k in rows[0]} for name, rows in runs.items()},
+        "model_texts_per_s": {size: model_throughput(texts, size) for size in (256, 5)},
+    }
+    print_compared(result)
+    return result
+
+
+def model_throughput(texts: Sequence[str], batch: int) -> float:
+    """Texts a second the local model embeds in one process, ``batch`` texts a call."""
+    from memvault.adapters.local.embedder import make_embedder
+
+    embedder = make_embedder("minilm")
+    asyncio.run(embedder.embed(texts[:32]))  # load the model first
+    started = time.perf_counter()
+    for at in range(0, len(texts), batch):
+        asyncio.run(embedder.embed(texts[at : at + batch]))
+    return len(texts) / (time.perf_counter() - started)
+
+
+def print_compared(result: dict[str, Any]) -> None:
+    target = TARGETS["ingest_messages_per_s"]
+    this, other = result["median"]["this"], result["median"]["other"]
+    model = result["model_texts_per_s"]
+    print(f"ingest, this revision against {result['compared_with']} (medians of {len(result['runs']['this'])} "
+          "interleaved rounds, real MiniLM, fresh servers)", flush=True)
+    print(f"  one POST of 2,000 short turns: {this['post']:.0f} msg/s, before {other['post']:.0f} "
+          f"(target >= {target:.0f}, and no regression)")
+    print(f"  8 writers x 5 messages a request: {this['writers']:.0f} msg/s, before {other['writers']:.0f} "
+          f"(target >= {target:.0f}, and no regression); request p95 {this['writer_p95_ms']:.0f} ms, "
+          f"before {other['writer_p95_ms']:.0f} ms")
+    print(f"  the model alone on the same texts, one process: {model[256]:.0f} texts/s in calls of 256, "
+          f"{model[5]:.0f} texts/s in calls of 5", flush=True)
 
 
 def print_ingest(result: dict[str, Any]) -> None:
@@ -457,6 +516,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--writer-rounds", type=int, default=10, help="requests each of the 8 writers sends")
     parser.add_argument("--skip-ingest", action="store_true")
     parser.add_argument("--skip-scale", action="store_true")
+    parser.add_argument("--compare-with", type=Path, help="another checkout: compare its ingest with this one's, only that")
+    parser.add_argument("--compare-rounds", type=int, default=4, help="interleaved rounds of the comparison")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
@@ -466,7 +527,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    report: dict[str, Any] = {"settings": {**vars(args), "json": str(args.json)}}
+    report: dict[str, Any] = {"settings": {**vars(args), "json": str(args.json), "compare_with": str(args.compare_with)}}
+    if args.compare_with:
+        report["ingest_compared"] = compare_ingest(args)
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=2))
+        return
     if not args.skip_ingest:
         report["ingest"] = measure_ingest(args)
     if not args.skip_scale:

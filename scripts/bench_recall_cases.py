@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What the memory router injects, on three small case sets of our own (tests/data/recall/):
+"""What the memory router injects, and what search finds, on four small case sets of our own
+(tests/data/recall/):
 
 - repeats: a fact said once long ago, then the same question asked eight times through the router
   (each turn stored, with an unhelpful answer); on the ninth ask, is the fact injected, and how many
@@ -7,11 +8,17 @@
 - follow-ups: a short conversation whose last message leans on the one before ("and her sister?");
   is the memory that answers it injected, within a small context limit?
 - recency: the same kind of fact said sixty days ago and this morning; does this morning's rank first?
+- paraphrase: a fact said once in a short conversation (a new key each, so the whole conversation
+  is still in the pending buffer), asked in words the fact does not use; is it among the first three
+  results of a search? Asked again once the buffer is flushed into a chunk, as stored memory. The
+  target is 90 % while pending.
 
 Runs in process on the local composition root with the real embedder and the product's defaults
-(only the context limit of each call is set, as a caller sets it). Prints each rate.
+(only the context limit of each call is set, as a caller sets it). Prints each rate. To measure
+another revision of memvault on the same cases, put its ``src`` first on the path:
 
     .venv/bin/python scripts/bench_recall_cases.py [--embedder minilm|hash]
+    PYTHONPATH=/path/to/other/checkout/src .venv/bin/python scripts/bench_recall_cases.py
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ async def run(embedder: str) -> dict[str, Any]:
     from memvault.core.keys import create_key
     from memvault.core.memory.read import search_memory
     from memvault.core.memory.router import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
-    from memvault.core.memory.write import store_conversation
+    from memvault.core.memory.write import flush_pending, store_conversation
     from memvault.core.models import Message
     from memvault.core.settings import load_settings
     from memvault.runtime.local import build_local_deps, close_local_deps
@@ -126,6 +133,19 @@ async def run(embedder: str) -> dict[str, Any]:
             new = next((i for i, text in enumerate(ranked) if text == case["new"]), None)
             old = next((i for i, text in enumerate(ranked) if text == case["old"]), None)
             first += new is not None and (old is None or new < old)
+
+        # Paraphrase: each short conversation in its own key, asked while pending, then once stored.
+        paraphrase = load("paraphrase.jsonl")
+        pending_top3 = stored_top3 = 0
+        for case in paraphrase:
+            key_id = await key()
+            said = [Message(role, text, NOW - 600 + i, uuid.uuid4().hex) for i, (role, text) in enumerate(case["conversation"])]
+            await store_conversation(deps, key_id, said)
+            top = [item.text for item in (await search_memory(deps, key_id, case["question"])).items[:3]]
+            pending_top3 += case["fact"] in top
+            await flush_pending(deps, key_id)
+            top = [item.text for item in (await search_memory(deps, key_id, case["question"])).items[:3]]
+            stored_top3 += case["fact"] in top
         await close_local_deps(deps)
     return {
         "repeats: fact injected on the ninth ask": f"{found}/{len(repeats)}",
@@ -134,7 +154,13 @@ async def run(embedder: str) -> dict[str, Any]:
         "follow-ups: answer injected (the conversation as sent)": f"{followed}/{len(followups)}",
         "follow-ups: answer injected (the last message alone)": f"{alone}/{len(followups)}",
         "recency: this morning's version ranked above the old one": f"{first}/{len(recency)}",
+        "paraphrase: fact among the first 3 results while pending (target >= 90 %)": _share(pending_top3, len(paraphrase)),
+        "paraphrase: fact among the first 3 results once stored in a chunk": _share(stored_top3, len(paraphrase)),
     }
+
+
+def _share(hits: int, total: int) -> str:
+    return f"{hits}/{total} ({100 * hits / total:.0f} %)"
 
 
 def main() -> None:

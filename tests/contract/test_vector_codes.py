@@ -37,20 +37,19 @@ def test_codes_read_in_pages_find_what_codes_in_memory_find(tmp_path: Path, monk
     monkeypatch.setattr(vector_channel, "CODE_PAGE", 17)  # many pages, the last one partial
     for text in QUERIES:
         assert vector_hits(in_memory, text) == vector_hits(paged, text) != []
-    assert in_memory._code_index() is not None and paged._code_index() is None
+    assert in_memory.stats().search_memory_bytes > 0 and paged.stats().search_memory_bytes == 0
 
 
 def test_an_index_grown_past_its_budget_is_let_go(tmp_path: Path) -> None:
     first = filled(tmp_path / "a.sqlite3", memory_bytes=1 << 20, count=40)
-    index = first._code_index()
-    assert index is not None
-    budget = len(index) * index.bytes_per_row + 10
+    stats = first.stats()
+    budget = (stats.messages + stats.chunks) * (8 + ((stats.dimension or 0) + 7) // 8) + 10  # the codes just fit
     store = VaultStore(SqliteSql(tmp_path / "a.sqlite3"), VaultLimits(80, 10, budget))
-    assert store._code_index() is not None
     before = {text: vector_hits(store, text) for text in QUERIES}
+    assert store.stats().search_memory_bytes > 0
     state = store.append(conversation(40, prefix="n", start=2_000_000.0))
     store.attach_embeddings("bag-of-words", {row.id: vector_of(row.text) for row in state.rows})
-    assert store._codes is None
+    assert store.stats().search_memory_bytes == 0
     assert any(vector_hits(store, text) != before[text] for text in QUERIES)  # the new rows are found
 
 

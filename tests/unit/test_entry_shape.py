@@ -181,7 +181,7 @@ async def test_vault_delegates_to_the_core_store_over_do_sql(edge: types.ModuleT
     stats = await vault.stats()
     assert stats["chunks"] >= 1
     found = await vault.search({"text": "Lisbon lease", "vector": None, "depth": 10, "since": None})
-    assert found and all(hit["channel"] in {"keyword", "context"} for hit in found)
+    assert found and all(hit["channel"] in {"keyword", "terms", "context"} for hit in found)
     vectors = {row["id"]: [1.0, 0.0, float(i), 0.5] for i, row in enumerate(appended["rows"])}
     assert await vault.attach_embeddings("test-model", vectors) == len(vectors)
     near = await vault.search({"text": "", "vector": [1.0, 0.0, 0.0, 0.5], "depth": 3, "since": None})

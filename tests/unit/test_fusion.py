@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memvault.core.memory.assemble import ASKING_WEIGHT, VaultAnswer, rank_items
+from memvault.core.memory.buffer_channel import with_buffer
 from memvault.core.memory.fusion import FusionWeights, fuse_candidates, with_borrowed
 from memvault.core.memory.windows import WindowPolicy
-from memvault.core.models import Candidate, MemoryRow, Message
+from memvault.core.models import Candidate, MemoryRow, Message, SearchItem, SearchQuery
 
 POLICY = WindowPolicy(4 * 3600, 3 * 86400, 90 * 86400, 0.0)
 
@@ -85,13 +86,19 @@ def test_pending_messages_are_scored_by_the_same_rule_as_an_open_chunk() -> None
         "We repainted the shed.",
         "The tram was late again.",
     ])]
-    items = rank_items([VaultAnswer("k:core", "vault", [], said)], "Mia violin lessons", POLICY, 200.0)
+    def ranked(query: str) -> list[SearchItem]:
+        found = with_buffer([], said, {}, SearchQuery(text=query, vector=None, depth=20))
+        return rank_items([VaultAnswer("k:core", "vault", found)], query, POLICY, 200.0)
+
+    items = ranked("Mia violin lessons")
     order = [item.source_ids[0] for item in items]
     assert order[:2] == ["p2", "p1"]  # every term (the possessive too), then one term and the answer beside it
     assert sorted(order[2:]) == ["p0", "p3", "p4"]  # the buffer was hit: its messages come as context
+    assert {item.origin for item in items} == {"buffer"}
     weights = FusionWeights()
-    assert abs(items[0].score - (1.0 + weights.chunk * 1.0 + weights.neighbour / 3)) < 1e-6
-    assert rank_items([VaultAnswer("k:core", "vault", [], said)], "birthday cake", POLICY, 200.0) == []
+    # Its own share of the terms, the open chunk's (all of them), a third from the question beside it.
+    assert abs(items[0].score - weights.keyword * (1.0 + weights.chunk * 1.0 + weights.neighbour / 3)) < 1e-6
+    assert ranked("birthday cake") == []
 
 
 def test_a_message_that_asks_counts_less_than_one_that_tells_and_still_lends_to_its_answer() -> None:
@@ -99,7 +106,7 @@ def test_a_message_that_asks_counts_less_than_one_that_tells_and_still_lends_to_
     question = replace(question, text="Which violin does Mia play?")
     answer = replace(answer, text="Mia plays her grandmother's violin.")
     said = [hit(question, "keyword", 1, 5.0), hit(answer, "keyword", 2, 5.0)]
-    items = rank_items([VaultAnswer("k:core", "vault", said, [])], "Mia violin", POLICY, 2000.0)
+    items = rank_items([VaultAnswer("k:core", "vault", said)], "Mia violin", POLICY, 2000.0)
     scores_by_id = {item.source_ids[0]: item.score for item in items}
     assert [item.source_ids[0] for item in items] == ["a", "q"]
     assert abs(scores_by_id["q"] - ASKING_WEIGHT * scores_by_id["a"]) < 1e-6  # the same relevance, lent both ways

@@ -127,9 +127,9 @@ def test_memory_from_the_period_a_question_names_ranks_first() -> None:
     march = _message("march", date(2023, 3, 10), "We went to the lake.")
     june = _message("june", date(2023, 6, 3), "We went to the lake.")
     asked = "what did we do in March?"
-    order = [item.source_ids[0] for item in rank_items([VaultAnswer("k:core", "vault", [june, march], [])], asked, policy, NOW)]
+    order = [item.source_ids[0] for item in rank_items([VaultAnswer("k:core", "vault", [june, march])], asked, policy, NOW)]
     assert order == ["march", "june"]
-    plain = rank_items([VaultAnswer("k:core", "vault", [june, march], [])], "what did we do?", policy, NOW)
+    plain = rank_items([VaultAnswer("k:core", "vault", [june, march])], "what did we do?", policy, NOW)
     assert [item.source_ids[0] for item in plain] == ["june", "march"]  # the same words: the newer first
 
 

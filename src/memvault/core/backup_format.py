@@ -38,6 +38,7 @@ TABLES: tuple[Table, ...] = (
     Table("vaults", "time", "created_at"),
     Table("mirror_rows", None),
     Table("mirror_buffers", "time", "updated_at"),
+    Table("mirror_buffer_vectors", None),
     Table("memory", "seq", "seq"),
     Table("fact_passages", "seq", "seq"),
     Table("fact_links", "time", "created_at"),

@@ -98,10 +98,20 @@ class EmbeddingModel(Plain):
 
 @dataclass(frozen=True)
 class EmbedJob(Plain):
-    """A stored row whose text still needs an embedding."""
+    """A text that needs the model's vector: a stored row's (by row id) or, with ``pending``, a
+    pending message's (by message id)."""
 
     id: str
     text: str
+    pending: bool = False
+
+
+@dataclass(frozen=True)
+class PendingVector(Plain):
+    """The vector of one pending message, by its message id."""
+
+    id: str
+    embedding: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -125,14 +135,16 @@ class MemoryRow(Plain):
 
 @dataclass(frozen=True)
 class AppendResult(Plain):
-    """What a vault reports after taking messages: the rows created (to embed and mirror),
-    and the state of its pending buffer."""
+    """What a vault reports after taking messages: the rows created (to mirror), the state of its
+    pending buffer, and the texts the change needs the model for (``to_embed``: new messages, and
+    chunks none of whose messages it holds; every other vector is carried or derived)."""
 
     rows: tuple[MemoryRow, ...]
     buffer: tuple[Message, ...]
     buffered_tokens: int
     buffer_version: int
     accepted: int = 0
+    to_embed: tuple[EmbedJob, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -161,11 +173,13 @@ class ForgetResult(Plain):
 
 @dataclass(frozen=True)
 class BufferState(Plain):
-    """A vault's pending buffer as the mirror keeps it."""
+    """A vault's pending buffer as the mirror keeps it (``vectors``: those of its messages that
+    have one; filled where the mirror reads the buffer)."""
 
     messages: tuple[Message, ...]
     tokens: int
     version: int
+    vectors: tuple[PendingVector, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,12 @@ class VaultClient(Protocol):
         self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
     ) -> models.AppendResult: ...
 
-    async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int: ...
+    async def attach_embeddings(
+        self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None
+    ) -> int:
+        """Attach vectors to stored rows (by row id) and to pending messages (``pending``, by message
+        id); chunks whose messages all have a vector then get their mean. Returns how many were attached."""
+        ...
 
     async def flush(self) -> models.AppendResult: ...
 

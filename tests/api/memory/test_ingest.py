@@ -1,6 +1,6 @@
 """Large writes: stored in bounded slices (a failure leaves a prefix, a re-send completes it without
-storing anything twice), embedded off the event loop so other keys keep being answered, and chunks
-get their vectors from their messages'."""
+storing anything twice), embedded off the event loop so other keys keep being answered, each
+message embedded once, and chunks get their vectors from their messages'."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from test_memory_api import NOW, search, store
 from memvault.core import memory
 from memvault.core.errors import StorageUnavailable
 from memvault.core.keys import create_key
-from memvault.core.memory.embedding import embed_rows
 from memvault.core.models import Message
 
 
@@ -120,29 +119,37 @@ async def test_a_chunk_takes_the_mean_of_its_messages_vectors(memvault: Memvault
     assert all(abs(a - b / norm) < 1e-5 for a, b in zip(chunks[0].embedding or (), total, strict=True))
 
 
-async def test_a_chunk_with_no_message_at_hand_is_embedded_itself(memvault: Memvault) -> None:
-    from memvault.core.models import MemoryRow
+class Recording:
+    """The embedder, keeping every text it was asked to embed."""
 
-    piece = MemoryRow(id="c-piece", kind="chunk", text="the second half of a very long message", role="user", model=None,
-                      ts_start=1.0, ts_end=1.0, token_count=9, source_ids=("long",), content_hash="h")
-    calls: list[list[str]] = []
-    inner = memvault.deps.embedder
+    def __init__(self, inner: Any) -> None:
+        self._inner, self.texts = inner, list[str]()
+        self.model_id, self.dimension = inner.model_id, inner.dimension
 
-    class Recording:
-        model_id, dimension = inner.model_id, inner.dimension
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts += texts
+        return list(await self._inner.embed(texts))
 
-        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-            calls.append(list(texts))
-            return list(await inner.embed(texts))
 
-    memvault.deps.embedder = Recording()
-
-    class Vault:
-        async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
-            return len(embeddings)
-
-    rows = await embed_rows(memvault.deps, Vault(), [piece])  # type: ignore[arg-type]
-    assert calls == [[piece.text]] and rows[0].embedding is not None
+async def test_every_message_reaches_the_model_once_and_chunks_of_messages_never(memvault: Memvault) -> None:
+    recording = memvault.deps.embedder = Recording(memvault.deps.embedder)
+    long = " ".join(f"Sentence {i} of the keeper's logbook mentions gulls." for i in range(150))
+    await store(memvault, chat(3, prefix="early"))  # pending: embedded at once
+    assert len(recording.texts) == 3
+    await store(memvault, chat(3, prefix="early"))  # a re-send: nothing new
+    await store(memvault, [*chat(60), {"role": "user", "content": long, "timestamp": NOW, "id": "long"}])
+    await memory.flush_pending(memvault.deps, memvault.key_id)
+    vault = memvault.deps.vaults.vault(f"{memvault.key_id}:core")
+    rows = await vault.rows(None, 10_000)
+    assert all(r.embedding is not None for r in rows) and (await vault.stats()).unembedded == 0
+    messages = [r for r in rows if r.kind == "message"]
+    assert len(messages) == 64 and sorted(recording.texts[:3]) == sorted(m["content"] for m in chat(3, prefix="early"))
+    assert all(recording.texts.count(m.text) == 1 for m in messages)
+    held = {m.parent_id for m in messages}
+    pieces = [r for r in rows if r.kind == "chunk" and r.id not in held]
+    assert pieces and all(recording.texts.count(p.text) == 1 for p in pieces)  # later pieces of the long message
+    assert not any(r.text in recording.texts for r in rows if r.kind == "chunk" and r.id in held)
+    assert len(recording.texts) == len(messages) + len(pieces)
 
 
 @pytest.mark.parametrize("count", [1, 257])

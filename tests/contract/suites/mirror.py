@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memvault.core.memory.mirror import MirrorStore
-from memvault.core.models import BufferState, Change, ChangeBatch, MemoryRow, Message
+from memvault.core.models import BufferState, Change, ChangeBatch, MemoryRow, Message, PendingVector, SearchQuery
+from memvault.core.vectors import unpack
 
 KEY, VAULT = "key_mirror", "key_mirror:core"
 EMPTY = BufferState((), 0, 0)
@@ -83,6 +84,28 @@ async def a_rebuild_holds_the_mirror_against_other_writers(db: Any) -> None:
     assert (await mirror.sync_state(KEY, VAULT)).synced_seq == 5
 
 
+async def pending_vectors_follow_the_buffer(db: Any) -> None:
+    mirror = MirrorStore(db)
+    said = tuple(Message("user", f"pending note {i} about harbours", float(i), f"p{i}") for i in range(30))
+    vectors = tuple(PendingVector(m.id, (1.0, float(i), 0.0)) for i, m in enumerate(said))
+    await mirror.apply(KEY, VAULT, 0, batch(Change(1, "buffer"), buffer=BufferState(said, 90, 1, vectors)), 1.0)
+    assert set(await mirror.buffer_vectors(KEY, VAULT)) == {m.id for m in said}  # more than one statement's worth
+    found = await mirror.search(KEY, VAULT, SearchQuery(text="zzzz", vector=(1.0, 0.0, 0.0), depth=5))
+    hits = [c for c in found if c.channel == "vector"]
+    assert hits[0].row.source_ids == ("p0",) and hits[0].rank == 1 and len(hits) == 5
+    kept = BufferState(said[5:], 75, 2, tuple(PendingVector(v.id, (0.0, 1.0, 0.0)) for v in vectors[5:]))
+    await mirror.apply(KEY, VAULT, 1, batch(Change(2, "buffer"), buffer=kept), 2.0)
+    assert {k: list(unpack(v)) for k, v in (await mirror.buffer_vectors(KEY, VAULT)).items()} == {
+        m.id: [0.0, 1.0, 0.0] for m in said[5:]
+    }
+    await mirror.begin_rebuild(KEY, VAULT, 2, token=7, now=3.0)
+    assert await mirror.buffer_vectors(KEY, VAULT) == {}
+    await mirror.finish_rebuild(KEY, VAULT, 7, 3, kept, 4.0)
+    assert len(await mirror.buffer_vectors(KEY, VAULT)) == 25
+    await mirror.apply(KEY, VAULT, 3, batch(Change(4, "clear")), 5.0)
+    assert await mirror.buffer_vectors(KEY, VAULT) == {} and await mirror.buffer(KEY, VAULT) == []
+
+
 async def registration_lists_a_vault_once(db: Any) -> None:
     mirror = MirrorStore(db)
     for _ in range(3):
@@ -95,5 +118,6 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     entries_apply_in_order,
     a_stale_batch_rolls_back_whole,
     a_rebuild_holds_the_mirror_against_other_writers,
+    pending_vectors_follow_the_buffer,
     registration_lists_a_vault_once,
 ]

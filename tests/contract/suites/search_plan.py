@@ -1,5 +1,6 @@
-"""Contract of the one search plan: the same rows searched inside a vault (synchronous SQL) and in
-the vault's slice of the mirror (the asynchronous shared database) give the same candidates.
+"""Contract of the one search plan: the same rows and pending messages searched inside a vault
+(synchronous SQL) and in the vault's slice of the mirror (the asynchronous shared database) give
+the same candidates.
 
 A factory returns ``SqlPair(sql, db)``: a fresh ``SyncSql`` and a fresh, migrated ``Database``."""
 
@@ -11,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core.memory.buffer_channel import is_pending
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.store import VaultLimits, VaultStore
 from memvault.core.models import BufferState, Candidate, Change, ChangeBatch, Message, SearchQuery
@@ -52,7 +54,11 @@ def conversation(count: int, prefix: str = "m", start: float = 1_000_000.0) -> l
 async def _filled(pair: SqlPair, count: int = 30) -> tuple[VaultStore, MirrorStore]:
     store = VaultStore(pair.sql, VaultLimits(chunk_tokens=80, overlap_tokens=10, memory_bytes=1 << 26))
     state = store.append(conversation(count))
-    store.attach_embeddings("bag-of-words", {row.id: vector_of(row.text) for row in state.rows})
+    store.attach_embeddings(
+        "bag-of-words",
+        {row.id: vector_of(row.text) for row in state.rows},
+        {job.id: vector_of(job.text) for job in state.to_embed if job.pending},
+    )
     mirror = MirrorStore(pair.db)
     await mirror.apply(KEY, VAULT, 0, store.changes(0, 10_000, 100_000), 0.0)
     return store, mirror
@@ -68,11 +74,16 @@ def _query(text: str, depth: int = 20, vector: list[float] | None = None) -> Sea
 
 async def same_candidates_from_vault_and_mirror(pair: SqlPair) -> None:
     store, mirror = await _filled(pair)
-    for text in ("copper lantern", "Turn 7", "glacier willow ember", "what about the falcon?"):
+    pending = [m.content for m in store.pending()]
+    assert pending
+    for text in ("copper lantern", "Turn 7", "glacier willow ember", "what about the falcon?", pending[-1]):
         query = _query(text)
         from_vault, from_mirror = store.search(query), await mirror.search(KEY, VAULT, query)
         assert {c.channel for c in from_vault} >= {"keyword", "vector", "context"}, text
         assert _shape(from_vault) == _shape(from_mirror), text
+    # A pending message's own words: it is the best vector hit, in the vault and the mirror alike.
+    best = next(c for c in from_mirror if c.channel == "vector")
+    assert is_pending(best.row) and best.row.text == pending[-1] and best.rank == 1
 
 
 async def lookups_larger_than_one_statement_allows_agree(pair: SqlPair) -> None:
@@ -87,7 +98,7 @@ async def a_query_vector_of_another_dimension_uses_keywords_only(pair: SqlPair) 
     store, mirror = await _filled(pair)
     query = _query("copper lantern", vector=[1.0] * (DIMENSION + 3))
     for found in (store.search(query), await mirror.search(KEY, VAULT, query)):
-        assert found and {c.channel for c in found} <= {"keyword", "context"}
+        assert found and {c.channel for c in found} <= {"keyword", "terms", "context"}
 
 
 async def another_vaults_rows_never_appear_in_the_mirror_slice(pair: SqlPair) -> None:

@@ -62,35 +62,126 @@ async def keyword_search_finds_exact_tokens(vault: Any) -> None:
     assert any(c.channel == "keyword" and "20028" in c.row.text for c in found)
 
 
+def basis(i: int) -> list[float]:
+    return [1.0 if j == i else 0.0 for j in range(4)]
+
+
 async def vectors_attach_and_rank(vault: Any) -> None:
     result = await vault.append(conversation(40))
     rows = list(result.rows)
     target = rows[0].id
     vectors = {r.id: ([1.0, 0.0, 0.0, 0.0] if r.id == target else [0.0, 1.0, 0.0, 0.0]) for r in rows}
-    assert await vault.attach_embeddings("test-4d", vectors) == len(rows)
+    pending = {job.id: [0.0, 0.0, 1.0, 0.0] for job in result.to_embed if job.pending}
+    assert pending and set(pending) == {m.id for m in result.buffer}
+    assert await vault.attach_embeddings("test-4d", vectors, pending) == len(rows) + len(pending)
     found = await vault.search(SearchQuery(text="zzzz", vector=(0.9, 0.1, 0.0, 0.0), depth=3))
     vector_hits = [c for c in found if c.channel == "vector"]
     assert vector_hits[0].row.id == target and vector_hits[0].rank == 1
     assert (await vault.unembedded(10)) == []
 
 
+async def a_pending_message_is_handed_out_once_and_its_row_keeps_the_vector(vault: Any) -> None:
+    said = [Message("user", f"A short fact number {i} about {WORDS[i]}.", 1.0 + i, f"f{i}") for i in range(3)]
+    appended = await vault.append(said)
+    assert appended.rows == ()
+    assert sorted((job.id, job.pending) for job in appended.to_embed) == [("f0", True), ("f1", True), ("f2", True)]
+    assert await vault.attach_embeddings("test-4d", {}, {m.id: basis(i) for i, m in enumerate(said)}) == 3
+    assert await vault.unembedded(10) == [] and (await vault.stats()).unembedded == 0
+    found = await vault.search(SearchQuery(text="zzzz", vector=(0.0, 1.0, 0.0, 0.0), depth=5))
+    best = next(c for c in found if c.channel == "vector")
+    assert best.row.source_ids == ("f1",) and best.rank == 1 and best.score > 0.99
+    assert {v.id: list(v.embedding) for v in (await vault.changes(0, 0, 0)).buffer.vectors} == {
+        m.id: basis(i) for i, m in enumerate(said)
+    }
+    cut = await vault.append(conversation(40))
+    earlier = {m.id for m in said}
+    assert earlier <= {r.source_ids[0] for r in cut.rows if r.kind == "message"}
+    assert {job.id for job in cut.to_embed if not job.pending} == {
+        r.id for r in cut.rows if r.kind == "message" and r.source_ids[0] not in earlier
+    }
+    messages = {r.source_ids[0]: r for r in await vault.rows(None, 10_000) if r.kind == "message"}
+    assert all(messages[m.id].embedding == tuple(basis(i)) for i, m in enumerate(said))
+    await vault.attach_embeddings("test-4d", {j.id: basis(3) for j in cut.to_embed if not j.pending},
+                                  {j.id: basis(3) for j in cut.to_embed if j.pending})
+    assert await vault.unembedded(100) == []
+    rows = await vault.rows(None, 10_000)
+    for chunk in (r for r in rows if r.kind == "chunk"):
+        members = [r.embedding for r in rows if r.parent_id == chunk.id]
+        assert chunk.embedding is not None and members
+        total = [sum(values) for values in zip(*members, strict=True)]  # the normalised mean, no model call
+        norm = sum(x * x for x in total) ** 0.5
+        assert all(abs(a - b / norm) < 1e-6 for a, b in zip(chunk.embedding, total, strict=True))
+
+
+async def a_message_another_write_cut_is_embedded_by_the_write_that_took_it(vault: Any) -> None:
+    first = await vault.append([Message("user", "Remember the red bicycle.", 1.0, "p1")])
+    assert [job.id for job in first.to_embed] == ["p1"]
+    cut = await vault.append(conversation(40, start=10.0))  # cuts p1 before its vector is attached
+    row = next(r for r in cut.rows if r.kind == "message" and r.source_ids == ("p1",))
+    assert row.id not in {job.id for job in cut.to_embed}  # not embedded twice
+    await vault.attach_embeddings("test-4d", {j.id: basis(0) for j in cut.to_embed if not j.pending},
+                                  {j.id: basis(0) for j in cut.to_embed if j.pending})
+    assert await vault.attach_embeddings("test-4d", {}, {"p1": basis(2)}) == 1  # the first write's vector ...
+    rows = await vault.rows(None, 10_000)
+    stored = next(r for r in rows if r.id == row.id)
+    assert stored.embedding == tuple(basis(2))  # ... lands on the row, and its chunk gets its mean
+    assert next(r for r in rows if r.id == row.parent_id).embedding is not None
+    assert await vault.unembedded(100) == []
+
+
+async def a_message_whose_embedding_failed_is_found_by_keyword_and_waits(vault: Any) -> None:
+    await vault.append([Message("user", "The spare key is under the blue flowerpot.", 1.0, "k1")])
+    found = await vault.search(SearchQuery(text="flowerpot", vector=(1.0, 0.0, 0.0, 0.0), depth=5))
+    assert any(c.row.source_ids == ("k1",) and c.channel == "terms" for c in found)
+    assert not any(c.channel == "vector" for c in found)
+    assert [(job.id, job.pending) for job in await vault.unembedded(10)] == [("k1", True)]
+    assert (await vault.stats()).unembedded == 1
+    flushed = await vault.flush()
+    [row] = [r for r in flushed.rows if r.kind == "message"]
+    assert [(job.id, job.pending) for job in await vault.unembedded(10)] == [(row.id, False)]  # for the nightly run
+
+
+async def resends_repeats_and_forget_keep_pending_vectors_right(vault: Any) -> None:
+    locker = Message("user", "My locker code is 4417.", 1.0, "x1")
+    assert [job.id for job in (await vault.append([locker])).to_embed] == ["x1"]
+    await vault.attach_embeddings("test-4d", {}, {"x1": basis(0)})
+    again = await vault.append([locker])
+    assert again.accepted == 0 and again.to_embed == ()
+    said_again = await vault.append([Message("user", "my locker code is 4417!", 5.0, "x2")])
+    assert said_again.accepted == 0 and said_again.to_embed == ()
+    parking = await vault.append([Message("user", "I park on level three.", 6.0, "x3")])
+    await vault.attach_embeddings("test-4d", {}, {job.id: basis(1) for job in parking.to_embed})
+    assert (await vault.forget(["x2"])).forgotten == ("x1", "x2")  # another name of the same text
+    found = await vault.search(SearchQuery(text="zzzz", vector=tuple(basis(0)), depth=5))
+    assert [c.row.source_ids for c in found if c.channel == "vector" and c.row.kind == "message"] == [("x3",)]
+    assert [v.id for v in (await vault.changes(0, 0, 0)).buffer.vectors] == ["x3"]
+    back = await vault.append([locker])  # forgotten, then said anew: a new message, embedded anew
+    assert back.accepted == 1 and [job.id for job in back.to_embed] == ["x1"]
+
+
 async def other_dimension_is_refused_until_reset(vault: Any) -> None:
-    rows = (await vault.append(conversation(40))).rows
+    appended = await vault.append(conversation(40))
+    rows, waiting = appended.rows, [m.id for m in appended.buffer]
     await vault.attach_embeddings("test-4d", {rows[0].id: [1.0, 0.0, 0.0, 0.0]})
-    try:
-        await vault.attach_embeddings("test-3d", {rows[1].id: [1.0, 0.0, 0.0]})
-    except InvalidInput:
-        pass
-    else:
-        raise AssertionError("a second dimension must be refused")
+    for attempt in ({rows[1].id: [1.0, 0.0, 0.0]}, {}):
+        try:
+            await vault.attach_embeddings("test-3d", attempt, {} if attempt else {waiting[0]: [1.0, 0.0, 0.0]})
+        except InvalidInput:
+            pass
+        else:
+            raise AssertionError("a second dimension must be refused, for rows and pending messages alike")
+    assert (await vault.changes(0, 0, 0)).buffer.vectors == ()
     await vault.clear(True)
     rows = (await vault.append(conversation(40))).rows
     assert await vault.attach_embeddings("test-3d", {rows[0].id: [1.0, 0.0, 0.0]}) == 1
 
 
 async def clear_leaves_nothing(vault: Any) -> None:
-    await vault.append(conversation(45))
+    appended = await vault.append(conversation(45))
+    await vault.attach_embeddings("test-4d", {}, {job.id: basis(0) for job in appended.to_embed if job.pending})
+    assert (await vault.changes(0, 0, 0)).buffer.vectors
     await vault.clear(False)
+    assert (await vault.changes(0, 0, 0)).buffer.vectors == ()
     stats = await vault.stats()
     assert (stats.messages, stats.chunks, stats.buffered_messages) == (0, 0, 0)
     assert await vault.search(SearchQuery(text="alpha bravo", vector=None, depth=10)) == []
@@ -195,6 +286,10 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     same_messages_twice_store_once,
     keyword_search_finds_exact_tokens,
     vectors_attach_and_rank,
+    a_pending_message_is_handed_out_once_and_its_row_keeps_the_vector,
+    a_message_another_write_cut_is_embedded_by_the_write_that_took_it,
+    a_message_whose_embedding_failed_is_found_by_keyword_and_waits,
+    resends_repeats_and_forget_keep_pending_vectors_right,
     other_dimension_is_refused_until_reset,
     clear_leaves_nothing,
     delete_older_than_removes_old_rows_only,

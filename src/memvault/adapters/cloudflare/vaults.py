@@ -33,9 +33,10 @@ class DurableObjectVault:
         plain = [m.to_dict() for m in messages]
         return models.AppendResult.from_dict(await self._call("append", plain, None if model is None else model.to_dict()))
 
-    async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
-        plain = {id_: [float(x) for x in vector] for id_, vector in embeddings.items()}
-        return int(await self._call("attach_embeddings", model_id, plain))
+    async def attach_embeddings(
+        self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None
+    ) -> int:
+        return int(await self._call("attach_embeddings", model_id, _vectors(embeddings), _vectors(pending or {})))
 
     async def flush(self) -> models.AppendResult:
         return models.AppendResult.from_dict(await self._call("flush"))
@@ -78,3 +79,7 @@ class DurableObjectVault:
 
     async def stats(self) -> models.VaultStats:
         return models.VaultStats.from_dict(await self._call("stats"))
+
+
+def _vectors(vectors: dict[str, list[float]]) -> dict[str, list[float]]:
+    return {id_: [float(x) for x in vector] for id_, vector in vectors.items()}

@@ -57,8 +57,10 @@ class LocalVault:
     ) -> models.AppendResult:
         return await self._call(lambda: self._store.append(messages, model))
 
-    async def attach_embeddings(self, model_id: str, embeddings: dict[str, list[float]]) -> int:
-        return await self._call(lambda: self._store.attach_embeddings(model_id, embeddings))
+    async def attach_embeddings(
+        self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None
+    ) -> int:
+        return await self._call(lambda: self._store.attach_embeddings(model_id, embeddings, pending))
 
     async def flush(self) -> models.AppendResult:
         return await self._call(self._store.flush)

@@ -1,7 +1,7 @@
-"""From the candidates of a key's vaults to one ranked list of items: each vault's candidates fused
-into scored messages, pending messages scored beside them, then recency, the periods the query
-names and whether a message asks or tells folded into every score, ranked once. What a search
-returns is a prefix of this ranking (``windows.fill_in_order``)."""
+"""From the candidates of a key's vaults to one ranked list of items: each vault's candidates (its
+pending messages among them, see ``buffer_channel.py``) fused into scored messages, then recency,
+the periods the query names and whether a message asks or tells folded into every score, ranked
+once. What a search returns is a prefix of this ranking (``windows.fill_in_order``)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from memvault.core.memory.fusion import fuse_candidates, with_borrowed
+from memvault.core.memory.buffer_channel import is_pending
+from memvault.core.memory.fusion import fuse_candidates
 from memvault.core.memory.when import closeness, query_periods
 from memvault.core.memory.windows import WindowPolicy
-from memvault.core.models import Candidate, Message, SearchItem
-from memvault.core.ranking import normalize_text, query_terms
-from memvault.core.tokens import estimate_tokens
+from memvault.core.models import Candidate, SearchItem
+from memvault.core.ranking import normalize_text
 
 # A memory from a period the query names ("on 3 June", "last week") counts up to this much more.
 # LoCoMo dev through the router, the questions' dates moved with the conversations: recall@1000
@@ -29,12 +29,11 @@ _ASKS = re.compile(r"\?[\s\"')\]\u201d\u2019]*$")
 
 @dataclass
 class VaultAnswer:
-    """What one vault (or its mirror) answered: candidates and its pending buffer."""
+    """What one vault (or its mirror) answered: the candidates of its rows and pending messages."""
 
     name: str
     source: str  # "vault" | "mirror"
     candidates: list[Candidate]
-    pending: list[Message]
 
 
 def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy, now: float) -> list[SearchItem]:
@@ -50,12 +49,9 @@ def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy,
     for answer in answers:
         vault = "core" if answer.name.endswith(":core") else "session"
         for row, relevance in fuse_candidates(answer.candidates):
+            origin = "buffer" if is_pending(row) else answer.source
             items.append(_item(row.text, row.ts_start, row.ts_end, list(row.source_ids), row.role,
-                               row.token_count, weigh(relevance, row.text, row.ts_end), answer.source, vault, policy, now))
-        for message, relevance in _score_pending(answer.pending, query):
-            items.append(_item(message.content, message.timestamp, message.timestamp, [message.id], message.role,
-                               estimate_tokens(message.content), weigh(relevance, message.content, message.timestamp), "buffer",
-                               vault, policy, now))
+                               row.token_count, weigh(relevance, row.text, row.ts_end), origin, vault, policy, now))
     items.sort(key=lambda item: (-item.score, -item.ts_end, item.source_ids))
     return items
 
@@ -76,23 +72,6 @@ def _item(
         origin=origin,
         vault=vault,
     )
-
-
-def _score_pending(pending: Sequence[Message], query: str) -> list[tuple[Message, float]]:
-    """Pending messages are not indexed yet, so the query's terms stand in for both channels: a
-    message is as relevant as the share of the terms it holds (all of them: as relevant as the best
-    row both channels found). The buffer is an open chunk and borrows as a stored one does, its own
-    relevance being that of all its text. Only messages with some score are kept."""
-    terms = set(query_terms(query))
-    if not terms or not pending:
-        return []
-    ordered = sorted(pending, key=lambda m: m.timestamp)
-    held = [set(query_terms(message.content)) & terms for message in ordered]
-    own = [len(found) / len(terms) for found in held]
-    whole = len(set().union(*held)) / len(terms)
-    borrowed = with_borrowed(own, [message.timestamp for message in ordered], [whole] * len(ordered))
-    scored = zip(ordered, borrowed, strict=True)
-    return [(message, score) for message, score in scored if score > 0]
 
 
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:

@@ -4,14 +4,17 @@ Every vault mutation appends entries in its own transaction, numbered by a per-v
 never goes back (trimming does not reuse numbers). Entries name what changed, not how it looks:
 ``rows`` lists row ids and is resolved to the rows' current stored form when read, so the log
 never holds a second copy of texts or vectors. The mirror applies entries in order and remembers
-the last number it applied; the vault trims what was applied."""
+the last number it applied; the vault trims what was applied. Each batch read carries the pending
+buffer as it is then, with its messages' vectors."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql
+from memvault.core.memory.vault_vectors import buffer_vectors
 from memvault.core.models import BufferState, Change, ChangeBatch, MemoryRow, Message
 from memvault.core.ports import SyncSql
 from memvault.core.sql import in_batches, placeholders
@@ -70,7 +73,8 @@ def read(sql: SyncSql, after: int, max_entries: int, max_rows: int) -> ChangeBat
         else Change(seq=seq, kind=kind, ids=tuple(ids))
         for seq, kind, ids in taken
     )
-    return ChangeBatch(changes=changes, buffer=buffer_state(sql), head=head(sql), floor=_counter(sql, "log_floor"))
+    buffer = replace(buffer_state(sql), vectors=buffer_vectors(sql))
+    return ChangeBatch(changes=changes, buffer=buffer, head=head(sql), floor=_counter(sql, "log_floor"))
 
 
 def trim(sql: SyncSql, upto: int) -> None:

@@ -66,7 +66,8 @@ def fuse_candidates(
 def _relevance(candidates: list[Candidate], weights: FusionWeights) -> dict[str, float]:
     """Each row's own relevance in [0, 1]: cosine scaled so this search's best vector hit is 1 and
     its worst 0 (hits all equally alike count as alike as they are), BM25 as a share of this search's
-    best (none above zero: no keyword evidence), weighted by channel."""
+    best (none above zero: no keyword evidence), weighted by channel. A pending message's keyword
+    evidence comes as the share of the query's terms it holds (``terms``, see ``buffer_channel.py``)."""
     vector = {c.row.id: c.score for c in candidates if c.channel == "vector"}
     keyword = {c.row.id: c.score for c in candidates if c.channel == "keyword"}
     low, high = min(vector.values(), default=0.0), max(vector.values(), default=0.0)
@@ -77,6 +78,9 @@ def _relevance(candidates: list[Candidate], weights: FusionWeights) -> dict[str,
         relevance[row_id] = weights.vector * scaled
     for row_id, bm25 in keyword.items():
         relevance[row_id] = relevance.get(row_id, 0.0) + weights.keyword * (max(bm25, 0.0) / top if top > 0 else 0.0)
+    for candidate in candidates:
+        if candidate.channel == "terms":
+            relevance[candidate.row.id] = relevance.get(candidate.row.id, 0.0) + weights.keyword * candidate.score
     return relevance
 
 

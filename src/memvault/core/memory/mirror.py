@@ -6,11 +6,13 @@ entries twice or out of order."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core.memory.buffer_channel import with_buffer
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql, row_values
 from memvault.core.memory.search_plan import search_plan
@@ -19,11 +21,12 @@ from memvault.core.models import BufferState, Candidate, ChangeBatch, MemoryRow,
 from memvault.core.ports import Database
 from memvault.core.retry import is_transient_storage, retry
 from memvault.core.sql import in_batches, placeholders, run_async
-from memvault.core.vectors import binary_code
+from memvault.core.vectors import binary_code, pack
 
 Statement = tuple[str, Sequence[Any]]
 _UPDATES = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in [*ROW_COLUMNS.split(",")[1:], "embedding", "code"])
 _OWNER = "key_id = ? AND vault = ?"
+VECTORS_PER_STATEMENT = 20  # four parameters each, within D1's 100 a statement
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class MirrorStore:
                 statements += self._deletes(key_id, vault, change.ids)
             elif change.kind == "clear":
                 statements += self._clear(key_id, vault)
-        statements.append(self._buffer(key_id, vault, batch.buffer, now))
+        statements += self._buffer(key_id, vault, batch.buffer, now)
         await self._write(statements)
 
     async def begin_rebuild(self, key_id: str, vault: str, expected: int, token: int, now: float) -> None:
@@ -89,7 +92,7 @@ class MirrorStore:
     async def finish_rebuild(
         self, key_id: str, vault: str, token: int, head: int, buffer: BufferState, now: float
     ) -> None:
-        await self._write([*self._claim(key_id, vault, -token, head, now), self._buffer(key_id, vault, buffer, now)])
+        await self._write([*self._claim(key_id, vault, -token, head, now), *self._buffer(key_id, vault, buffer, now)])
 
     async def _write(self, statements: Sequence[Statement]) -> None:
         # Every batch opens with its compare-and-set claim: one that landed though its answer was
@@ -117,25 +120,53 @@ class MirrorStore:
         return [
             (f"DELETE FROM mirror_rows WHERE {_OWNER}", (key_id, vault)),
             (f"DELETE FROM mirror_buffers WHERE {_OWNER}", (key_id, vault)),
+            (f"DELETE FROM mirror_buffer_vectors WHERE {_OWNER}", (key_id, vault)),
         ]
 
     @staticmethod
-    def _buffer(key_id: str, vault: str, buffer: BufferState, now: float) -> Statement:
+    def _buffer(key_id: str, vault: str, buffer: BufferState, now: float) -> list[Statement]:
+        """The buffer as the vault has it: its messages, then their vectors (those of messages
+        that left it deleted, the others written where they changed)."""
         # updated_at moves only when the buffer's content does: the nightly run flushes idle buffers by it.
-        return (
-            "INSERT INTO mirror_buffers (key_id, vault, messages, tokens, version, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (key_id, vault) DO UPDATE SET messages = excluded.messages, tokens = excluded.tokens, "
-            "version = excluded.version, updated_at = CASE WHEN excluded.messages = mirror_buffers.messages "
-            "THEN mirror_buffers.updated_at ELSE excluded.updated_at END",
-            (key_id, vault, json.dumps([m.to_dict() for m in buffer.messages]), buffer.tokens, buffer.version, now),
-        )
+        statements: list[Statement] = [
+            (
+                "INSERT INTO mirror_buffers (key_id, vault, messages, tokens, version, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (key_id, vault) DO UPDATE SET messages = excluded.messages, tokens = excluded.tokens, "
+                "version = excluded.version, updated_at = CASE WHEN excluded.messages = mirror_buffers.messages "
+                "THEN mirror_buffers.updated_at ELSE excluded.updated_at END",
+                (key_id, vault, json.dumps([m.to_dict() for m in buffer.messages]), buffer.tokens, buffer.version, now),
+            ),
+            (
+                f"DELETE FROM mirror_buffer_vectors WHERE {_OWNER} AND id NOT IN (SELECT value FROM json_each(?))",
+                (key_id, vault, json.dumps([v.id for v in buffer.vectors])),
+            ),
+        ]
+        for batch in in_batches(list(buffer.vectors), VECTORS_PER_STATEMENT):
+            statements.append((
+                "INSERT INTO mirror_buffer_vectors (key_id, vault, id, embedding) VALUES "
+                f"{', '.join('(?, ?, ?, ?)' for _ in batch)} ON CONFLICT (key_id, vault, id) DO UPDATE SET "
+                "embedding = excluded.embedding WHERE mirror_buffer_vectors.embedding IS NOT excluded.embedding",
+                tuple(value for v in batch for value in (key_id, vault, v.id, pack(v.embedding))),
+            ))
+        return statements
 
     async def search(self, key_id: str, vault: str, query: SearchQuery) -> list[Candidate]:
-        return await run_async(search_plan(mirror_table(key_id, vault), query), self._db.query)
+        """The vault's search over its mirror: the same plan over its rows, then its pending buffer."""
+        found, pending, vectors = await asyncio.gather(
+            run_async(search_plan(mirror_table(key_id, vault), query), self._db.query),
+            self.buffer(key_id, vault),
+            self.buffer_vectors(key_id, vault),
+        )
+        return with_buffer(found, pending, vectors, query)
 
     async def buffer(self, key_id: str, vault: str) -> list[Message]:
         found = await self._db.query(f"SELECT messages FROM mirror_buffers WHERE {_OWNER}", (key_id, vault))
         return [Message.from_dict(m) for m in json.loads(found[0]["messages"])] if found else []
+
+    async def buffer_vectors(self, key_id: str, vault: str) -> dict[str, bytes]:
+        """The packed vectors of the mirrored buffer's messages, by message id."""
+        found = await self._db.query(f"SELECT id, embedding FROM mirror_buffer_vectors WHERE {_OWNER}", (key_id, vault))
+        return {str(r["id"]): bytes(r["embedding"]) for r in found}
 
     async def idle_buffers(self, key_id: str, idle_before: float) -> list[str]:
         """Vaults of the key whose non-empty buffer was last written before ``idle_before``."""

@@ -122,14 +122,14 @@ async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics:
     started = time.perf_counter()
 
     async def from_vault() -> VaultAnswer:
-        candidates, pending = await asyncio.gather(vault.search(query), vault.pending())
+        candidates = await vault.search(query)
         timings["vault_ms"] = _ms(started)
-        return VaultAnswer(name, "vault", candidates, pending)
+        return VaultAnswer(name, "vault", candidates)
 
     async def from_mirror() -> VaultAnswer:
-        candidates, pending = await asyncio.gather(mirror.search(key_id, name, query), mirror.buffer(key_id, name))
+        candidates = await mirror.search(key_id, name, query)
         timings["mirror_ms"] = _ms(started)
-        return VaultAnswer(name, "mirror", candidates, pending)
+        return VaultAnswer(name, "mirror", candidates)
 
     winner = await _first_good(
         from_vault, from_mirror, deps.settings.mirror_head_start_ms / 1000, deps.settings.race_timeout_ms / 1000

@@ -12,7 +12,7 @@ from memvault.core.ports import SyncSql
 from memvault.core.ranking import normalize_text
 from memvault.core.sql import placeholders
 from memvault.core.tokens import estimate_tokens
-from memvault.core.vectors import pack, unpack
+from memvault.core.vectors import binary_code, pack, unpack
 
 ROW_COLUMNS = "id, kind, text, role, model, ts_start, ts_end, token_count, source_ids, content_hash, parent_id"
 
@@ -65,7 +65,7 @@ def row_values(row: MemoryRow) -> tuple[Any, ...]:
     )
 
 
-def message_row(message: Message, parent_id: str) -> MemoryRow:
+def message_row(message: Message, parent_id: str, embedding: tuple[float, ...] | None = None) -> MemoryRow:
     digest = message_hash(message)
     return MemoryRow(
         id=f"m-{digest[:24]}",
@@ -79,6 +79,7 @@ def message_row(message: Message, parent_id: str) -> MemoryRow:
         source_ids=(message.id,),
         content_hash=digest,
         parent_id=parent_id,
+        embedding=embedding,
         metadata=message.metadata,
     )
 
@@ -108,8 +109,9 @@ def insert_row(sql: SyncSql, row: MemoryRow, carry_chars: int = 0) -> bool:
     if existing:
         return False
     message_id = row.source_ids[0] if row.kind == "message" else None
+    code = None if row.embedding is None else binary_code(row.embedding)
     sql.execute(
-        f"INSERT INTO rows ({ROW_COLUMNS}, embedding, message_id, carry_chars, metadata) VALUES ({placeholders(15)})",
-        (*row_values(row), message_id, carry_chars, row.metadata),
+        f"INSERT INTO rows ({ROW_COLUMNS}, embedding, message_id, carry_chars, metadata, code) VALUES ({placeholders(16)})",
+        (*row_values(row), message_id, carry_chars, row.metadata, code),
     )
     return True

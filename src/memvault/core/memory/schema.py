@@ -101,6 +101,17 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ALTER TABLE buffer ADD COLUMN metadata TEXT",
         ),
     ),
+    (
+        # A pending message's vector, attached as soon as it is stored, so search finds it by
+        # meaning before it is cut into a chunk; its row takes the same vector at the cut. Messages
+        # pending before this have none: their rows are embedded when they are cut, as before.
+        "0008_buffer_embeddings",
+        (
+            "ALTER TABLE buffer ADD COLUMN embedding BLOB",
+            "ALTER TABLE buffer ADD COLUMN embed_at_cut INTEGER NOT NULL DEFAULT 0",
+            "UPDATE buffer SET embed_at_cut = 1",
+        ),
+    ),
 )
 
 

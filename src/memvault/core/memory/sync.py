@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from memvault.core.deps import Deps
 from memvault.core.memory.mirror import MirrorStore
+from memvault.core.vectors import pack
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +99,8 @@ def _stale(deps: Deps, started: float | None) -> bool:
 
 
 async def mirror_differences(deps: Deps, key_id: str, name: str, page: int = 500) -> list[str]:
-    """How one vault's mirror differs from the vault (empty when they hold exactly the same rows,
-    vectors included, and the same pending buffer): a check for operators and tests."""
+    """How one vault's mirror differs from the vault (empty when they hold exactly the same rows
+    and the same pending buffer, vectors included): a check for operators and tests."""
     vault, mirror = deps.vaults.vault(name), MirrorStore(deps.db)
     differences: list[str] = []
     held: dict[str, dict[str, object]] = {}
@@ -117,6 +118,9 @@ async def mirror_differences(deps: Deps, key_id: str, name: str, page: int = 500
                 differences.append(f"{name}: {row.id} differs")
         after = rows[-1].id
     differences += [f"{name}: {row_id} is missing from the mirror" for row_id in held]
-    if [m.to_dict() for m in await vault.pending()] != [m.to_dict() for m in await mirror.buffer(key_id, name)]:
+    buffer = (await vault.changes(0, 0, 0)).buffer
+    if [m.to_dict() for m in buffer.messages] != [m.to_dict() for m in await mirror.buffer(key_id, name)]:
         differences.append(f"{name}: the pending buffers differ")
+    elif {v.id: pack(v.embedding) for v in buffer.vectors} != await mirror.buffer_vectors(key_id, name):
+        differences.append(f"{name}: the pending buffers' vectors differ")
     return differences

@@ -1,6 +1,6 @@
 """The only functions that write conversation memory. Each registers the vault first (a write that
 cannot register fails), changes the vault (which logs the change in the same transaction), embeds
-what it created, then brings the mirror up to date from the vault's log: awaited locally, in the
+what it stored (pending messages included), then brings the mirror up to date from the vault's log: awaited locally, in the
 background on Workers. A failed sync leaves the entries in the log, for the next write to that
 vault, the local server's startup or the nightly run."""
 
@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, StorageUnavailable
-from memvault.core.memory.embedding import embed_rows
+from memvault.core.memory.embedding import attach_vectors, embed_jobs
 from memvault.core.memory.metadata import redact_metadata
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import session_of, vault_name
@@ -52,9 +52,9 @@ async def store_conversation(
     state = None
     for start in range(0, max(len(cleaned), 1), size):
         state = await vault.append(cleaned[start : start + size], model)
-        rows = await embed_rows(deps, vault, state.rows)
-        stored += sum(1 for r in rows if r.kind == "message")
-        chunks += sum(1 for r in rows if r.kind == "chunk")
+        await embed_jobs(deps, vault, state.to_embed)
+        stored += sum(1 for r in state.rows if r.kind == "message")
+        chunks += sum(1 for r in state.rows if r.kind == "chunk")
         accepted += state.accepted
     return StoreResult(
         rows_stored=stored,
@@ -127,7 +127,7 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
     for name in names:
         vault = await _registered(deps, key_id, name)
         result = await vault.forget(wanted)
-        await embed_rows(deps, vault, result.state.rows)
+        await embed_jobs(deps, vault, result.state.to_embed)
         await _sync(deps, key_id, name)
         found.update(result.forgotten)
     return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}
@@ -156,10 +156,10 @@ async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) 
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     state: AppendResult = await vault.flush()
-    rows = await embed_rows(deps, vault, state.rows)
+    await embed_jobs(deps, vault, state.to_embed)
     return StoreResult(
-        rows_stored=sum(1 for r in rows if r.kind == "message"),
-        chunks_stored=sum(1 for r in rows if r.kind == "chunk"),
+        rows_stored=sum(1 for r in state.rows if r.kind == "message"),
+        chunks_stored=sum(1 for r in state.rows if r.kind == "chunk"),
         tokens_buffered=state.buffered_tokens,
         messages_accepted=0,
         updated_at=deps.clock(),
@@ -178,17 +178,14 @@ async def flush_idle_buffers(deps: Deps, key_id: str, idle_before: float) -> lis
 async def reconcile_vault(
     deps: Deps, key_id: str, session_id: str | None = None, embed_limit: int = 500
 ) -> dict[str, int]:
-    """The nightly check of one vault: embed rows stored without a vector, apply the log to the
-    mirror, and rebuild the mirror if its row count still differs from the vault's."""
+    """The nightly check of one vault: embed rows and pending messages stored without a vector,
+    apply the log to the mirror, and rebuild the mirror if its row count still differs from the vault's."""
     name = vault_name(key_id, session_id)
     vault = deps.vaults.vault(name)
     jobs = await vault.unembedded(embed_limit)
     embedded = 0
     if jobs:
-        vectors = await deps.embedder.embed([job.text for job in jobs])
-        embedded = await vault.attach_embeddings(
-            deps.embedder.model_id, {job.id: v for job, v in zip(jobs, vectors, strict=True)}
-        )
+        embedded = await attach_vectors(deps, vault, jobs, await deps.embedder.embed([job.text for job in jobs]))
     outcome = await sync_mirror(deps, key_id, name)
     rebuilt = outcome.rebuilt
     stats, counts = await vault.stats(), await MirrorStore(deps.db).counts(key_id, name)
