@@ -51,7 +51,8 @@ RETIRED_INTRO = """\
 
 A deployment that still sets one of these is told, and nothing fails: on Workers `/health` lists
 it under `retired_settings` (its status stays what the rest decides) and the Worker logs it once
-per isolate; locally every `memvault` command prints a warning on stderr before it starts.
+per isolate; locally every `memvault` command that opens a data folder (`serve` and `mcp`
+included) prints a warning on stderr before it starts.
 """
 
 SCOPES_NOTE = """\
