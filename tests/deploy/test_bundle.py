@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from importlib.metadata import distribution
 from pathlib import Path
 
@@ -143,4 +144,15 @@ def test_bundle_binds_everything_health_requires(bundle: tuple[Path, str]) -> No
     log = bundle[1]
     for binding in BINDINGS:
         assert binding in log
-    assert 'env.MEMVAULT_CRON_SCHEDULES ("17,47 3-5 * * *")' in log
+    assert "env.MEMVAULT_CRON_SCHEDULES" not in log  # the schedule is no var: the bundle carries it
+
+
+def test_bundle_counts_the_cron_triggers_of_the_environment_it_was_built_for(bundle: tuple[Path, str]) -> None:
+    """`--env production` ran production's own build command, which wrote production's crons
+    (as wrangler.toml states them) into the module /health counts."""
+    out, log = bundle
+    config = tomllib.loads((ROOT / "wrangler.toml").read_text())
+    written: dict[str, object] = {}
+    exec((out / "memvault" / "adapters" / "cloudflare" / "triggers.py").read_text(), written)
+    assert written["CRONS"] == tuple(config["env"]["production"]["triggers"]["crons"])
+    assert "cron triggers of production: ['17,47 3-5 * * *']" in log

@@ -342,10 +342,11 @@ async def check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch(h: 
 async def check_entry_serves_health_through_the_sdk_asgi_adapter(h: Any) -> None:
     """A request reaches the FastAPI app the way production's does: the real ``WorkerEntrypoint``
     wraps ``env``, the entry hands a JS ``Request`` to the SDK's ASGI adapter, and a JS
-    ``Response`` comes back with the presence-only health report of the wrapped bindings."""
+    ``Response`` comes back with the presence-only health report of the wrapped bindings, the cron
+    triggers the staged bundle was built with, and a retired variable the env still sets."""
     from entry import Default
 
-    env = await workers_env(h, MEMVAULT_BRAIN_CREDENTIALS="not-shown", MEMVAULT_CRON_SCHEDULES="17 3 * * *")
+    env = await workers_env(h, MEMVAULT_BRAIN_CREDENTIALS="not-shown", MEMVAULT_HOT_WINDOW_HOURS="2")
     response = await Default(h.newContext(), env).fetch(js.Request.new("https://memvault.test/health"))
     assert str(js.Object.prototype.toString.call(response)) == "[object Response]"
     text = await response.text()
@@ -353,6 +354,7 @@ async def check_entry_serves_health_through_the_sdk_asgi_adapter(h: Any) -> None
     body = json.loads(text)
     assert body["runtime"] == "workers" and body["missing"] == [] and all(body["bindings"].values()), body
     assert body["secrets"] == {"MEMVAULT_BRAIN_CREDENTIALS": True} and "not-shown" not in text
+    assert body["cron_triggers"] == 1 and body["retired_settings"] == ["MEMVAULT_HOT_WINDOW_HOURS"]
     missing = await Default(h.newContext(), env).fetch(js.Request.new("https://memvault.test/no-such-route"))
     assert missing.status == 404
 

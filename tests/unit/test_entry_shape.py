@@ -172,8 +172,8 @@ def test_vault_rpc_methods_are_exactly_the_vault_client_protocol(edge: types.Mod
 
 async def test_vault_delegates_to_the_core_store_over_do_sql(edge: types.ModuleType) -> None:
     ctx = types.SimpleNamespace(storage=SqliteDurableObjectStorage())
-    vault = edge.Vault(ctx, types.SimpleNamespace(MEMVAULT_CHUNK_TOKENS="40"))
-    words = "the Lisbon office lease renews in March and costs 4200 euros a month"
+    vault = edge.Vault(ctx, types.SimpleNamespace(MEMVAULT_VECTOR_MEMORY_MB="1"))
+    words = "the Lisbon office lease renews in March and costs 4200 euros a month; " * 4  # a chunk in six
     messages = [{"role": "user", "content": f"{words} ({i})", "timestamp": 1000.0 + i, "id": f"m{i}", "model": None}
                 for i in range(6)]
     appended = await vault.append(messages)

@@ -21,7 +21,7 @@ import click
 from memvault.core import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError, Unauthorized
-from memvault.core.settings import SETTINGS, Settings, load_settings
+from memvault.core.settings import SETTINGS, Settings, load_settings, retired_settings, retired_warning
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -107,6 +107,8 @@ def open_folder(given: Path | None, create: bool) -> tuple[Path, Settings]:
             f"or name the folder that holds your data with --data-dir or {DATA_DIR_VARIABLE}"
         )
     say(f"data folder: {folder}")
+    for name in retired_settings(os.environ):
+        say(f"warning: {retired_warning(name)}")
     return folder, load_settings(environment(folder))
 
 

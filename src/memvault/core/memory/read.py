@@ -26,8 +26,8 @@ SEARCH_DEPTH = 200
 
 
 def window_policy(deps: Deps) -> WindowPolicy:
-    s = deps.settings
-    return WindowPolicy(s.hot_window_hours, s.working_window_days, s.long_term_window_days, s.recency_weight)
+    tuning = deps.tuning
+    return WindowPolicy(tuning.working_window_seconds, deps.settings.long_term_window_days, tuning.recency_weight)
 
 
 async def search_memory(
@@ -127,12 +127,12 @@ async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics:
         return VaultAnswer(name, "vault", candidates)
 
     async def from_mirror() -> VaultAnswer:
-        candidates = await mirror.search(key_id, name, query)
+        candidates = await mirror.search(key_id, name, query, deps.tuning)
         timings["mirror_ms"] = _ms(started)
         return VaultAnswer(name, "mirror", candidates)
 
     winner = await _first_good(
-        from_vault, from_mirror, deps.settings.mirror_head_start_ms / 1000, deps.settings.race_timeout_ms / 1000
+        from_vault, from_mirror, deps.tuning.mirror_head_start_seconds, deps.settings.race_timeout_ms / 1000
     )
     metrics.setdefault("vaults", {})[name] = {**timings, "winner": winner.source if winner else None}
     return winner
