@@ -139,9 +139,11 @@ def find_runtime(shared_bundle: Path = SHARED_BUNDLE, bundle_folder: Path = BUND
                 f"../shared/workerd/{BUNDLE_NAME} is not beside the repository")
     bundle_folder.mkdir(parents=True, exist_ok=True)
     target = bundle_folder / BUNDLE_NAME
-    if not target.is_file() or target.stat().st_size != shared_bundle.stat().st_size:
+    source = shared_bundle.stat()
+    if not target.is_file() or (target.stat().st_size, target.stat().st_mtime_ns) != (source.st_size, source.st_mtime_ns):
         target.unlink(missing_ok=True)
-        shutil.copyfile(shared_bundle, target)
+        shutil.copy2(shared_bundle, target)
+        target.chmod(0o644)
     return Runtime(offline=True, bundle_folder=bundle_folder)
 
 
