@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -22,12 +23,15 @@ from tier_stack import (
 from workerd_runtime import Runtime
 
 STARTS: dict[str, dict[str, float]] = {}
+# When the tier's session began and ended (time.perf_counter), for its total in the summary.
+SPAN: dict[str, float] = {}
 # Tests that start their own Workers run after every test of the main stack, once it has stopped.
 OWN_STARTS = "snapshot_runs"
 
 
 class Tier:
     def __init__(self, work: Path, runtime: Runtime) -> None:
+        SPAN["began"] = time.perf_counter()
         self.work = work
         self.runtime = runtime
         self.upstream = HeldUpstream(FakeUpstream(answer="Noted, thank you."))
@@ -67,6 +71,7 @@ class Tier:
 
     def close(self) -> None:
         self.stop_main()
+        SPAN["ended"] = time.perf_counter()
 
 
 class SnapshotRuns:

@@ -233,7 +233,7 @@ def prepare_recipe_project(work: Path) -> tuple[Path, str, str]:
     project = copy_project(work / "recipe")
     config = project / "wrangler.toml"
     prepare(config)
-    memory_sql, _, memory_key = memory_key_sql("snapshot run")
+    memory_sql, _, memory_key = memory_key_sql("Ana's laptop; snapshot run")
     brain_sql, _, family = brain_key_sql("family-writer", ("family",), True)
     d1_execute(config, [memory_sql, brain_sql])
     return config, memory_key, family

@@ -68,8 +68,8 @@ class WranglerDev:
             raise AssertionError(f"{self.name}: wrangler dev exited ({self._process.returncode}):\n{self.output()[-6000:]}")
 
     def wait_ready(self, path: str = "/health") -> httpx.Response:
-        """Wait until wrangler says it listens, then time the first request (the isolate's start:
-        Pyodide, the imports or a snapshot restore) and a second one."""
+        """Wait until wrangler says it listens (workerd has started the Worker by then: Pyodide and
+        the imports, or a snapshot restore), then time the first request and a second one."""
 
         def listening() -> bool:
             self._alive_or_fail()
