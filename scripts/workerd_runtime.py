@@ -174,13 +174,14 @@ def worker_requirements(project: Path) -> list[str]:
     return pinned
 
 
-def _pip_download(requirements: list[str], dest: Path, deps: bool = True) -> bool:
+def pip_download(requirements: list[str], dest: Path, deps: bool = True) -> subprocess.CompletedProcess[str]:
+    """pip asked for the Pyodide wheels of ``requirements`` (and, with ``deps``, what they need)."""
     tag, python = platform()
     abi = "cp" + python.replace(".", "")
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--only-binary=:all:",
+    command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--only-binary=:all:",
                "--platform", tag, "--python-version", python, "--implementation", "cp", "--abi", abi,
                "--abi", "abi3", "--abi", "none", "--dest", str(dest), *([] if deps else ["--no-deps"]), *requirements]
-    return subprocess.run(command, capture_output=True, text=True).returncode == 0
+    return subprocess.run(command, capture_output=True, text=True)
 
 
 def fetch_wheels(requirements: list[str], cache: Path = WHEEL_CACHE) -> tuple[Path, list[str]]:
@@ -197,9 +198,9 @@ def fetch_wheels(requirements: list[str], cache: Path = WHEEL_CACHE) -> tuple[Pa
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as probe:
-        available = [r for r in requirements if _pip_download([r], Path(probe), deps=False)]
+        available = [r for r in requirements if pip_download([r], Path(probe), deps=False).returncode == 0]
     missing = [r for r in requirements if r not in available]
-    if available and not _pip_download(available, folder):
+    if available and pip_download(available, folder).returncode != 0:
         raise RuntimeError(f"pip could not resolve Pyodide wheels for {', '.join(available)}")
     stamp.write_text(key + "\n--missing--\n" + "\n".join(missing))
     return folder, missing

@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 
 HERE = Path(__file__).resolve().parent
-for folder in (HERE, HERE.parents[1] / "scripts", HERE.parent / "api" / "providers"):
+for folder in (HERE, HERE.parent, HERE.parents[1] / "scripts", HERE.parent / "api" / "providers"):
     sys.path.insert(0, str(folder))
 
-from tier_fakes import FakeTelegram, HeldUpstream  # noqa: E402
+from tier_fakes import HeldUpstream  # noqa: E402
 from tier_session import OWN_STARTS, SPAN, STARTS, SnapshotRuns, Tier  # noqa: E402
 from tier_stack import MainStack  # noqa: E402
 from workerd_runtime import WRANGLER, Runtime, find_runtime  # noqa: E402
+
+from fake_telegram import FakeTelegram  # noqa: E402
 
 
 def missing_tools() -> str | None:

@@ -11,9 +11,11 @@ import time
 from typing import Any
 
 import httpx
-from tier_fakes import FakeTelegram, HeldUpstream
+from tier_fakes import HeldUpstream
 from tier_stack import WEBHOOK_SECRET, MainStack
 from wrangler_dev import wait_for
+
+from fake_telegram import FakeTelegram
 
 UPDATE_IDS = itertools.count(880_000_001)
 CHAT_IDS = itertools.count(7_770_001)

@@ -11,25 +11,17 @@ import tempfile
 from importlib.metadata import requires, version
 from pathlib import Path
 
-from pyodide_wheels import platform
-
-
-def pyodide_download(requirement: str, dest: Path) -> subprocess.CompletedProcess[str]:
-    tag, python = platform()
-    return subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--platform", tag, "--python-version", python,
-         "--implementation", "cp", "--abi", "cp" + python.replace(".", ""), "--abi", "abi3", "--abi", "none",
-         "--dest", str(dest), requirement], capture_output=True, text=True, timeout=300)
+from workerd_runtime import pip_download
 
 
 def test_the_mcp_sdk_has_no_pyodide_wheels_for_what_it_needs() -> None:
     pinned = f"mcp=={version('mcp')}"
     assert any(r.startswith("jsonschema") for r in requires("mcp") or [])
     with tempfile.TemporaryDirectory() as folder:
-        sdk = pyodide_download(pinned, Path(folder))
+        sdk = pip_download([pinned], Path(folder))
         assert sdk.returncode != 0, "the MCP SDK now resolves for Pyodide: mount /mcp on the Worker"
         assert "rpds-py" in sdk.stdout + sdk.stderr
-        crypto = pyodide_download("cryptography", Path(folder))
+        crypto = pip_download(["cryptography"], Path(folder))
         assert crypto.returncode != 0, "cryptography now has a Pyodide wheel on PyPI"
     # ...and the server memvault builds on imports it as it loads.
     loaded = subprocess.run([sys.executable, "-c", "import sys, mcp.server.mcpserver; print('cryptography' in sys.modules)"],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_upstream import FakeUpstream, ServerThread
-from tier_fakes import FakeTelegram, HeldUpstream
+from tier_fakes import HeldUpstream
 from tier_stack import (
     BOT_TOKEN,
     MainStack,
@@ -21,6 +21,8 @@ from tier_stack import (
     start_snapshot_run,
 )
 from workerd_runtime import Runtime
+
+from fake_telegram import FakeTelegram
 
 STARTS: dict[str, dict[str, float]] = {}
 # When the tier's session began and ended (time.perf_counter), for its total in the summary.
