@@ -159,6 +159,10 @@ class VendorReport:
     installed: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
 
+    def lines(self) -> list[str]:
+        return [f"python_modules/: {', '.join(f'{n} {v}' for n, v in sorted(self.installed.items()))}",
+                *(f"python_modules/: {r} left out (PyPI has no Pyodide wheel for it)" for r in self.missing)]
+
 
 def worker_requirements(project: Path) -> list[str]:
     """``[project].dependencies`` of ``project`` and the runtime SDK, each pinned to the version this
@@ -197,9 +201,15 @@ def fetch_wheels(requirements: list[str], cache: Path = WHEEL_CACHE) -> tuple[Pa
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
+    missing = []
     with tempfile.TemporaryDirectory() as probe:
-        available = [r for r in requirements if pip_download([r], Path(probe), deps=False).returncode == 0]
-    missing = [r for r in requirements if r not in available]
+        for requirement in requirements:
+            done = pip_download([requirement], Path(probe), deps=False)
+            if done.returncode != 0 and "No matching distribution" not in done.stderr:
+                raise RuntimeError(f"pip could not look up {requirement}:\n{done.stderr[-2000:]}")
+            if done.returncode != 0:
+                missing.append(requirement)
+    available = [r for r in requirements if r not in missing]
     if available and pip_download(available, folder).returncode != 0:
         raise RuntimeError(f"pip could not resolve Pyodide wheels for {', '.join(available)}")
     stamp.write_text(key + "\n--missing--\n" + "\n".join(missing))
@@ -231,10 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         print(max_compatibility_date())
         return 0
     if args[:1] == ["vendor"] and len(args) == 2:
-        report = vendor_python_modules(Path(args[1]).resolve())
-        print(f"python_modules/: {', '.join(f'{n} {v}' for n, v in sorted(report.installed.items()))}")
-        for requirement in report.missing:
-            print(f"python_modules/: {requirement} left out: PyPI has no Pyodide wheel for it", file=sys.stderr)
+        print("\n".join(vendor_python_modules(Path(args[1]).resolve()).lines()))
         return 0
     print(main.__doc__, file=sys.stderr)
     return 2

@@ -109,10 +109,7 @@ def prepare_python_modules(project: Path) -> None:
         if subprocess.run(["pywrangler", "sync"], cwd=project).returncode == 0:
             return
         print("pywrangler sync failed; vendoring the Pyodide wheels from PyPI instead", file=sys.stderr)
-    report = vendor_python_modules(project)
-    print(f"python_modules/: {', '.join(f'{n} {v}' for n, v in sorted(report.installed.items()))}")
-    for requirement in report.missing:
-        print(f"python_modules/: {requirement} left out (PyPI has no Pyodide wheel for it); memvault runs without it")
+    print("\n".join(vendor_python_modules(project).lines()))
 
 
 def prepare(config: Path) -> None:
