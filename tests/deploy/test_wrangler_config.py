@@ -111,3 +111,15 @@ def test_pywrangler_vendors_what_the_worker_imports_and_the_tools_are_dev_only()
     # pywrangler's `dev` refuses a wrangler older than this; package.json pins the one the tests run.
     wrangler = tuple(int(x) for x in json.loads((ROOT / "package.json").read_text())["devDependencies"]["wrangler"].split("."))
     assert wrangler >= (4, 127, 1)
+
+
+def test_the_bot_is_its_own_pywrangler_project_on_the_same_python() -> None:
+    """pywrangler, run in the bot's folder, reads the bot's pyproject.toml and vendors into the bot's
+    python_modules/ (without one it would climb to the repository root's); its date gives the SDK
+    from python_modules/ and Python 3.14, as memvault's does."""
+    bot = ROOT / "examples" / "telegram_bot"
+    config = tomllib.loads((bot / "wrangler.toml").read_text())
+    project = tomllib.loads((bot / "pyproject.toml").read_text())["project"]
+    assert project["name"] and project["dependencies"] == []
+    assert production_python(config) == production_python(CONFIG)
+    assert config["compatibility_date"] >= "2026-04-21"
