@@ -104,9 +104,11 @@ class WholeNumber(Rule):
 
     def parse(self, value: object, where: str) -> int:
         # JS has numbers only: a whole float is a whole number.
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value % 1:
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
             raise InvalidField(f"{where} must be a whole number")
-        number = int(value)
+        number = value
         if number < self.least or (self.most is not None and number > self.most):
             within = f"of at least {self.least}" if self.most is None else f"from {self.least} to {self.most}"
             raise InvalidField(f"{where} must be a whole number {within}")
