@@ -42,12 +42,12 @@ def conversation(prefix: str, at: float, turns: int = 12) -> list[Message]:
 
 
 async def vault_counts(deps: Deps, key_id: str) -> dict[str, int]:
-    core = (await memory.memory_stats(deps, key_id))["vaults"]["core"]
+    core = (await memory.memory_stats(deps, key_id)).vaults["core"]
     return {
-        "vault_rows": core["vault"]["messages"] + core["vault"]["chunks"],
-        "mirror_rows": core["mirror"]["rows"],
-        "buffered": core["vault"]["buffered_messages"],
-        "unembedded": core["vault"]["unembedded"],
+        "vault_rows": core.vault.messages + core.vault.chunks,
+        "mirror_rows": core.mirror.rows,
+        "buffered": core.vault.buffered_messages,
+        "unembedded": core.vault.unembedded,
     }
 
 

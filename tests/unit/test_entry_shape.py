@@ -142,7 +142,7 @@ def test_entry_registers_the_durable_object_and_exposes_every_handler(edge: type
     assert edge.Vault is Vault
     assert issubclass(edge.Default, sys.modules["workers"].WorkerEntrypoint)
     for handler in ("fetch", "scheduled", "get_memory", "save_memory", "search_memory", "forget_memory",
-                    "getMemory", "saveMemory", "searchMemory"):
+                    "getMemory", "saveMemory", "searchMemory", "forgetMemory"):
         assert inspect.iscoroutinefunction(getattr(edge.Default, handler)), handler
 
 
@@ -152,11 +152,14 @@ async def test_client_interface_binds_the_key_named_by_the_callers_props(
     monkeypatch.setattr("memvault.runtime.workers.build_deps", lambda env, ctx: deps)
     key, _ = await keys.create_key(deps.db, "bot", deps.clock())
     bot = edge.Default(types.SimpleNamespace(props={rpc.MEMORY_KEY_PROP: key.id}), object())
-    ack = await bot.saveMemory("chat-1", [{"role": "user", "content": "Remember the blue door."}], {"chat": 1})
-    assert ack["sessionId"] == "chat-1" and ack["savedCount"] == 1
+    ack = await bot.saveMemory("chat-1", [{"role": "user", "content": "Remember the blue door.", "id": "d1"}], {"chat": 1})
+    assert ack["message_ids"] == ["d1"] and ack["messages_accepted"] == 1
     page = await bot.getMemory("chat-1", {"limit": 5})
-    assert [m["metadata"] for m in page["messages"]] == [{"chat": 1}]
-    assert any("blue door" in r["text"] for r in await bot.searchMemory("blue door", {"sessionId": "chat-1"}))
+    assert page["session_id"] == "chat-1" and [m["metadata"] for m in page["items"]] == [{"chat": 1}]
+    found = await bot.searchMemory("blue door", {"sessionId": "chat-1"})
+    assert any("blue door" in r["text"] for r in found["items"])
+    assert await bot.forgetMemory(["d1", "d2"], {"sessionId": "chat-1"}) == {"forgotten": ["d1"], "not_found": ["d2"]}
+    assert (await bot.getMemory("chat-1"))["items"] == []
     stranger = edge.Default(types.SimpleNamespace(), object())
     with pytest.raises(Unauthorized):
         await stranger.getMemory("chat-1")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import Depends, FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -13,6 +14,7 @@ from memvault.api.dependencies import DEPS_SCOPE_KEY, memory_router_headers
 from memvault.api.docs import docs_router
 from memvault.api.limits import BodySizeLimit, ResponseDate
 from memvault.api.routes import brain, health, memory, portal, providers
+from memvault.api.schemas import memory_schemas
 from memvault.core.deps import Deps
 
 DESCRIPTION = """A memory layer for LLM applications.
@@ -54,7 +56,22 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
     app.include_router(providers.router, dependencies=[Depends(memory_router_headers)])
     if docs_assets is not None:
         app.include_router(docs_router(docs_assets, app.title))
+    with_schemas(app, memory_schemas())
     return app
+
+
+def with_schemas(app: FastAPI, schemas: dict[str, dict[str, Any]]) -> None:
+    """Add ``schemas`` to the app's OpenAPI components: the routes that take or answer a core
+    command or result refer to them by name, since FastAPI derives schemas only from models."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            document.setdefault("components", {}).setdefault("schemas", {}).update(schemas)
+        return app.openapi_schema or {}
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def serve_with(app: ASGIApp, deps: Deps) -> ASGIApp:

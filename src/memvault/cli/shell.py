@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from memvault.core import keys
+from memvault.core.callers import CallerTokens, memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError, Unauthorized
 from memvault.core.settings import SETTINGS, Settings, load_settings, retired_settings, retired_warning
@@ -136,7 +137,7 @@ async def authenticated(deps: Deps, secret: str | None) -> keys.MemoryKey:
     if not secret:
         raise CommandError(f"a memory key is required: --key mk_… or {KEY_VARIABLE}")
     try:
-        return await keys.authenticate(deps.db, secret)
+        return await memory_caller(deps, CallerTokens(memory_key=secret))
     except Unauthorized as exc:
         raise CommandError(
             f"{exc.message} in {deps.settings.data_dir} (a key works only with the data folder it was created in)"

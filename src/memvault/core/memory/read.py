@@ -15,6 +15,7 @@ from memvault.core.memory.assemble import VaultAnswer, rank_items, without_repea
 from memvault.core.memory.metadata import metadata_value
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import vault_name
+from memvault.core.memory.results import MemoryStats, MirrorCounts, VaultCounts
 from memvault.core.memory.transfer import chunk_record, export_records, vault_label
 from memvault.core.memory.windows import WindowPolicy, fill_in_order
 from memvault.core.models import MessagePage, SearchItem, SearchQuery, SearchResult
@@ -224,28 +225,16 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
     return page
 
 
-async def memory_page(
-    deps: Deps, key_id: str, session_id: str | None, limit: int | None, offset: int | None
-) -> dict[str, Any]:
-    """``read_memory`` with the defaults applied, as every surface returns it."""
-    limit = deps.settings.read_page_size if limit is None else limit
-    offset = 0 if offset is None else offset
-    items = await read_memory(deps, key_id, session_id, limit, offset)
-    return {"session_id": session_id, "offset": offset, "limit": limit, "items": items}
-
-
-async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:
+async def memory_stats(deps: Deps, key_id: str) -> MemoryStats:
     """Counts per vault of the key, from the vault and from the mirror, and the read cache's hits
     and misses."""
     mirror = MirrorStore(deps.db)
-    vaults: dict[str, Any] = {}
+    vaults: dict[str, VaultCounts] = {}
     for name in await vaults_of(deps, key_id):
-        vaults[name.partition(":")[2]] = {
-            "vault": (await deps.vaults.vault(name).stats()).to_dict(),
-            "mirror": await mirror.counts(key_id, name),
-        }
+        counts = await mirror.counts(key_id, name)
+        vaults[vault_label(name)] = VaultCounts(await deps.vaults.vault(name).stats(), MirrorCounts(**counts))
     # The read cache's hits and misses are this process's (an isolate's on Workers), every key's.
-    return {"key_id": key_id, "vaults": vaults, "cache": deps.cache_stats.to_dict()}
+    return MemoryStats(key_id, vaults, deps.cache_stats.to_dict())
 
 
 async def vault_messages(deps: Deps, name: str, after: int, limit: int) -> MessagePage:
