@@ -21,11 +21,12 @@ def test_the_client_interface_uses_the_key_its_props_name(stack: MainStack) -> N
     saved = result_of(stack.rpc("saveMemory", sid, [{"role": "user", "content": "The gate code is 4821."},
                                                    {"role": "assistant", "content": "Noted.", "memory": False}],
                                 {"source": "rpc"}))
-    assert saved["sessionId"] == sid and saved["savedCount"] == 1
+    assert saved["messages_accepted"] == 1 and saved["message_ids"][1] is None
     page = result_of(stack.rpc("getMemory", sid, {"limit": 10}))
-    assert [(m["role"], m["content"], m["metadata"]) for m in page["messages"]] == [("user", "The gate code is 4821.", {"source": "rpc"})]
+    assert page["session_id"] == sid
+    assert [(m["role"], m["content"], m["metadata"]) for m in page["items"]] == [("user", "The gate code is 4821.", {"source": "rpc"})]
     found = result_of(stack.rpc("searchMemory", "what is the gate code?", {"sessionId": sid, "limit": 3}))
-    assert found and found[0]["text"] == "The gate code is 4821."
+    assert found["items"] and found["items"][0]["text"] == "The gate code is 4821."
     # The props named the tier's key: the same memory over HTTP with that key's secret.
     over_http = stack.api("GET", "/v1/memory", stack.secrets.memory_key, params={"session_id": sid}).json()
     assert [m["content"] for m in over_http["items"]] == ["The gate code is 4821."]
@@ -53,7 +54,7 @@ def test_callers_without_a_valid_key_or_with_bad_input_get_the_domain_error_and_
     bad = stack.rpc("saveMemory", sid, [{"role": "robot", "content": "beep"}])
     assert "InvalidField" in bad.get("error", "") or "InvalidInput" in bad.get("error", "")
     bad_option = stack.rpc("searchMemory", "beep", {"limit": 0.5})
-    assert "limit must be a whole number" in bad_option.get("error", "")
+    assert "limit must be a whole number" in bad_option.get("error", ""), bad_option
     assert result_of(stack.rpc("get_memory", stack.secrets.memory_key, sid))["items"] == []
     walled = stack.rpc("brain_search", "bt_not-a-credential", "anything")
     assert "Unauthorized" in walled.get("error", "")
