@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ from suites import database, mirror, search_plan, sync_sql, vault
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.adapters.local.vaults import LocalVaultDirectory
-from memvault.core.memory.store import VaultLimits
+from memvault.core.memory.store import VaultLimits, VaultStore
+from memvault.core.memory.vault_table import PlainDataVault, serve
 from memvault.core.settings import load_settings
 
 Check = Callable[[Any], Awaitable[None]]
@@ -53,6 +55,26 @@ async def test_vault_contract(check: Check, tmp_path: Path) -> None:
         await check(directory.vault("key_test:core"))
     finally:
         directory.close()
+
+
+def _json(value: Any) -> Any:
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+@pytest.mark.parametrize("check", vault.CHECKS, ids=lambda c: c.__name__)
+async def test_vault_contract_over_plain_data(check: Check, tmp_path: Path) -> None:
+    """The Durable Object's client and its ``serve`` joined by JSON instead of the RPC runtime:
+    every argument and answer of every operation survives as plain data."""
+    sql = SqliteSql(tmp_path / "vault.sqlite3")
+    store = VaultStore(sql, VaultLimits.of(load_settings({})))
+
+    async def send(name: str, *arguments: Any) -> Any:
+        return _json(serve(store, name, _json(list(arguments))))
+
+    try:
+        await check(PlainDataVault(send))
+    finally:
+        sql.close()
 
 
 @pytest.mark.parametrize("check", search_plan.CHECKS, ids=lambda c: c.__name__)

@@ -48,7 +48,9 @@ class Embedder(Protocol):
 
 
 class VaultClient(Protocol):
-    """One conversation vault (a Durable Object in production, a SQLite file locally)."""
+    """One conversation vault (a Durable Object in production, a SQLite file locally). Its methods
+    are the vault's operations: ``VaultStore`` carries out each, and the adapters and the Durable
+    Object derive theirs from this list (``core/memory/vault_table.py``)."""
 
     async def append(
         self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
