@@ -110,3 +110,27 @@ async def test_a_vault_file_of_the_earlier_naming_is_moved_not_lost(tmp_path: Pa
         assert [m.id for m in await reopened.vault("k:session:Chat").pending()] == ["m1"]
     finally:
         reopened.close()
+
+
+async def test_a_vault_file_another_process_wrote_is_searched_with_its_new_vectors(tmp_path: Path) -> None:
+    from memvault.core.models import Message, SearchQuery
+
+    limits = VaultLimits.of(load_settings({}))
+    server, importer = LocalVaultDirectory(tmp_path, limits), LocalVaultDirectory(tmp_path, limits)
+    try:
+        ours = server.vault("k:core")
+        first = await ours.append([Message("user", "The kettle is in the attic.", 1.0, "a1")])
+        await ours.attach_embeddings("test-4d", {}, {job.id: vault.basis(0) for job in first.to_embed})
+        await ours.flush()
+        found = await ours.search(SearchQuery(text="zzzz", vector=tuple(vault.basis(1)), depth=5))
+        assert {c.row.source_ids for c in found if c.channel == "vector"} == {("a1",)}
+        assert (await ours.stats()).search_memory_bytes > 0  # its vector codes are held in memory now
+        theirs = importer.vault("k:core")  # a second connection to the same file, as `memvault import` opens
+        second = await theirs.append([Message("user", "The ladder is in the shed.", 2.0, "b1")])
+        await theirs.attach_embeddings("test-4d", {}, {job.id: vault.basis(1) for job in second.to_embed})
+        await theirs.flush()
+        found = await ours.search(SearchQuery(text="zzzz", vector=tuple(vault.basis(1)), depth=5))
+        assert next(c for c in found if c.channel == "vector").row.source_ids == ("b1",)
+    finally:
+        server.close()
+        importer.close()
