@@ -63,9 +63,19 @@ class VaultLimits:
         return cls(settings.vector_memory_mb * 1024 * 1024, tuning or Tuning())
 
 
+def _never() -> bool:
+    return False
+
+
 class VaultStore:
-    def __init__(self, sql: SyncSql, limits: VaultLimits) -> None:
+    """Every public method is an operation of the ``VaultClient`` port, with its signature
+    (``vault_table``); everything else here is private."""
+
+    def __init__(self, sql: SyncSql, limits: VaultLimits, written_elsewhere: Callable[[], bool] = _never) -> None:
+        """``written_elsewhere`` tells whether another process wrote the vault's storage since it
+        was last asked (a local vault file can be; a Durable Object's storage cannot)."""
         self._sql = sql
+        self._written_elsewhere = written_elsewhere
         self._tuning = limits.tuning
         self._codes = VaultCodes(sql, limits.memory_bytes, limits.tuning.code_page_rows)
         self._coded: list[str] = []  # rows the running mutation gave a vector, for the codes in memory
@@ -222,11 +232,9 @@ class VaultStore:
 
         return self._written(work)
 
-    def drop_code_index(self) -> None:
-        """Let go of the codes in memory (another process changed the rows); the next search reads them again."""
-        self._codes.drop()
-
     def search(self, query: SearchQuery) -> list[Candidate]:
+        if self._written_elsewhere():
+            self._codes.drop()  # the codes in memory may miss rows the other process changed
         found = run_sync(search_plan(VAULT_TABLE, query, self._tuning, self._codes.index(self._dimension())), self._sql.execute)
         pending = changelog.buffer_state(self._sql).messages
         return with_buffer(found, pending, vault_vectors.pending_vectors(self._sql) if pending else {}, query)
