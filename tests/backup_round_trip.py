@@ -9,7 +9,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core import brain, keys, memory
+from memvault.core import brain, memory
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.models import Message
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memvault.core import brain, keys
-from memvault.core.access import AccessIdentity
+from memvault.core import brain
 from memvault.core.brain.scopes import CredentialsMisconfigured, token_hash
+from memvault.core.credentials import keys
+from memvault.core.credentials.access import AccessIdentity
 from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from memvault.core.settings import load_settings

@@ -11,9 +11,9 @@ import pytest
 from starlette.datastructures import Headers
 
 from memvault.api.dependencies import caller_tokens, header
-from memvault.core import keys
 from memvault.core.brain.scopes import create_brain_token, token_hash
-from memvault.core.callers import CallerTokens, Need, brain_caller, memory_caller, resolve_caller
+from memvault.core.credentials import keys
+from memvault.core.credentials.callers import CallerTokens, Need, brain_caller, memory_caller, resolve_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidField, Unauthorized
 from memvault.core.settings import load_settings

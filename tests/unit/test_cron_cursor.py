@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memvault.core import keys, memory
+from memvault.core import memory
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.models import Message
 from memvault.core.settings import load_settings

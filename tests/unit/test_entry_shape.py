@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
 
 from suites import vault as vault_suite
 
-from memvault.core import keys
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import Unauthorized
 from memvault.core.memory.vault_table import VAULT_OPERATIONS

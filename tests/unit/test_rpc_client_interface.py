@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memvault.core import keys
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidField, InvalidInput, Unauthorized
 from memvault.core.settings import load_settings

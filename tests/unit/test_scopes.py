@@ -18,7 +18,7 @@ from memvault.core.brain.scopes import (
     scope_filter,
     token_hash,
 )
-from memvault.core.callers import brain_caller
+from memvault.core.credentials.callers import brain_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, Unauthorized
 from memvault.core.settings import load_settings

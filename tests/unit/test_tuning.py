@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memvault.core import memory
+from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
-from memvault.core.keys import create_key
 from memvault.core.models import Message
 from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from memvault.cli.shell import counted, data_dir_option, emit, emit_json, json_option, say, with_deps
-from memvault.core import brain, keys
+from memvault.core import brain
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 
 

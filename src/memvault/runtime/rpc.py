@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memvault.core import brain
-from memvault.core.callers import CallerTokens, brain_caller, memory_caller
+from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.operations import FORGET, READ, SEARCH, STORE, Operation, perform

@@ -15,7 +15,7 @@ from brain_env import Brain, close_brain, open_brain
 from fake_llm import FakeLlm
 
 from memvault.core.errors import TransientStorageError
-from memvault.core.maintenance import run_maintenance
+from memvault.core.operations.maintenance import run_maintenance
 from memvault.core.tuning import Tuning
 
 # What a fact is, beside the upkeep columns (vectors, hashes) a consolidation run may fill in.

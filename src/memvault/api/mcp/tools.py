@@ -1,4 +1,4 @@
-"""The MCP server: each tool and resource resolves the caller from its credentials (``core.callers``)
+"""The MCP server: each tool and resource resolves the caller from its credentials (``core.credentials.callers``)
 and makes one call into core, the same call the matching HTTP route makes. Brain calls take the
 caller's own credential, so the scope walls hold here exactly as they do over HTTP; the memory tools
 live in ``memory_tools.py``."""
@@ -18,9 +18,9 @@ from memvault.api.mcp.errors import refused_as, resource_refusal, tool_refusal
 from memvault.api.mcp.memory_tools import READS, WRITES, McpContext, memory_tools
 from memvault.core import brain
 from memvault.core.brain.rows import EntryType
-from memvault.core.callers import CallerTokens, brain_caller, memory_caller
+from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
+from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
-from memvault.core.keys import MemoryKey
 
 AsOf = Annotated[float | str | None, Field(description="Unix seconds or ISO 8601: read the brain as it was then.")]
 INSTRUCTIONS = (

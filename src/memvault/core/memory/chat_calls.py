@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 
 from memvault.core.contract import Choice, Flag, Identifier, Spec, WholeNumber
 from memvault.core.deps import Deps
-from memvault.core.memory.read import read_memory, search_memory
+from memvault.core.memory.read.page import read_memory
+from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.recall_query import recall_query
 from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
 from memvault.core.memory.write import store_conversation
