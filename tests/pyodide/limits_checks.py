@@ -108,8 +108,7 @@ async def check_passing_binding_failures_are_retried_and_others_are_not(h: Any) 
 
 async def check_backup_round_trip_over_d1_and_r2(h: Any) -> None:
     sys.path.insert(0, "/repo/tests")
-    from backup_round_trip import NOW, credentials, fill, read_everything
-    from memvault.core.operations.backup import read_backup
+    from backup_round_trip import NOW, credentials, fill, read_backup, read_everything
     from memvault.core.operations.restore import restore_backup
     from memvault.runtime.cron import run_cron
     from memvault.runtime.workers import build_deps

@@ -15,14 +15,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from backup_round_trip import NOW, WRITER, Filled, credentials, fill, read_everything
+from backup_round_trip import NOW, WRITER, Filled, credentials, fill, read_backup, read_everything
 from memvault import cli
 from memvault.core import brain, memory
 from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.models import Message
-from memvault.core.operations.backup import backups_index, read_backup
+from memvault.core.operations.backup import backups_index
 from memvault.core.operations.restore import restore_backup
 from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning

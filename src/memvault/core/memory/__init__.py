@@ -9,7 +9,6 @@ from memvault.core.memory.read.vaults import all_vaults, idle_vaults, vaults_of
 from memvault.core.memory.sync import mirror_differences, rebuild_mirror, sync_all, sync_mirror
 from memvault.core.memory.write import (
     clear_memory,
-    flush_idle_buffers,
     flush_pending,
     forget,
     purge_old_memory,
@@ -22,7 +21,6 @@ __all__ = [
     "all_vaults",
     "clear_memory",
     "export_memory",
-    "flush_idle_buffers",
     "flush_pending",
     "forget",
     "idle_vaults",

@@ -167,14 +167,6 @@ async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) 
     )
 
 
-async def flush_idle_buffers(deps: Deps, key_id: str, idle_before: float) -> list[StoreResult]:
-    """Flush every vault of the key whose pending buffer has not been written to since ``idle_before``."""
-    results = []
-    for name in await MirrorStore(deps.db).idle_buffers(key_id, idle_before):
-        results.append(await flush_pending(deps, key_id, session_of(name)))
-    return results
-
-
 async def reconcile_vault(
     deps: Deps, key_id: str, session_id: str | None = None, embed_limit: int = 500
 ) -> dict[str, int]:

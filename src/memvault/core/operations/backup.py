@@ -129,17 +129,3 @@ async def _record_complete(deps: Deps, state: dict[str, Any], now: float) -> Non
     for entry in old:
         for number in range(1, int(entry["parts"]) + 1):
             await deps.blobs.delete(part_key(entry["id"], number))
-
-
-async def read_backup(deps: Deps, backup_id: str) -> list[bytes]:
-    """The part objects of one complete backup, in order (their concatenation is the JSONL)."""
-    entry = next((e for e in await backups_index(deps) if e["id"] == backup_id), None)
-    if entry is None:
-        raise LookupError(f"no complete backup {backup_id}")
-    parts = []
-    for number in range(1, int(entry["parts"]) + 1):
-        data = await deps.blobs.get(part_key(backup_id, number))
-        if data is None:
-            raise LookupError(f"backup {backup_id} is missing part {number}")
-        parts.append(data)
-    return parts
