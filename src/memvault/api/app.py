@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from fastapi import Depends, FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 import memvault
 from memvault.api import errors
+from memvault.api.brain_schemas import components as brain_components
 from memvault.api.dependencies import DEPS_SCOPE_KEY, memory_router_headers
 from memvault.api.docs import docs_router
 from memvault.api.limits import BodySizeLimit, ResponseDate
@@ -20,8 +24,8 @@ DESCRIPTION = """A memory layer for LLM applications.
 **Conversation memory** (`/v1/memory…`) and the **memory router** (the OpenAI, Anthropic and
 Gemini endpoints) take a memory key: `Authorization: Bearer mk_…` or `X-Memory-Key` (the router
 reads only `X-Memory-Key`, since `Authorization` carries the provider's key). The **brain**
-(`/memory/…`, `/recall`) takes a brain credential: `Authorization: Bearer <token>` or
-`X-Memvault-Brain-Token`. Press *Authorize* and fill in what you hold; each operation sends what it
+(`/v1/brain/…`; its older paths `/memory/…` and `/recall` are kept, deprecated) takes a brain
+credential: `Authorization: Bearer <token>` or `X-Memvault-Brain-Token`. Press *Authorize* and fill in what you hold; each operation sends what it
 needs. Errors are `{"error": {"code", "message"}}`."""
 
 TAGS = [
@@ -54,7 +58,18 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
     app.include_router(providers.router, dependencies=[Depends(memory_router_headers)])
     if docs_assets is not None:
         app.include_router(docs_router(docs_assets, app.title))
+    app.openapi = functools.partial(_document, app, app.openapi)  # type: ignore[method-assign]
     return app
+
+
+def _document(app: FastAPI, generate: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """FastAPI's document plus the components the brain's operations name (generated from core)."""
+    document = generate()
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in brain_components().items():
+        if schemas.setdefault(name, schema) is not schema:
+            raise RuntimeError(f"two OpenAPI components are named {name}")
+    return document
 
 
 def serve_with(app: ASGIApp, deps: Deps) -> ASGIApp:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 
-from memvault.core.errors import InvalidInput
+from memvault.core.errors import InvalidField
 
 CARD_NUMBER = "card_number"
 SSN = "ssn"
@@ -290,4 +290,4 @@ def refuse_secret(name: str, value: str) -> None:
     text but are refused, never redacted: a redacted identifier would silently name something else."""
     kinds = redact(value).kinds
     if kinds:
-        raise InvalidInput(f"{name} looks like it contains a secret ({', '.join(kinds)}); {name}s are identifiers")
+        raise InvalidField(f"{name} looks like it contains a secret ({', '.join(kinds)}); {name}s are identifiers")
