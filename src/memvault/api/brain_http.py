@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,13 @@ class Dialect:
 
     def theirs(self, name: str) -> str:
         return next((old for old, new in self.renames.items() if new == name), name)
+
+    def refusal(self, error: InvalidField) -> InvalidField:
+        """The parser's refusal naming the field as this path names it."""
+        for ours, theirs in ((new, old) for old, new in self.renames.items()):
+            if re.match(rf"{re.escape(ours)}\b", error.message):
+                return InvalidField(theirs + error.message[len(ours):])
+        return error
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,7 @@ def _renamed(data: Mapping[str, Any], dialect: Dialect) -> dict[str, Any]:
     for name, value in data.items():
         ours = dialect.renames.get(name, name)
         if ours in out:
-            raise InvalidField(f"give {name} or {ours}, not both")
+            raise InvalidField(f"give {dialect.theirs(ours)} or {ours}, not both")
         out[ours] = value
     return out
 

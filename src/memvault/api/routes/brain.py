@@ -15,6 +15,7 @@ from memvault.api.brain_schemas import answer, openapi_extra
 from memvault.api.dependencies import CredentialParam, DepsParam
 from memvault.api.schemas import error_responses
 from memvault.core import brain
+from memvault.core.errors import InvalidField
 
 router = APIRouter(tags=["brain"], responses=error_responses(401, 403, 404, 409, 413, 422, 503, 507))
 
@@ -60,7 +61,11 @@ def handler(route: BrainRoute) -> Callable[[Request, DepsParam, CredentialParam]
 
     async def handle(request: Request, deps: DepsParam, credential: CredentialParam) -> Response:
         op, data = await brain_input(request, route)
-        return brain_answer(route, await op.perform(deps, credential, data, text=route.in_query))
+        try:
+            result = await op.perform(deps, credential, data, text=route.in_query)
+        except InvalidField as refused:
+            raise refused if route.dialect is None else route.dialect.refusal(refused) from None
+        return brain_answer(route, result)
 
     handle.__name__ = route.op.name
     return handle

@@ -170,10 +170,13 @@ def _slug(value: str) -> str:
 
 
 def parse_register_skill(data: object, credential: Credential, settings: Settings, text: bool = False) -> CheckedSkill:
+    credential.require_writer()
+    return check_skill(parse_fields(RegisterSkill, data, text=text), credential, settings)
+
+
+def check_skill(raw: RegisterSkill, credential: Credential, settings: Settings) -> CheckedSkill:
     """Every field passes the secret gate: a secret in an identifier (slug, scope) is refused, one
     in the text (name, description, content) is redacted."""
-    credential.require_writer()
-    raw = parse_fields(RegisterSkill, data, text=text)
     refuse_secret("slug", raw.slug)
     slug = _slug(raw.slug)
     if raw.scope is not None:

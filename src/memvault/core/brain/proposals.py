@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.brain.commands import ListProposals, ProposalRef, parse_register_skill
+from memvault.core.brain.commands import ListProposals, ProposalRef, RegisterSkill, check_skill
 from memvault.core.brain.fact_input import FactIn, WriteFacts, check_item
 from memvault.core.brain.fact_vectors import FactText, embed_facts, retire_vectors
 from memvault.core.brain.facts import hook_of, plan_request
@@ -256,9 +256,9 @@ async def _accept_skills(deps: Deps, credential: Credential, proposal: dict[str,
     statements: list[Statement] = []
     added: Plan | None = None
     if proposal["kind"] == "skill_merge":
-        merged = parse_register_skill({"slug": keep["slug"], "scope": scope, "name": keep["name"],
-                                       "description": keep["description"], "content": proposal["text"]},
-                                      credential, deps.settings)
+        merged = check_skill(RegisterSkill(slug=keep["slug"], scope=scope, name=keep["name"],
+                                           description=keep["description"], content=proposal["text"]),
+                             credential, deps.settings)
         planned = await plan_skill(deps, credential, merged)
         statements += planned.statements
         added = planned.mirror
