@@ -1,4 +1,5 @@
-"""Each brain operation's input is parsed in exactly one place: one parser in core, named by the
+"""Each brain operation's input is parsed in exactly one place: one parser in core (a parse_*
+function, or the shared checker over an input class whose fields say everything), named by the
 operation table and called nowhere else; every surface (HTTP, RPC, MCP, scripts) hands plain data
 to ``Operation.perform`` and neither checks fields itself nor calls an operation around it."""
 
@@ -45,11 +46,17 @@ def called_names(node: ast.AST) -> list[str]:
 
 
 def parsers_named_by_the_table() -> dict[str, str]:
-    """Operation constant -> the parser function its ``Operation(...)`` names."""
+    """Operation constant -> the parser its ``Operation(...)`` names: a parse_* function, or the
+    input class that ``_fields`` checks."""
     found = {}
     for node in tree(TABLE).body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
             parse = node.value.args[4]
+            if isinstance(parse, ast.Call) and ast.unparse(parse.func) == "_fields":
+                (cls,) = parse.args
+                assert isinstance(cls, ast.Attribute), ast.dump(parse)
+                found[ast.unparse(node.target)] = cls.attr
+                continue
             names = [n.attr for n in ast.walk(parse) if isinstance(n, ast.Attribute) and n.attr.startswith("parse_")]
             assert len(names) == 1, ast.dump(parse)
             found[ast.unparse(node.target)] = names[0]
@@ -61,8 +68,10 @@ def test_every_operation_names_one_parser_defined_once_in_core() -> None:
     assert len(parsers) == len(OPERATIONS)
     definitions: dict[str, list[str]] = {}
     for path in python_files():
+        # A class name need only be one in the brain; a parser's name is one everywhere.
+        kinds = ast.FunctionDef | ast.ClassDef if path.is_relative_to(BRAIN) else ast.FunctionDef
         for node in ast.walk(tree(path)):
-            if isinstance(node, ast.FunctionDef) and node.name in parsers.values():
+            if isinstance(node, kinds) and node.name in parsers.values():
                 definitions.setdefault(node.name, []).append(module_name(path))
     assert all(modules in (["memvault.core.brain.commands"], ["memvault.core.brain.fact_input"])
                for modules in definitions.values()), definitions
@@ -70,22 +79,23 @@ def test_every_operation_names_one_parser_defined_once_in_core() -> None:
 
 
 def test_a_parser_is_called_by_the_operation_table_alone() -> None:
-    parsers = set(parsers_named_by_the_table().values()) | {"parse_fields"}
+    parsers = {name for name in parsers_named_by_the_table().values() if name.startswith("parse_")} | {"parse_fields"}
     callers: dict[str, set[str]] = {}
     for path in python_files():
         module = module_name(path)
         for name in called_names(tree(path)):
             if name in parsers:
                 callers.setdefault(name, set()).add(module)
-    # parse_fields is the checker the parsers share; nothing beside them parses an input.
-    assert callers.pop("parse_fields") <= PARSING
+    # parse_fields is the checker the parsers share; nothing beside them and the table parses an input.
+    assert callers.pop("parse_fields") <= {*PARSING, "memvault.core.brain.operations"}
     assert all(modules <= {"memvault.core.brain.commands"} for modules in callers.values()), callers
 
 
 def test_each_operation_runs_on_the_command_its_parser_returns() -> None:
     for name, parser in parsers_named_by_the_table().items():
         op = OPERATIONS[name.lower()]
-        returned = typing.get_type_hints(getattr(commands, parser, None) or getattr(fact_input, parser))["return"]
+        found = getattr(commands, parser, None) or getattr(fact_input, parser)
+        returned = found if isinstance(found, type) else typing.get_type_hints(found)["return"]
         run = typing.get_type_hints(op.run)
         (command,) = [hint for param, hint in run.items() if param not in ("deps", "credential", "return")]
         assert command is returned, name

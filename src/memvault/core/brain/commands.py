@@ -1,7 +1,7 @@
 """The input of each brain read, skill and housekeeping operation: its fields (the request's, on
-every surface) and its one parser. A parser takes plain data — a JSON body, a query string's
-values (``text``), RPC or MCP arguments — and returns the command or raises ``InvalidField``
-naming the field. The write's input is in ``fact_input``."""
+every surface) and, where the fields alone do not say everything, its one parser. A parser takes
+plain data — a JSON body, a query string's values (``text``), RPC or MCP arguments — and returns
+the command or raises ``InvalidField`` naming the field. The write's input is in ``fact_input``."""
 
 from __future__ import annotations
 
@@ -135,27 +135,11 @@ class ProposalRef:
     id: str = spec("A proposal id (prop-…).")
 
 
-def parse_search(data: object, text: bool = False) -> SearchFacts:
-    return parse_fields(SearchFacts, data, text=text)
-
-
-def parse_recall(data: object, text: bool = False) -> Recall:
-    return parse_fields(Recall, data, text=text)
-
-
 def parse_fact_ref(data: object, text: bool = False) -> FactRef:
     ref = parse_fields(FactRef, data, text=text)
     if not ref.id.startswith("mem-") or len(ref.id) > 64:
         raise InvalidField("id must be a fact id (mem-...)")
     return ref
-
-
-def parse_export(data: object, text: bool = False) -> ExportFacts:
-    return parse_fields(ExportFacts, data, text=text)
-
-
-def parse_list_skills(data: object, text: bool = False) -> ListSkills:
-    return parse_fields(ListSkills, data, text=text)
 
 
 def parse_get_skill(data: object, text: bool = False) -> GetSkill:
@@ -208,10 +192,6 @@ def parse_consolidate(data: object, text: bool = False) -> Consolidate:
     if not command.scopes:
         raise InvalidField("scopes must name at least one scope (or be left out for all of the credential's)")
     return replace(command, scopes=sorted(set(command.scopes)))
-
-
-def parse_list_proposals(data: object, text: bool = False) -> ListProposals:
-    return parse_fields(ListProposals, data, text=text)
 
 
 def parse_proposal_ref(data: object, text: bool = False) -> ProposalRef:

@@ -17,6 +17,7 @@ from memvault.core.brain.recall import recall
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import search_facts
 from memvault.core.brain.skills import get_skill, list_skills, register_skill
+from memvault.core.brain.wire import parse_fields
 from memvault.core.deps import Deps
 from memvault.core.settings import Settings
 
@@ -44,15 +45,20 @@ def _data_only(parse: Callable[[object, bool], C]) -> Parser[C]:
     return lambda data, _credential, _settings, text: parse(data, text)
 
 
+def _fields(cls: type[C]) -> Parser[C]:
+    """The parser of an input its fields say everything about."""
+    return lambda data, _credential, _settings, text: parse_fields(cls, data, text=text)
+
+
 WRITE_FACTS: Operation[fact_input.WriteFacts, results.FactsWritten] = Operation(
     "write_facts", "Write one fact or a batch (writer credentials, within their scopes); idempotent per source and "
     "text.", fact_input.WriteFactsIn, results.FactsWritten, fact_input.parse_write, write_facts)
 SEARCH_FACTS: Operation[commands.SearchFacts, results.FoundFacts] = Operation(
     "search_facts", "Search the facts the credential may read: `keyword` (exact tokens count) or `hybrid`.",
-    commands.SearchFacts, results.FoundFacts, _data_only(commands.parse_search), search_facts)
+    commands.SearchFacts, results.FoundFacts, _fields(commands.SearchFacts), search_facts)
 RECALL: Operation[commands.Recall, results.Recollection] = Operation(
     "recall", "One envelope within a token budget: pinned core, recent facts, and what matches `query`.",
-    commands.Recall, results.Recollection, _data_only(commands.parse_recall), recall)
+    commands.Recall, results.Recollection, _fields(commands.Recall), recall)
 FACT_BODY: Operation[commands.FactRef, results.FactBody] = Operation(
     "fact_body", "A fact's full text (hook and body); absent and walled facts are both 404.",
     commands.FactRef, results.FactBody, _data_only(commands.parse_fact_ref), fact_body)
@@ -61,7 +67,7 @@ FACT_HISTORY: Operation[commands.FactRef, results.FactHistory] = Operation(
     commands.FactRef, results.FactHistory, _data_only(commands.parse_fact_ref), fact_history)
 EXPORT_FACTS: Operation[commands.ExportFacts, results.ExportedFacts] = Operation(
     "export_facts", "Every fact the credential may read, superseded ones included, as JSON lines.",
-    commands.ExportFacts, results.ExportedFacts, _data_only(commands.parse_export), export_facts)
+    commands.ExportFacts, results.ExportedFacts, _fields(commands.ExportFacts), export_facts)
 REGISTER_SKILL: Operation[commands.CheckedSkill, results.SkillRegistered] = Operation(
     "register_skill", "Register a skill (a named procedure) or a new version of one; writer credentials only.",
     commands.RegisterSkill, results.SkillRegistered, commands.parse_register_skill, register_skill)
@@ -70,7 +76,7 @@ GET_SKILL: Operation[commands.GetSkill, results.SkillFound] = Operation(
     commands.GetSkill, results.SkillFound, _data_only(commands.parse_get_skill), get_skill)
 LIST_SKILLS: Operation[commands.ListSkills, results.SkillList] = Operation(
     "list_skills", "The current skills the credential may read, without their content.",
-    commands.ListSkills, results.SkillList, _data_only(commands.parse_list_skills), list_skills)
+    commands.ListSkills, results.SkillList, _fields(commands.ListSkills), list_skills)
 SYNC: Operation[commands.Sync, results.SyncPushed | results.SyncPulled] = Operation(
     "sync", "Keep a folder of notes in step: `push` reconciles its facts, `pull` returns what changed since.",
     commands.Sync, results.SyncPushed | results.SyncPulled, _data_only(commands.parse_sync), sync)
@@ -80,7 +86,7 @@ CONSOLIDATE: Operation[commands.Consolidate, results.Consolidation] = Operation(
     commands.Consolidate, results.Consolidation, _data_only(commands.parse_consolidate), consolidate)
 LIST_PROPOSALS: Operation[commands.ListProposals, results.ProposalList] = Operation(
     "list_proposals", "Consolidation proposals over the credential's scopes, newest first.",
-    commands.ListProposals, results.ProposalList, _data_only(commands.parse_list_proposals), list_proposals)
+    commands.ListProposals, results.ProposalList, _fields(commands.ListProposals), list_proposals)
 ACCEPT_PROPOSAL: Operation[commands.ProposalRef, results.ProposalAccepted] = Operation(
     "accept_proposal", "Apply a proposal (writers of its scope): supersede, never delete; 409 if a fact changed since.",
     commands.ProposalRef, results.ProposalAccepted, _data_only(commands.parse_proposal_ref), accept_proposal)

@@ -236,15 +236,7 @@ class NamedFact:
 
 
 @shape
-class StoredProposal:
-    id: str
-    kind: str
-    scope: str
-    fact_ids: list[str]
-    keep_id: str | None
-    text: str | None
-    reason: str
-    status: str
+class StoredProposal(ProposedChange):
     created_at: float
     decided_at: float | None
     decided_by: str | None
