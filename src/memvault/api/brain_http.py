@@ -92,7 +92,7 @@ async def brain_input(request: Request, route: BrainRoute) -> tuple[Operation[An
     if dialect is None:
         if query and not route.in_query:
             raise InvalidField(f"{', '.join(sorted(query))}: this operation takes its fields in the JSON body")
-        return route.op, ({**query, **path} if route.in_query else _merged(body, path))
+        return route.op, _merged(query if route.in_query else body, path)
     op = route.op
     if route.when_given is not None and route.when_given[0] in query:
         op = route.when_given[1]
@@ -105,15 +105,15 @@ async def brain_input(request: Request, route: BrainRoute) -> tuple[Operation[An
 
 
 def _merged(body: object, extra: Mapping[str, Any]) -> object:
-    """The body with the fields the path and query carry; a body that is not an object is left for
-    the parser to refuse."""
+    """The body (or query) with the fields the path (and a kept path's query) carry; a body that is
+    not an object is left for the parser to refuse."""
     if not extra:
         return body
     if not isinstance(body, Mapping):
         return body
     clash = sorted(set(body) & set(extra))
     if clash:
-        raise InvalidField(f"{', '.join(clash)}: given in the path or query, not in the body")
+        raise InvalidField(f"{', '.join(clash)}: given twice (in the path or query, and again)")
     return {**body, **extra}
 
 

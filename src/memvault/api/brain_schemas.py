@@ -21,6 +21,11 @@ def components() -> dict[str, dict[str, Any]]:
     return COMPONENTS.defs
 
 
+def _declared(cls: Any) -> dict[str, Any]:
+    """The component of an input class (named in the document as the class is)."""
+    return COMPONENTS.defs[COMPONENTS.of(cls, False)["$ref"].rsplit("/", 1)[1]]
+
+
 def _dialect_copy(ref: dict[str, Any], dialect: Dialect, output: bool) -> dict[str, Any]:
     """A component as a kept path names it: a copy under another name with its keys renamed."""
     if "$ref" not in ref:
@@ -43,15 +48,13 @@ def openapi_extra(route: BrainRoute) -> dict[str, Any]:
     """The operation's parameters (GET) or request body (POST), and the parameters of its path."""
     dialect = route.dialect or Dialect()
     in_path = set(_PATH_FIELD.findall(route.path))
-    document = COMPONENTS.of(route.op.input, False)
-    properties = COMPONENTS.defs[document["$ref"].rsplit("/", 1)[1]].get("properties", {})
-    required = set(COMPONENTS.defs[document["$ref"].rsplit("/", 1)[1]].get("required", []))
+    declared = _declared(route.op.input)
+    properties, required = declared.get("properties", {}), set(declared.get("required", []))
     names = [dialect.theirs(name) for name in field_names(route.op)]
     if route.when_given is not None:
-        extra = route.when_given[1]
-        switched = COMPONENTS.defs[COMPONENTS.of(extra.input, False)["$ref"].rsplit("/", 1)[1]]
-        properties = {**properties, **switched.get("properties", {})}
-        names += [name for name in field_names(extra) if name not in names]
+        switched = route.when_given[1]
+        properties = {**properties, **_declared(switched.input).get("properties", {})}
+        names += [name for name in field_names(switched) if name not in names]
     parameters = [
         _parameter(name, "path" if name in in_path else "query", properties[dialect.renames.get(name, name)],
                    name in in_path or (route.in_query and dialect.renames.get(name, name) in required))
@@ -60,7 +63,7 @@ def openapi_extra(route: BrainRoute) -> dict[str, Any]:
     parameters += [_parameter(name, "query", {"enum": list(values)}, False) for name, values in dialect.choices.items()]
     extra_doc: dict[str, Any] = {"parameters": parameters} if parameters else {}
     if not route.in_query and set(properties) - {dialect.renames.get(name, name) for name in in_path}:
-        schema = _dialect_copy(document, dialect, output=False)
+        schema = _dialect_copy(COMPONENTS.of(route.op.input, False), dialect, output=False)
         extra_doc["requestBody"] = {"required": bool(required - in_path),
                                     "content": {"application/json": {"schema": schema}}}
     return extra_doc

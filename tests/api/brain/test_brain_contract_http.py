@@ -147,6 +147,7 @@ INVALID = [
     ("POST", "/v1/brain/recall", {"json": {"as_of": True}}, "as_of"),
     ("GET", "/v1/brain/facts/nope/body", {}, "id"),
     ("GET", "/v1/brain/facts/nope/history", {}, "id"),
+    ("GET", "/v1/brain/facts/mem-0000000000000000/body", {"params": {"id": "mem-0000000000000001"}}, "id"),
     ("GET", "/v1/brain/export", {"params": {"since": "yesterday"}}, "since"),
     ("POST", "/v1/brain/skills", {"json": {"slug": "Bad Slug", "content": "x", "scope": "business"}}, "slug"),
     ("GET", "/v1/brain/skills/pay-invoice", {"params": {"version": "0"}}, "version"),
