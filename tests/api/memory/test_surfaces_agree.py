@@ -97,10 +97,10 @@ async def test_identifiers_carrying_a_secret_are_refused_before_anything_is_stor
     key_like = "sk-proj-Ab12Cd34Ef56Gh78Ij90KlMnOp"
     body = {"messages": [{"role": "user", "content": "fine", "id": key_like}]}
     response = await memvault.client.post("/v1/memory", json=body, headers=memvault.auth)
-    assert response.status_code == 400 and "messages[0].id" in response.json()["error"]["message"]
+    assert response.status_code == 422 and "messages[0].id" in response.json()["error"]["message"]
     assert key_like not in response.text
     card_session = {**memvault.auth, "X-Session-ID": "4111 1111 1111 1111"}
     response = await memvault.client.post("/v1/memory", json={"messages": [{"role": "user", "content": "x"}]}, headers=card_session)
-    assert response.status_code == 400 and "session id" in response.json()["error"]["message"]
+    assert response.status_code == 422 and "session id" in response.json()["error"]["message"]
     assert await memory.vaults_of(memvault.deps, memvault.key_id) == [f"{memvault.key_id}:core"]
     assert await exported(memvault) == []
