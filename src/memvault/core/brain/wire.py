@@ -159,24 +159,34 @@ def _number(hint: Any, value: Any, name: str, text: bool) -> int | float:
     return float(value)
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def to_plain(value: Any) -> Any:
     """The JSON-able form of a result: dataclasses become objects (an ``omit`` field that is None
     is left out), enums their values."""
+    if type(value) in _SCALARS:
+        return value
+    if isinstance(value, Enum):
+        return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
-        for field in dataclasses.fields(value):
-            item = getattr(value, field.name)
-            if item is None and field.metadata.get("omit"):
+        for name, omit in _plain_fields(type(value)):
+            item = getattr(value, name)
+            if item is None and omit:
                 continue
-            out[field.name] = to_plain(item)
+            out[name] = to_plain(item)
         return out
     if isinstance(value, list | tuple):
         return [to_plain(item) for item in value]
     if isinstance(value, Mapping):
         return {key: to_plain(item) for key, item in value.items()}
-    if isinstance(value, Enum):
-        return value.value
     return value
+
+
+@functools.cache
+def _plain_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    return tuple((f.name, bool(f.metadata.get("omit"))) for f in dataclasses.fields(cls))
 
 
 def from_plain(hint: Any, value: Any) -> Any:
