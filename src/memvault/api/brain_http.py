@@ -72,6 +72,8 @@ async def _body(request: Request) -> object:
         raise InvalidField("the request body is not valid UTF-8") from None
     except json.JSONDecodeError as exc:
         raise InvalidField(f"the request body is not valid JSON (near character {exc.pos})") from None
+    except RecursionError:
+        raise InvalidField("the request body nests deeper than JSON is read here") from None
 
 
 def _renamed(data: Mapping[str, Any], dialect: Dialect) -> dict[str, Any]:
