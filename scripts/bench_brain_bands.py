@@ -1,6 +1,6 @@
 """Where the write-time band thresholds sit for the local embedder: cosine similarity of labelled
 fact pairs (duplicates, updates of one fact, related facts, unrelated facts), printed per label
-beside the configured thresholds, with how each label would be treated.
+beside the product's thresholds (``Tuning``), with how each label would be treated.
 
     .venv/bin/python scripts/bench_brain_bands.py [--pairs tests/data/brain/band_pairs.json]
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 from memvault.adapters.local.embedder import make_embedder
 from memvault.core.ranking import exact_tokens
 from memvault.core.settings import load_settings
+from memvault.core.tuning import Tuning
 from memvault.core.vectors import cosine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,8 +37,9 @@ async def main() -> None:
     settings = load_settings()
     embedder = make_embedder(settings.embedder)
     pairs = json.loads(args.pairs.read_text())
-    block, flag, candidate = (settings.brain_block_similarity, settings.brain_flag_similarity,
-                              settings.brain_candidate_similarity)
+    tuning = Tuning()
+    block, flag, candidate = (tuning.brain_block_similarity, tuning.brain_flag_similarity,
+                              tuning.brain_candidate_similarity)
     print(f"embedder {embedder.model_id}; thresholds block {block} flag {flag} candidate {candidate}")
     for label, items in pairs.items():
         vectors = await embedder.embed([text for pair in items for text in pair])

@@ -2,8 +2,8 @@
 """Does the brain's rerank put the current fact above a stale one? Pairs of facts about one thing,
 a stale one true two years ago and a current one from last week, both still current rows (nobody
 marked the old one superseded); questions about each thing. Prints how often hybrid search ranks
-the current fact first, with the product's rerank on and off, beside the paraphrase questions'
-recall from the same run. Real core, local stores, the local embedder, a temporary data folder.
+the current fact first, with the product's rerank on and off (a sweep of ``Tuning.brain_rerank``;
+on is the default). Real core, local stores, the local embedder, a temporary data folder.
 
     .venv/bin/python scripts/bench_brain_rerank.py
 """
@@ -18,6 +18,7 @@ import time
 
 from memvault.core import brain
 from memvault.core.settings import load_settings
+from memvault.core.tuning import Tuning
 from memvault.runtime.local import build_local_deps, close_local_deps
 
 TOKEN = "bench-rerank-token"
@@ -37,12 +38,11 @@ PAIRS = [
 ]
 
 
-async def run(rerank: str) -> float:
+async def run(rerank: bool) -> float:
     credentials = {hashlib.sha256(TOKEN.encode()).hexdigest(): {"name": "bench", "scopes": ["family"], "writer": True}}
     with tempfile.TemporaryDirectory() as data_dir:
-        settings = load_settings({"MEMVAULT_DATA_DIR": data_dir, "MEMVAULT_BRAIN_RERANK": rerank,
-                                  "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials)})
-        deps = build_local_deps(settings)
+        settings = load_settings({"MEMVAULT_DATA_DIR": data_dir, "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials)})
+        deps = build_local_deps(settings, Tuning(brain_rerank=rerank))
         try:
             credential = await brain.auth_of(TOKEN, deps)
             now = time.time()
@@ -61,10 +61,10 @@ async def run(rerank: str) -> float:
 
 
 async def main() -> None:
-    off, on = await run("off"), await run("on")
-    print(f"{'stale/current pairs':24}{'current first':>16}")
-    print(f"{'rerank off':24}{off:>16.2f}")
-    print(f"{'rerank on (default)':24}{on:>16.2f}   target: above off, 1.00 ideal")
+    off, on = await run(False), await run(True)
+    print(f"{'stale/current pairs':28}{'current first':>16}")
+    print(f"{'brain_rerank=False':28}{off:>16.2f}")
+    print(f"{'brain_rerank=True (default)':28}{on:>16.2f}   target: above off, 1.00 ideal")
 
 
 if __name__ == "__main__":

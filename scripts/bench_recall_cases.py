@@ -14,10 +14,11 @@
   target is 90 % while pending.
 
 Runs in process on the local composition root with the real embedder and the product's defaults
-(only the context limit of each call is set, as a caller sets it). Prints each rate. To measure
-another revision of memvault on the same cases, put its ``src`` first on the path:
+(only the context limit of each call is set, as a caller sets it). Prints each rate. A sweep of
+recency's share replaces one tuning constant and says so in its output (``--recency-weight 0``).
+To measure another revision of memvault on the same cases, put its ``src`` first on the path:
 
-    .venv/bin/python scripts/bench_recall_cases.py [--embedder minilm|hash]
+    .venv/bin/python scripts/bench_recall_cases.py [--embedder minilm|hash] [--recency-weight W]
     PYTHONPATH=/path/to/other/checkout/src .venv/bin/python scripts/bench_recall_cases.py
 """
 
@@ -62,20 +63,22 @@ def load(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (CASES / name).read_text().splitlines() if line.strip()]
 
 
-async def run(embedder: str) -> dict[str, Any]:
+async def run(embedder: str, recency_weight: float | None = None) -> dict[str, Any]:
     from memvault.core.keys import create_key
     from memvault.core.memory.read import search_memory
     from memvault.core.memory.router import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
     from memvault.core.memory.write import flush_pending, store_conversation
     from memvault.core.models import Message
     from memvault.core.settings import load_settings
+    from memvault.core.tuning import Tuning
     from memvault.runtime.local import build_local_deps, close_local_deps
 
     clock = {"now": NOW}
     with tempfile.TemporaryDirectory() as data:
-        # Settings come from the environment as the server's do (MEMVAULT_RECENCY_WEIGHT=0 shows recency's share).
+        # Settings come from the environment as the server's do; tuning is the product's unless swept.
         environ = {**os.environ, "MEMVAULT_DATA_DIR": data, "MEMVAULT_EMBEDDER": embedder}
-        deps = build_local_deps(load_settings(environ))
+        tuning = Tuning() if recency_weight is None else Tuning(recency_weight=recency_weight)
+        deps = build_local_deps(load_settings(environ), tuning)
         deps = dataclasses.replace(deps, clock=lambda: clock["now"])
 
         def options(limit: int) -> MemoryOptions:
@@ -166,8 +169,15 @@ def _share(hits: int, total: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--recency-weight", type=float, default=None,
+                        help="sweep: replace Tuning.recency_weight (default: the product's)")
     args = parser.parse_args()
-    for name, value in asyncio.run(run(args.embedder)).items():
+    from memvault.core.tuning import Tuning
+
+    product = Tuning().recency_weight
+    print("tuning: the product's" if args.recency_weight is None
+          else f"tuning: recency_weight={args.recency_weight} (the product runs {product})")
+    for name, value in asyncio.run(run(args.embedder, args.recency_weight)).items():
         print(f"{name}: {value}")
 
 

@@ -13,8 +13,11 @@ Every command goes through pywrangler (workers-py), which passes it on to wrangl
    with a `Cloudflare-Workers-Version-Overrides` header naming it. A preview URL, when one exists,
    is used instead.
 4. Compare secret presence, bindings and the cron-trigger count with the last known-good manifest
-   (.deploy-manifest.json: names and counts only, never a value; git-ignored). If anything
-   regressed: withdraw the 0% version (`versions deploy <current>@100%`) and abort.
+   (.deploy-manifest.json: names and counts only, never a value; git-ignored), and the cron-trigger
+   count with the environment's `[triggers] crons` in wrangler.toml (which the bundle was built
+   from). If anything regressed: withdraw the 0% version (`versions deploy <current>@100%`) and
+   abort. Retired variables the version's env still sets are named as warnings, never a reason to
+   stop.
 5. Promote (`versions deploy <new>@100%`), then `pywrangler triggers deploy` (versions do not carry
    cron triggers), then check production /health and record the new known-good manifest.
 
@@ -34,12 +37,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from build_worker import BuildError, declared_crons, read_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MANIFEST = ROOT / ".deploy-manifest.json"
@@ -174,7 +178,8 @@ def summarize(health: Health) -> dict[str, Any]:
     }
 
 
-def regressions(previous: dict[str, Any] | None, health: Health) -> list[str]:
+def regressions(previous: dict[str, Any] | None, health: Health, declared: int | None = None) -> list[str]:
+    """What is worse than the last good deploy, or than wrangler.toml's ``declared`` cron count."""
     problems: list[str] = []
     body = health.body
     secrets = body.get("secrets") or {}
@@ -192,12 +197,21 @@ def regressions(previous: dict[str, Any] | None, health: Health) -> list[str]:
     before = int((previous or {}).get("cron_triggers", 0))
     if crons < before:
         problems.append(f"fewer cron triggers than the last good deploy ({crons} < {before})")
+    if declared is not None and crons != declared:
+        problems.append(f"the version counts {crons} cron triggers where wrangler.toml declares {declared} "
+                        "(its bundle was not built by scripts/build_worker.py for this environment)")
     return problems
+
+
+def warn_retired(health: Health) -> None:
+    for name in health.body.get("retired_settings") or []:
+        print(f"warning: the Worker's env still sets {name}, which memvault no longer reads; "
+              "remove it (docs/settings.md says where its value went)", file=sys.stderr)
 
 
 def worker_name(env: str | None) -> str:
     """The Worker's name for ``env``: wrangler.toml's [env.<env>] name, else the top-level one."""
-    config = tomllib.loads((ROOT / "wrangler.toml").read_text())
+    config = read_config(ROOT)
     section = config.get("env", {}).get(env, {}) if env else {}
     return str(section.get("name") or (f"{config['name']}-{env}" if env else config["name"]))
 
@@ -230,10 +244,12 @@ def print_plan(args: argparse.Namespace, pywrangler: list[str], previous: dict[s
     print(f"     GET {args.url}/health with Cloudflare-Workers-Version-Overrides: {args.worker}=\"<new>\", "
           f"waiting up to {args.health_timeout:g}s")
     if previous is None:
-        print(f"  4. no known-good manifest for '{args.env or 'default'}' in {args.manifest.name}: require HTTP 200 only")
+        print(f"  4. no known-good manifest for '{args.env or 'default'}' in {args.manifest.name}: require HTTP 200 "
+              f"and cron triggers == {args.crons} (wrangler.toml)")
     else:
         print(f"  4. compare with the last good deploy: secrets {previous.get('secrets', [])}, "
-              f"bindings {previous.get('bindings', [])}, cron triggers >= {previous.get('cron_triggers', 0)}; "
+              f"bindings {previous.get('bindings', [])}, cron triggers >= {previous.get('cron_triggers', 0)} "
+              f"and == {args.crons} (wrangler.toml); "
               f"on a regression: {shlex.join([*deploy, '<current>@100%', *env, '--yes'])} and stop")
     print(f"  5. {shlex.join([*deploy, '<new>@100%', *env, '--yes'])}")
     print(f"  6. {shlex.join([*pywrangler, 'triggers', 'deploy', *env])}")
@@ -258,7 +274,9 @@ def deploy(args: argparse.Namespace) -> int:
     upload = upload_version(pywrangler, args.env, args.message)
     print(f"uploaded version {upload.version_id} (no traffic); production stays on {current}")
     try:
-        problems = regressions(previous, check_candidate(args, pywrangler, current, upload))
+        candidate = check_candidate(args, pywrangler, current, upload)
+        problems = regressions(previous, candidate, args.crons)
+        warn_retired(candidate)
     except DeployAborted:
         withdraw(pywrangler, args, current, upload)
         raise
@@ -272,7 +290,7 @@ def deploy(args: argparse.Namespace) -> int:
         print("promoted, but `pywrangler triggers deploy` failed: cron triggers may be stale", file=sys.stderr)
         return 1
     live = fetch_health(args.url, args.health_timeout)
-    live_problems = regressions(previous, live)
+    live_problems = regressions(previous, live, args.crons)
     if live_problems:
         print(f"PROMOTED, BUT production /health regressed - roll back with `pywrangler rollback {current}`:\n  - "
               + "\n  - ".join(live_problems), file=sys.stderr)
@@ -306,8 +324,9 @@ def main(argv: list[str] | None = None) -> int:
     args.url = args.url.rstrip("/")
     args.worker = args.worker or worker_name(args.env)
     try:
+        args.crons = len(declared_crons(read_config(ROOT), args.env))
         return deploy(args)
-    except DeployAborted as exc:
+    except (DeployAborted, BuildError) as exc:
         print(f"ABORTED: {exc}", file=sys.stderr)
         return 2
 

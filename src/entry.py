@@ -52,6 +52,11 @@ class Default(WorkerEntrypoint):
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.search_bound_memory(deps, invocation_props(self.ctx), *_plain(query, options)))
 
+    async def forgetMemory(self, ids: Any, options: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.forget_bound_memory(deps, invocation_props(self.ctx), *_plain(ids, options)))
+
+    # Aliases of the client interface for a caller holding the memory key's secret (passed first).
     async def get_memory(self, memory_key: Any, session_id: Any = None, limit: Any = None, offset: Any = 0) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.get_memory(deps, *_plain(memory_key, session_id, limit, offset)))

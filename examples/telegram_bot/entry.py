@@ -1,9 +1,10 @@
 """The bot on Cloudflare. Telegram posts every update to this Worker's ``/webhook``; the Worker
-hands it to the chat's Durable Object (``ChatAgent``, one per chat, one update at a time), whose
-agent reaches memvault over the ``MEMVAULT`` service binding: RPC for the chat's memory (the memory
-key is the one the binding's props name) and brain facts, the binding's ``fetch`` for memvault's
-memory router. ``build.py`` stages this module beside the ``telegram_bot`` package and the parts of
-``memvault`` a bot needs."""
+answers at once and hands the update to the chat's Durable Object (``ChatAgent``, one per chat)
+in ``waitUntil``, so a slow model never makes Telegram deliver it again; the agent drops an update
+it has seen before. It reaches memvault over the ``MEMVAULT`` service binding: RPC for the chat's
+memory (the memory key is the one the binding's props name) and brain facts, the binding's
+``fetch`` for memvault's memory router. ``build.py`` stages this module beside the
+``telegram_bot`` package and the parts of ``memvault`` a bot needs."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 from telegram_bot.agent import ChatBot, session_of
 from telegram_bot.chat_model import RouterChat
 from telegram_bot.config import BotConfig
+from telegram_bot.deliveries import Deliveries
 from telegram_bot.telegram import SECRET_HEADER, TelegramApi, chat_of
 from workers import DurableObject, Response, WorkerEntrypoint
 
@@ -54,7 +56,12 @@ class Default(WorkerEntrypoint):  # type: ignore[misc]
         chat_id = chat_of(update)
         if chat_id is not None:
             agents = env_value(self.env, "CHAT_AGENT")
-            await RpcStub(agents.get(agents.idFromName(str(chat_id)))).call("handle_update", update)
+            agent = RpcStub(agents.get(agents.idFromName(str(chat_id))))
+
+            async def handle() -> None:
+                await agent.call("handle_update", update)
+
+            WaitUntilTasks(self.ctx).run(handle)
         # Telegram only needs to hear that the update arrived; anything else would be sent again.
         return answer(200)
 
@@ -78,15 +85,16 @@ class ChatAgent(DurableObject):  # type: ignore[misc]
             config = bot_config(self.env)
             memvault = js_binding(env_value(self.env, "MEMVAULT"))
             client = MemoryClient(RpcTransport(RpcStub(memvault), config.brain_token))
+            storage = DurableObjectSql(js_binding(self.ctx.storage))
             self._logic = ChatBot(
                 chat_id=chat_id,
-                memory=LazyMemory(client, DurableObjectSql(js_binding(self.ctx.storage)), WaitUntilTasks(self.ctx),
-                                  session_of(chat_id)),
+                memory=LazyMemory(client, storage, WaitUntilTasks(self.ctx), session_of(chat_id)),
                 client=client,
                 chat=RouterChat(FetchHttpClient(memvault.fetch), MEMVAULT_ORIGIN, config.memvault_key,
                                 config.llm_api_key, config.llm_model),
                 telegram=TelegramApi(FetchHttpClient(), config.telegram_api, config.telegram_token),
                 brain_scope=config.brain_scope,
                 history_turns=config.history_turns,
+                deliveries=Deliveries(storage),
             )
         return self._logic

@@ -137,8 +137,11 @@ def test_only_the_mcp_package_imports_the_sdk_and_only_local_code_imports_that_p
 
 
 WINGS = ("memvault.core.memory", "memvault.core.brain")
-# The floor's orchestrators: the nightly run tends both wings; the backup and the restore carry both.
-FLOOR_MAY_IMPORT_WINGS = {"memvault.core.maintenance", "memvault.core.backup_pages", "memvault.core.restore"}
+# The floor's orchestrators: the nightly run tends both wings; the backup and the restore carry both;
+# the caller resolver hands out memory keys and, through the brain's auth_of, brain credentials.
+FLOOR_MAY_IMPORT_WINGS = {
+    "memvault.core.maintenance", "memvault.core.backup_pages", "memvault.core.restore", "memvault.core.callers",
+}
 
 
 def wing_of(module: str) -> str | None:

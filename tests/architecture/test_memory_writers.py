@@ -11,13 +11,15 @@ STORAGE_MODULES = {"memvault.core.memory.mirror", "memvault.core.memory.store"}
 STORAGE_NAMES = {"MirrorStore", "VaultStore", "vaults"}
 MIRROR_WRITES = {"register", "apply", "begin_rebuild", "rebuild_rows", "finish_rebuild"}
 # Who may name the storage: the two operations modules, the storage modules themselves, and the
-# places that build or host a vault (adapters, composition roots, the Durable Object).
+# places that build, host or serve a vault (adapters, composition roots, the Durable Object, the
+# vault operation table).
 ALLOWED_PREFIXES = (
     "memvault.core.memory.write",
     "memvault.core.memory.sync",
     "memvault.core.memory.read",
     "memvault.core.memory.mirror",
     "memvault.core.memory.store",
+    "memvault.core.memory.vault_table",
     "memvault.core.deps",
     "memvault.adapters.",
     "memvault.runtime.",

@@ -37,7 +37,7 @@ def digest(token: str) -> str:
 
 
 CREDENTIALS = {
-    digest("tok-writer"): {"name": "writer", "scopes": ["business", "family", "shared", "mildred"], "writer": True},
+    digest("tok-writer"): {"name": "writer", "scopes": ["business", "family", "personal", "shared"], "writer": True},
     digest("tok-reader"): {"name": "reader", "scopes": sorted(READER_SCOPES), "writer": False},
 }
 

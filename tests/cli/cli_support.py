@@ -22,8 +22,7 @@ BASE = 1_700_000_000.0
 
 def user_environment(**more: str) -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if not name.startswith("MEMVAULT_")}
-    # Small chunks, so a short conversation has stored messages and pending ones.
-    return {**env, "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_CHUNK_TOKENS": "60", **more}
+    return {**env, "MEMVAULT_EMBEDDER": "hash", **more}
 
 
 @dataclass
@@ -67,7 +66,8 @@ def conversation() -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = []
     for i in range(14):
         line: dict[str, Any] = {"role": "user" if i % 2 == 0 else "assistant", "id": f"t{i}", "timestamp": BASE + i * 60,
-                                "content": f"Turn {i}: the ketch Albatross lies at berth {30 + i} of the marina."}
+                                "content": f"Turn {i}: the ketch Albatross lies at berth {30 + i} of the marina, her sails "
+                                           "furled and her deck hosed down after the long passage from the islands."}
         if i % 3 == 0:
             line["metadata"] = {"chat": 42, "turn": i, "tags": ["boat", str(i)]}
         if i == 5:

@@ -17,7 +17,6 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     for name in [n for n in os.environ if n.startswith("MEMVAULT_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("MEMVAULT_EMBEDDER", "hash")
-    monkeypatch.setenv("MEMVAULT_CHUNK_TOKENS", "60")
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)

@@ -54,21 +54,25 @@ def test_search_prints_the_ids_forget_takes(shell: Shell, tmp_path: Path) -> Non
     assert json.loads(imported.out) == {"messages_read": 17, "messages_accepted": 16}
     assert "imported 16 new messages of 17 read into core, session trip" in imported.err
     found = shell("search", "ketch Albatross berth 37", "--key", key)
-    results = records(found.out)
-    assert results and all(set(r) >= {"score", "window", "text", "ids", "vault"} for r in results)
+    answer = json.loads(found.out)  # as POST /v1/memory/search answers
+    results = answer["items"]
+    assert set(answer) == {"items", "tokens", "metrics"} and answer["tokens"] == sum(r["tokens"] for r in results)
+    assert results and all(set(r) >= {"score", "window", "text", "source_ids", "vault"} for r in results)
     assert "results" in found.err or "result" in found.err
     hit = next(r for r in results if "berth 37" in r["text"])
-    assert "t7" in hit["ids"]
-    forgot = shell("forget", *hit["ids"], "--key", key)
-    assert json.loads(forgot.out) == {"forgotten": hit["ids"], "not_found": []}
-    assert f"forgot {len(hit['ids'])} message" in forgot.err
-    again = records(shell("search", "ketch Albatross berth 37", "--key", key).out)
+    assert "t7" in hit["source_ids"]
+    forgot = shell("forget", *hit["source_ids"], "--key", key)
+    assert json.loads(forgot.out) == {"forgotten": hit["source_ids"], "not_found": []}
+    assert f"forgot {len(hit['source_ids'])} message" in forgot.err
+    again = json.loads(shell("search", "ketch Albatross berth 37", "--key", key).out)["items"]
     assert not any("berth 37 " in r["text"] for r in again)
     missing = shell("forget", "t7", "--key", key)
     assert json.loads(missing.out) == {"forgotten": [], "not_found": ["t7"]} and "not found: t7" in missing.err
-    session = records(shell("search", "kayak paddles", "--session", "trip", "--key", key).out)
-    assert any(r["vault"] == "session:trip" and r["ids"] in (["s1"], ["s2"], ["s1", "s2"]) for r in session)
-    assert shell("search", "zebra", "--key", key, "--limit", "0").code == 2
+    session = json.loads(shell("search", "kayak paddles", "--session", "trip", "--key", key).out)["items"]
+    assert any(r["vault"] == "session" and r["source_ids"] in (["s1"], ["s2"], ["s1", "s2"]) for r in session)
+    assert_fails(shell("search", "zebra", "--key", key, "--limit", "0"), 2, "limit must be a whole number from 1 to 500")
+    assert_fails(shell("search", "zebra", "--key", key, "--budget", "lots"), 2, "budget_tokens must be a whole number")
+    assert_fails(shell("forget", "x", "--session", "a" * 201, "--key", key), 2, "session_id must be 1 to 200")
 
 
 def test_export_is_pure_jsonl_and_the_operator_commands_report(shell: Shell, tmp_path: Path) -> None:

@@ -32,8 +32,8 @@ def test_the_first_session_runs_as_written(tmp_path: Path) -> None:
                          text=True, timeout=600)
     assert ran.returncode == 0, ran.stderr
     assert '{"forgotten": ["m3"], "not_found": []}' in ran.stdout
-    final = [json.loads(line) for line in ran.stdout.splitlines()[-2:]]
-    assert {tuple(r["ids"]) for r in final} == {("m1",), ("m2",)}  # the restored folder's search
+    final = json.loads(ran.stdout.splitlines()[-1])["items"]  # the restored folder's search
+    assert {tuple(r["source_ids"]) for r in final} == {("m1",), ("m2",)}
     assert "Dr. Okafor" not in (tmp_path / "everything.jsonl").read_text()
     assert f"data folder: {tmp_path / 'restored'}" in ran.stderr
 

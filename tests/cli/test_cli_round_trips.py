@@ -79,7 +79,7 @@ def test_an_export_piped_into_an_import_of_a_session(tmp_path: Path) -> None:
     ran = memvault("import", "-", "--session", "copy", "--key", key, "--data-dir", str(first), cwd=tmp_path, stdin=plain)
     assert ran.code == 0, ran.err
     found = memvault("search", "ketch Albatross berth", "--session", "copy", "--key", key, "--data-dir", str(first), cwd=tmp_path)
-    assert any(json.loads(line)["vault"] == "session:copy" for line in found.out.splitlines())
+    assert any(item["vault"] == "session" for item in json.loads(found.out)["items"]), found.out
 
 
 def test_backup_then_restore_into_an_empty_folder_brings_every_message_back(tmp_path: Path) -> None:
@@ -96,7 +96,7 @@ def test_backup_then_restore_into_an_empty_folder_brings_every_message_back(tmp_
     # The key came back with the database: the same secret reads the same messages.
     assert records(memvault("export", "--key", key, "--data-dir", str(second), cwd=tmp_path).out) == exported
     found = memvault("search", "which berth is number 37", "--key", key, "--data-dir", str(second), cwd=tmp_path)
-    assert any("t7" in json.loads(line)["ids"] for line in found.out.splitlines()), found.out
+    assert any("t7" in item["source_ids"] for item in json.loads(found.out)["items"]), found.out
     assert_fails(memvault("restore", str(parts), "--data-dir", str(second), cwd=tmp_path), 2, "not empty", "--force")
     forced = memvault("restore", str(parts), "--force", "--data-dir", str(second), cwd=tmp_path)
     assert forced.code == 0 and json.loads(forced.out)["messages_stored"] == 0

@@ -16,14 +16,15 @@ from memvault.core.errors import Conflict
 from memvault.core.memory.messages import messages_from
 from memvault.core.memory.transfer import held_from, store_held
 from memvault.core.settings import load_settings
+from memvault.core.tuning import Tuning
 from memvault.runtime.local import build_local_deps, close_local_deps
 
 NOW = 1_800_000_000.0
 
 
 def deps_in(folder: Path) -> Deps:
-    deps = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(folder), "MEMVAULT_EMBEDDER": "hash",
-                                           "MEMVAULT_CHUNK_TOKENS": "60"}))
+    deps = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(folder), "MEMVAULT_EMBEDDER": "hash"}),
+                            Tuning(chunk_tokens=60))
     deps.clock = lambda: NOW
     return deps
 

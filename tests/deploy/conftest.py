@@ -1,5 +1,6 @@
 """Fixtures for deploy tests: a fake `pywrangler` first on PATH (and a `wrangler` that only records
-that something went around pywrangler) and a local /health server."""
+that something went around pywrangler) and a local /health server; the bundle's size, printed at
+the end of the run."""
 
 from __future__ import annotations
 
@@ -76,3 +77,15 @@ def fake_wrangler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeWrangl
     monkeypatch.setenv("FAKE_WRANGLER_LOG", str(log))
     assert shutil.which("pywrangler") == str(pywrangler) and shutil.which("wrangler") == str(bare)
     return FakeWrangler(log=log, bare_log=bare_log)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    module = sys.modules.get("test_bundle")
+    measured = getattr(module, "MEASURED", {})
+    if "gzip_kib" not in measured:
+        return
+    share = ", ".join(f"{share:.0%} of the {plan} plan's {limit // 1024} MB"
+                      for plan, limit in module.PLAN_LIMITS_KIB.items() for share in [measured["gzip_kib"] / limit])
+    without = f"; without {', '.join(measured['left_out'])} (PyPI has no Pyodide wheel)" if measured["left_out"] else ""
+    terminalreporter.write_line(f"worker bundle: {measured['gzip_kib']:.0f} KiB compressed ({measured['upload_kib']:.0f} KiB "
+                                f"uncompressed): {share}{without}")

@@ -2,8 +2,10 @@
 receive. It must hold the entry, the Durable Object module, the memvault package (the portal's
 static files included), the D1 migrations and whatever `pywrangler sync` vendored into
 python_modules/ under the import names the code uses, and nothing else (no tests, no local-only
-code). pywrangler itself cannot run offline (it downloads CPython and Pyodide wheels), so the test
-vendors what it always vendors, the runtime SDK (a small pure-Python package), from this venv."""
+code). pywrangler itself cannot run here (it downloads CPython and reads the Pyodide index), so
+python_modules/ is filled as scripts/workerd_runtime.py fills it for `wrangler dev`: PyPI's Pyodide
+wheels of `[project].dependencies` and the runtime SDK. The bundle's compressed size is printed
+against the Workers plans' limits at the end of the run."""
 
 from __future__ import annotations
 
@@ -12,12 +14,16 @@ import re
 import shutil
 import subprocess
 import sys
-from importlib.metadata import distribution
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+
+from workerd_runtime import vendor_python_modules
 
 from node_tools import node_env
 
@@ -25,6 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 WRANGLER = ROOT / "node_modules" / ".bin" / "wrangler"
 # What the Workers runtime provides (Pyodide's stdlib aside) or pywrangler vendors from pyproject.
 PLATFORM_IMPORTS = {"js", "pyodide", "workers", "asgi", "fastapi", "pydantic", "starlette", "numpy"}
+# Compressed size limits of a Worker, Free and Paid plans (vendored python_modules/ count too).
+PLAN_LIMITS_KIB = {"Free": 3 * 1024, "Paid": 10 * 1024}
+# What the run measured, for the summary line (tests/deploy/conftest.py prints it).
+MEASURED: dict[str, Any] = {}
 BINDINGS = ("env.VAULT (Vault)", "env.DB (memvault-production)", "env.VECTORIZE", "env.BODIES", "env.AI", "env.CACHE")
 
 
@@ -39,7 +49,8 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (project / "scripts").mkdir()
     shutil.copy2(ROOT / "scripts" / "build_worker.py", project / "scripts" / "build_worker.py")
     shutil.copy2(ROOT / "wrangler.toml", project / "wrangler.toml")
-    vendor(project / "python_modules", "workers-runtime-sdk")
+    shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")
+    MEASURED["left_out"] = vendor_python_modules(project).missing
     out = project / "dist"
     done = subprocess.run(
         [str(WRANGLER), "deploy", "--dry-run", "--env", "production", "--outdir", str(out)],
@@ -47,21 +58,6 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return out, done.stdout
-
-
-def vendor(python_modules: Path, name: str) -> list[str]:
-    """Copy an installed distribution's files into ``python_modules`` the way pywrangler's install
-    lays them out (site-packages, metadata included); the files copied, relative to it."""
-    copied = []
-    for file in distribution(name).files or []:
-        source = Path(str(file.locate()))
-        if file.parts[0] == ".." or "__pycache__" in file.parts or not source.is_file():
-            continue
-        target = python_modules / Path(*file.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-        copied.append(Path(*file.parts).as_posix())
-    return copied
 
 
 def bundled_files(out: Path) -> set[str]:
@@ -143,4 +139,22 @@ def test_bundle_binds_everything_health_requires(bundle: tuple[Path, str]) -> No
     log = bundle[1]
     for binding in BINDINGS:
         assert binding in log
-    assert 'env.MEMVAULT_CRON_SCHEDULES ("17,47 3-5 * * *")' in log
+    assert "env.MEMVAULT_CRON_SCHEDULES" not in log  # the schedule is no var: the bundle carries it
+
+
+def test_bundle_counts_the_cron_triggers_of_the_environment_it_was_built_for(bundle: tuple[Path, str]) -> None:
+    """`--env production` ran production's own build command, which wrote production's crons
+    (as wrangler.toml states them) into the module /health counts."""
+    out, log = bundle
+    config = tomllib.loads((ROOT / "wrangler.toml").read_text())
+    written: dict[str, object] = {}
+    exec((out / "memvault" / "adapters" / "cloudflare" / "triggers.py").read_text(), written)
+    assert written["CRONS"] == tuple(config["env"]["production"]["triggers"]["crons"])
+    assert "cron triggers of production: ['17,47 3-5 * * *']" in log
+
+
+def test_the_bundle_fits_the_paid_plan_and_its_size_is_reported(bundle: tuple[Path, str]) -> None:
+    found = re.search(r"Total Upload: ([\d.]+) KiB / gzip: ([\d.]+) KiB", bundle[1])
+    assert found, bundle[1][-2000:]
+    MEASURED["upload_kib"], MEASURED["gzip_kib"] = float(found.group(1)), float(found.group(2))
+    assert MEASURED["gzip_kib"] <= PLAN_LIMITS_KIB["Paid"]

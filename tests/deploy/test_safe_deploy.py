@@ -105,6 +105,31 @@ def test_fewer_crons_aborts(tmp_path: Path, fake_wrangler: FakeWrangler, health_
     assert "fewer cron triggers than the last good deploy (0 < 1)" in done.stderr
 
 
+def test_a_bundle_not_built_from_wrangler_toml_aborts_even_without_a_manifest(
+    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+) -> None:
+    """wrangler.toml declares one cron for production; a version counting two (or none, with no
+    known-good manifest to compare) was not built from it."""
+    for crons in (2, 0):
+        health_server.sites = {"candidate": (200, health(crons=crons)), "live": (200, health())}
+        done = run(tmp_path, health_server)
+        assert_aborted_without_promotion(done, fake_wrangler)
+        assert f"the version counts {crons} cron triggers where wrangler.toml declares 1" in done.stderr
+
+
+def test_retired_variables_are_named_and_the_version_is_still_promoted(
+    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+) -> None:
+    known_good(tmp_path)
+    stale = {**health(), "retired_settings": ["MEMVAULT_CRON_SCHEDULES", "MEMVAULT_CHUNK_TOKENS"]}
+    health_server.sites = {"candidate": (200, stale), "live": (200, stale)}
+    done = run(tmp_path, health_server)
+    assert done.returncode == 0, done.stderr
+    assert fake_wrangler.promoted(NEW)
+    for name in ("MEMVAULT_CRON_SCHEDULES", "MEMVAULT_CHUNK_TOKENS"):
+        assert f"warning: the Worker's env still sets {name}, which memvault no longer reads" in done.stderr
+
+
 def test_upload_failure_aborts_before_anything_is_deployed(
     tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -155,5 +180,5 @@ def test_dry_run_prints_the_plan_and_calls_nothing(
     assert done.returncode == 0, done.stderr
     assert "pywrangler versions upload --env production" in done.stdout
     assert "'<current>@100%' '<new>@0%'" in done.stdout and "Cloudflare-Workers-Version-Overrides" in done.stdout
-    assert "cron triggers >= 1" in done.stdout
+    assert "cron triggers >= 1 and == 1 (wrangler.toml)" in done.stdout
     assert fake_wrangler.calls() == []

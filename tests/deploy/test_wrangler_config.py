@@ -1,11 +1,14 @@
 """wrangler.toml stays consistent with what /health reports (every environment binds every required
-binding, and its cron triggers equal the MEMVAULT_CRON_SCHEDULES var /health counts) and with what
-pywrangler reads from it and from pyproject.toml: the compatibility date picks the Python the
-Pyodide tier runs, and the dependencies it vendors are the ones the Worker imports."""
+binding, and builds its bundle with its own cron triggers, which /health counts), sets settings
+memvault reads, and agrees with what pywrangler reads from it and from pyproject.toml: the
+compatibility date picks the Python the Pyodide tier runs, and the dependencies it vendors are the
+ones the Worker imports."""
 
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 import tomllib
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +18,11 @@ import pytest
 from pywrangler.metadata import PYTHON_COMPAT_VERSIONS
 
 from memvault.adapters.cloudflare.env import REQUIRED_BINDINGS
-from memvault.core.settings import load_settings
+from memvault.core.settings import RETIRED, SETTINGS, load_settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+
+from build_worker import declared_crons
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = tomllib.loads((ROOT / "wrangler.toml").read_text())
@@ -38,11 +45,25 @@ def test_every_environment_binds_what_health_requires(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
-def test_cron_var_mirrors_the_triggers(name: str) -> None:
+def test_each_environment_builds_its_bundle_with_its_own_crons(name: str) -> None:
+    """wrangler runs an environment's own [build] (else the top level's) and tells the command
+    nothing about the environment: so each names itself, and the bundle counts its crons."""
     section = ENVIRONMENTS[name]
-    settings = load_settings(section["vars"])
-    assert list(settings.cron_schedules) == section["triggers"]["crons"]
+    env = None if name == "top level" else name
+    command = shlex.split(section["build"]["command"])
+    assert command[:2] == ["python3", "scripts/build_worker.py"]
+    assert command[2:] == ([] if env is None else ["--env", env])
+    assert section["build"]["watch_dir"] == CONFIG["build"]["watch_dir"]
+    assert declared_crons(CONFIG, env) == tuple(section["triggers"]["crons"])
     assert len(section["triggers"]["crons"]) == 1  # one nightly run does all maintenance
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
+def test_every_var_is_a_setting_memvault_reads(name: str) -> None:
+    variables = set(ENVIRONMENTS[name]["vars"])
+    assert variables <= {s.name for s in SETTINGS}, variables - {s.name for s in SETTINGS}
+    assert not variables & set(RETIRED)
+    load_settings(ENVIRONMENTS[name]["vars"])  # each parses
 
 
 def test_vault_is_a_sqlite_durable_object_in_the_entry_module() -> None:
@@ -90,3 +111,15 @@ def test_pywrangler_vendors_what_the_worker_imports_and_the_tools_are_dev_only()
     # pywrangler's `dev` refuses a wrangler older than this; package.json pins the one the tests run.
     wrangler = tuple(int(x) for x in json.loads((ROOT / "package.json").read_text())["devDependencies"]["wrangler"].split("."))
     assert wrangler >= (4, 127, 1)
+
+
+def test_the_bot_is_its_own_pywrangler_project_on_the_same_python() -> None:
+    """pywrangler, run in the bot's folder, reads the bot's pyproject.toml and vendors into the bot's
+    python_modules/ (without one it would climb to the repository root's); its date gives the SDK
+    from python_modules/ and Python 3.14, as memvault's does."""
+    bot = ROOT / "examples" / "telegram_bot"
+    config = tomllib.loads((bot / "wrangler.toml").read_text())
+    project = tomllib.loads((bot / "pyproject.toml").read_text())["project"]
+    assert project["name"] and project["dependencies"] == []
+    assert production_python(config) == production_python(CONFIG)
+    assert config["compatibility_date"] >= "2026-04-21"

@@ -99,13 +99,14 @@ async def check_the_client_loads_without_fastapi_or_pydantic(h: Any) -> None:
 async def check_the_client_interface_over_a_service_binding(h: Any) -> None:
     memvault = await started_memvault(h)
     client = MemoryClient(RpcTransport(RpcStub(memvault.binding)))
-    ack = await client.save("chat-1", [{"role": "user", "content": "The lighthouse keeper is Ines."}], {"via": "rpc"})
-    assert ack["sessionId"] == "chat-1" and ack["savedCount"] == 1 and ack["updatedAt"] > 0, ack
+    ack = await client.save("chat-1", [{"role": "user", "content": "The lighthouse keeper is Ines.", "id": "ines"}],
+                            {"via": "rpc"})
+    assert ack["message_ids"] == ["ines"] and ack["messages_accepted"] == 1 and ack["updated_at"] > 0, ack
     page = await client.get("chat-1", limit=5)
-    assert [m["metadata"] for m in page["messages"]] == [{"via": "rpc"}], page
+    assert page["session_id"] == "chat-1" and [m["metadata"] for m in page["items"]] == [{"via": "rpc"}], page
     await memvault.settle()
     found = await client.search("who keeps the lighthouse", session_id="chat-1")
-    assert isinstance(found, list) and any("Ines" in item["text"] for item in found), found
+    assert any("Ines" in item["text"] for item in found["items"]), found
     memvault.props.clear()
     memvault.ctx.props = to_js({})
     try:
@@ -137,8 +138,8 @@ async def check_lazy_memory_saves_survive_an_outage_and_an_eviction(h: Any) -> N
     await agent.settle()
     await memvault.settle()
     page = await MemoryClient(RpcTransport(RpcStub(memvault.binding))).get("chat-77")
-    assert [m["content"] for m in reversed(page["messages"])] == ["I parked on level 3.", "Level 3, noted."]
-    assert [m["metadata"] for m in reversed(page["messages"])] == [None, {"turn": 2}]
+    assert [m["content"] for m in reversed(page["items"])] == ["I parked on level 3.", "Level 3, noted."]
+    assert [m["metadata"] for m in reversed(page["items"])] == [None, {"turn": 2}]
     after = memory.get()
     assert after.queued == 0 and after.fresh and not after.degraded, after
 

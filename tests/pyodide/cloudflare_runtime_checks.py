@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import types
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from memvault.adapters.cloudflare.rpc_stub import error_from_rpc
 from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory
 from memvault.core.errors import Conflict, StorageUnavailable
 from memvault.core.memory.names import vault_name
+from memvault.core.memory.vault_table import VAULT_OPERATIONS
 from memvault.core.models import Message, SearchQuery
 
 
@@ -94,6 +96,19 @@ async def check_vault_client_speaks_plain_data_over_rpc(h: Any) -> None:
     assert await vault.rows(None, 100)
     await vault.clear(True)
     assert (await vault.stats()).messages == 0
+
+
+async def check_the_runtime_finds_one_vault_rpc_method_per_operation(h: Any) -> None:
+    # As the Workers runtime looks for RPC methods: the public plain functions of the class, found
+    # with dir() through its bases, or (earlier runtimes) in the class's own namespace only.
+    from durable_objects.vault import Vault
+
+    def own(name: str) -> Any:
+        return next(vars(c)[name] for c in Vault.__mro__ if name in vars(c))
+
+    found = {name for name in dir(Vault) if not name.startswith("_") and isinstance(own(name), types.FunctionType)}
+    declared = {name for name, member in vars(Vault).items() if not name.startswith("_") and callable(member)}
+    assert found == declared == set(VAULT_OPERATIONS), (found, declared)
 
 
 async def check_vault_errors_come_back_as_domain_errors(h: Any) -> None:
@@ -346,10 +361,11 @@ async def check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch(h: 
 async def check_entry_serves_health_through_the_sdk_asgi_adapter(h: Any) -> None:
     """A request reaches the FastAPI app the way production's does: the real ``WorkerEntrypoint``
     wraps ``env``, the entry hands a JS ``Request`` to the SDK's ASGI adapter, and a JS
-    ``Response`` comes back with the presence-only health report of the wrapped bindings."""
+    ``Response`` comes back with the presence-only health report of the wrapped bindings, the cron
+    triggers the staged bundle was built with, and a retired variable the env still sets."""
     from entry import Default
 
-    env = await workers_env(h, MEMVAULT_BRAIN_CREDENTIALS="not-shown", MEMVAULT_CRON_SCHEDULES="17 3 * * *")
+    env = await workers_env(h, MEMVAULT_BRAIN_CREDENTIALS="not-shown", MEMVAULT_HOT_WINDOW_HOURS="2")
     response = await Default(h.newContext(), env).fetch(js.Request.new("https://memvault.test/health"))
     assert str(js.Object.prototype.toString.call(response)) == "[object Response]"
     text = await response.text()
@@ -357,6 +373,7 @@ async def check_entry_serves_health_through_the_sdk_asgi_adapter(h: Any) -> None
     body = json.loads(text)
     assert body["runtime"] == "workers" and body["missing"] == [] and all(body["bindings"].values()), body
     assert body["secrets"] == {"MEMVAULT_BRAIN_CREDENTIALS": True} and "not-shown" not in text
+    assert body["cron_triggers"] == 1 and body["retired_settings"] == ["MEMVAULT_HOT_WINDOW_HOURS"]
     missing = await Default(h.newContext(), env).fetch(js.Request.new("https://memvault.test/no-such-route"))
     assert missing.status == 404
 
@@ -439,6 +456,7 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_do_sql_reads_rows_blobs_and_nothing,
     check_do_sql_transaction_rolls_back_and_reraises,
     check_vault_client_speaks_plain_data_over_rpc,
+    check_the_runtime_finds_one_vault_rpc_method_per_operation,
     check_vault_errors_come_back_as_domain_errors,
     check_wait_until_gets_a_promise_that_settles_after_the_work,
     check_fetch_client_round_trips_and_streams,

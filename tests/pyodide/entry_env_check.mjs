@@ -26,10 +26,11 @@ const pyodide = await loadPyodide();
 for (const path of SHIPPED) copyInto(pyodide, path);
 const bound = { DB: {}, VAULT: {}, VECTORIZE: {}, BODIES: {}, AI: {}, CACHE: {} };
 globalThis.cases = {
-  complete: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: "value-that-must-not-leak", MEMVAULT_CRON_SCHEDULES: "17 3 * * *", MEMVAULT_SEARCH_LIMIT: "7" },
-  nullBinding: { ...bound, CACHE: null, MEMVAULT_BRAIN_CREDENTIALS: "x", MEMVAULT_CRON_SCHEDULES: "17 3 * * *" },
-  undefinedValues: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: undefined, MEMVAULT_SEARCH_LIMIT: undefined, MEMVAULT_CRON_SCHEDULES: "17 3 * * *" },
+  complete: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: "value-that-must-not-leak", MEMVAULT_SEARCH_LIMIT: "7" },
+  nullBinding: { ...bound, CACHE: null, MEMVAULT_BRAIN_CREDENTIALS: "x" },
+  undefinedValues: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: undefined, MEMVAULT_SEARCH_LIMIT: undefined, MEMVAULT_HOT_WINDOW_HOURS: undefined },
   emptySecretNoCron: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: "" },
+  retired: { ...bound, MEMVAULT_BRAIN_CREDENTIALS: "x", MEMVAULT_CRON_SCHEDULES: "17 3 * * *", MEMVAULT_CHUNK_TOKENS: null, MEMVAULT_RECENCY_WEIGHT: "0.5" },
 };
 const report = await pyodide.runPythonAsync(`
 import json, sys
@@ -39,10 +40,12 @@ from memvault.core.health import HealthReport
 from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report
 
 results = {}
-for name in ["complete", "nullBinding", "undefinedValues", "emptySecretNoCron"]:
+# The bundle's crons, as scripts/build_worker.py writes them; the last case's bundle has none.
+for name in ["complete", "nullBinding", "undefinedValues", "emptySecretNoCron", "retired"]:
     env = getattr(js.cases, name)
     settings = env_settings(env)
-    health = HealthReport(version="test", platform=platform_report(env, settings))
+    crons = () if name == "emptySecretNoCron" else ("17 3 * * *",)
+    health = HealthReport(version="test", platform=platform_report(env, settings, crons))
     results[name] = {"status": health.http_status, "body": health.to_dict(), "search_limit": settings.search_limit,
                      "unbound": env_value(env, "NOT_BOUND")}
 json.dumps({"python": sys.version.split()[0], "results": results})

@@ -58,3 +58,10 @@ def test_empty_secret_and_no_cron_are_both_named(report: dict[str, Any]) -> None
     case = report["results"]["emptySecretNoCron"]
     assert case["status"] == 503
     assert case["body"]["missing"] == ["secret:MEMVAULT_BRAIN_CREDENTIALS", "cron_triggers"]
+
+
+def test_retired_variables_set_are_named_and_null_ones_are_not(report: dict[str, Any]) -> None:
+    case = report["results"]["retired"]
+    assert case["status"] == 200 and case["body"]["missing"] == []
+    assert case["body"]["retired_settings"] == ["MEMVAULT_CRON_SCHEDULES", "MEMVAULT_RECENCY_WEIGHT"]
+    assert report["results"]["undefinedValues"]["body"]["retired_settings"] == []

@@ -17,7 +17,8 @@ from memvault.adapters.cloudflare.database import D1Database
 from memvault.adapters.cloudflare.failures import binding_errors
 from memvault.adapters.cloudflare.vector_index import VectorizeIndex
 from memvault.core.errors import TransientStorageError
-from memvault.core.resilient import RetryingBlobStore, RetryingDatabase, RetryPolicy
+from memvault.core.ports import BlobStore, Database
+from memvault.core.resilient import Retrying, RetryPolicy
 from memvault.core.retry import Backoff
 
 
@@ -84,10 +85,10 @@ POLICY = RetryPolicy(Backoff(attempts=4, base_seconds=0.01, max_seconds=0.05), s
 async def check_passing_binding_failures_are_retried_and_others_are_not(h: Any) -> None:
     await h.resetR2()
     flaky = FailingTimes(h.env.BLOBS, 3, "R2 put: We encountered an internal error. Please try again. (10001)")
-    await RetryingBlobStore(R2BlobStore(flaky), POLICY).put("retried/one", b"kept")
+    await Retrying(R2BlobStore(flaky), BlobStore, POLICY).put("retried/one", b"kept")
     assert flaky.calls == 4 and await R2BlobStore(h.env.BLOBS).get("retried/one") == b"kept"
     d1 = FailingTimes(await h.freshD1(), 2, "D1_ERROR: Network connection lost.")
-    rows = await RetryingDatabase(D1Database(d1), POLICY).query("SELECT 1 AS one")
+    rows = await Retrying(D1Database(d1), Database, POLICY).query("SELECT 1 AS one")
     assert rows == [{"one": 1}] and d1.calls == 3
     throw = js.Function.new("m", "throw new Error(m)")
     try:
@@ -99,7 +100,7 @@ async def check_passing_binding_failures_are_retried_and_others_are_not(h: Any) 
         raise AssertionError("a capacity error was not told to pass")
     final = FailingTimes(h.env.BLOBS, 9, "R2 put: Invalid object name")
     try:
-        await RetryingBlobStore(R2BlobStore(final), POLICY).put("bad", b"x")
+        await Retrying(R2BlobStore(final), BlobStore, POLICY).put("bad", b"x")
     except Exception as exc:
         assert not isinstance(exc, TransientStorageError) and final.calls == 1, (type(exc), final.calls)
     else:

@@ -24,6 +24,7 @@ from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.models import Message
 from memvault.core.restore import restore_backup
 from memvault.core.settings import load_settings
+from memvault.core.tuning import Tuning
 from memvault.runtime.cron import run_cron
 from memvault.runtime.local import build_local_deps, close_local_deps
 
@@ -31,12 +32,12 @@ DAY = 86_400.0
 
 
 def environ(data: Path, **more: str) -> dict[str, str]:
-    return {"MEMVAULT_DATA_DIR": str(data), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_CHUNK_TOKENS": "60",
-            "MEMVAULT_BRAIN_CREDENTIALS": credentials(), **more}
+    return {"MEMVAULT_DATA_DIR": str(data), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_BRAIN_CREDENTIALS": credentials(), **more}
 
 
 def open_deps(data: Path, **more: str) -> Deps:
-    deps = build_local_deps(load_settings(environ(data, **more)))
+    # Small chunks, so a few turns are cut into rows and a tail waits in the buffer.
+    deps = build_local_deps(load_settings(environ(data, **more)), Tuning(chunk_tokens=60))
     deps.clock = lambda: NOW
     return deps
 
@@ -104,7 +105,8 @@ async def test_rows_written_after_the_watermark_belong_to_the_next_backup(deps: 
     filled = await fill(deps)
     events_at_start = (await deps.db.query("SELECT MAX(seq) AS top FROM event_log"))[0]["top"]
     # A budget of one unit an invocation: the backup takes its watermark, then stops after a page.
-    deps.settings = deps.settings.replace(cron_query_budget=1, backup_page_rows=2)
+    deps.settings = deps.settings.replace(cron_query_budget=1)
+    deps.tuning = deps.tuning.replace(backup_page_rows=2)
     report = await run_cron(deps, now=NOW)
     while not report.backup:
         report = await run_cron(deps, now=NOW)
@@ -191,7 +193,8 @@ async def test_messages_a_vault_takes_while_its_pages_are_read_are_not_lost(tmp_
         pending_before = [m.id for m in await first.vaults.vault(core).pending()]
         assert pending_before, "the test needs messages waiting in the buffer when the backup starts"
         # One page of two messages an invocation: the backup reads the core vault over several.
-        first.settings = first.settings.replace(cron_query_budget=1, backup_page_rows=2)
+        first.settings = first.settings.replace(cron_query_budget=1)
+        first.tuning = first.tuning.replace(backup_page_rows=2)
         report = await run_cron(first, now=NOW)
         while not str(report.stopped_at).startswith(f"backup after {core} after message"):
             report = await run_cron(first, now=NOW)

@@ -12,6 +12,7 @@ from memvault.core import keys, memory
 from memvault.core.deps import Deps
 from memvault.core.models import Message
 from memvault.core.settings import load_settings
+from memvault.core.tuning import Tuning
 from memvault.runtime.cron import run_cron
 from memvault.runtime.local import build_local_deps, close_local_deps
 
@@ -21,9 +22,8 @@ DAY = 86_400.0
 
 @pytest.fixture
 async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    built = build_local_deps(
-        load_settings({"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_CHUNK_TOKENS": "60"})
-    )
+    small_chunks = Tuning(chunk_tokens=60)  # a dozen turns make chunks and a pending tail
+    built = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}), small_chunks)
     built.clock = lambda: NOW
     yield built
     await close_local_deps(built)
@@ -42,12 +42,12 @@ def conversation(prefix: str, at: float, turns: int = 12) -> list[Message]:
 
 
 async def vault_counts(deps: Deps, key_id: str) -> dict[str, int]:
-    core = (await memory.memory_stats(deps, key_id))["vaults"]["core"]
+    core = (await memory.memory_stats(deps, key_id)).vaults["core"]
     return {
-        "vault_rows": core["vault"]["messages"] + core["vault"]["chunks"],
-        "mirror_rows": core["mirror"]["rows"],
-        "buffered": core["vault"]["buffered_messages"],
-        "unembedded": core["vault"]["unembedded"],
+        "vault_rows": core.vault.messages + core.vault.chunks,
+        "mirror_rows": core.mirror.rows,
+        "buffered": core.vault.buffered_messages,
+        "unembedded": core.vault.unembedded,
     }
 
 

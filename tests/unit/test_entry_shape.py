@@ -18,9 +18,14 @@ from typing import Any
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
+
+from suites import vault as vault_suite
+
 from memvault.core import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import Unauthorized
+from memvault.core.memory.vault_table import VAULT_OPERATIONS
 from memvault.core.ports import VaultClient
 from memvault.core.settings import load_settings
 from memvault.runtime import rpc
@@ -29,7 +34,8 @@ from memvault.runtime.local import build_local_deps, close_local_deps
 ROOT = Path(__file__).resolve().parents[2]
 JSNULL = type("JsNull", (), {"__repr__": lambda self: "null"})()
 EDGE_MODULES = ("entry", "durable_objects", "durable_objects.vault", "memvault.adapters.cloudflare.convert",
-                "memvault.adapters.cloudflare.do_sql", "memvault.adapters.cloudflare.rpc_stub")
+                "memvault.adapters.cloudflare.do_sql", "memvault.adapters.cloudflare.rpc_stub",
+                "memvault.adapters.cloudflare.vaults")
 
 
 class _Uint8Array:
@@ -88,6 +94,7 @@ def _standins() -> dict[str, types.ModuleType]:
     js.Uint8Array = _Uint8Array  # type: ignore[attr-defined]
     ffi = types.ModuleType("pyodide.ffi")
     ffi.JsProxy = type("JsProxy", (), {})  # type: ignore[attr-defined]
+    ffi.JsException = type("JsException", (Exception,), {})  # type: ignore[attr-defined]
     ffi.jsnull = JSNULL  # type: ignore[attr-defined]
     ffi.to_js = lambda value, **_: value  # type: ignore[attr-defined]
     ffi.create_once_callable = lambda f: f  # type: ignore[attr-defined]
@@ -142,7 +149,7 @@ def test_entry_registers_the_durable_object_and_exposes_every_handler(edge: type
     assert edge.Vault is Vault
     assert issubclass(edge.Default, sys.modules["workers"].WorkerEntrypoint)
     for handler in ("fetch", "scheduled", "get_memory", "save_memory", "search_memory", "forget_memory",
-                    "getMemory", "saveMemory", "searchMemory"):
+                    "getMemory", "saveMemory", "searchMemory", "forgetMemory"):
         assert inspect.iscoroutinefunction(getattr(edge.Default, handler)), handler
 
 
@@ -152,28 +159,45 @@ async def test_client_interface_binds_the_key_named_by_the_callers_props(
     monkeypatch.setattr("memvault.runtime.workers.build_deps", lambda env, ctx: deps)
     key, _ = await keys.create_key(deps.db, "bot", deps.clock())
     bot = edge.Default(types.SimpleNamespace(props={rpc.MEMORY_KEY_PROP: key.id}), object())
-    ack = await bot.saveMemory("chat-1", [{"role": "user", "content": "Remember the blue door."}], {"chat": 1})
-    assert ack["sessionId"] == "chat-1" and ack["savedCount"] == 1
+    ack = await bot.saveMemory("chat-1", [{"role": "user", "content": "Remember the blue door.", "id": "d1"}], {"chat": 1})
+    assert ack["message_ids"] == ["d1"] and ack["messages_accepted"] == 1
     page = await bot.getMemory("chat-1", {"limit": 5})
-    assert [m["metadata"] for m in page["messages"]] == [{"chat": 1}]
-    assert any("blue door" in r["text"] for r in await bot.searchMemory("blue door", {"sessionId": "chat-1"}))
+    assert page["session_id"] == "chat-1" and [m["metadata"] for m in page["items"]] == [{"chat": 1}]
+    found = await bot.searchMemory("blue door", {"sessionId": "chat-1"})
+    assert any("blue door" in r["text"] for r in found["items"])
+    assert await bot.forgetMemory(["d1", "d2"], {"sessionId": "chat-1"}) == {"forgotten": ["d1"], "not_found": ["d2"]}
+    assert (await bot.getMemory("chat-1"))["items"] == []
     stranger = edge.Default(types.SimpleNamespace(), object())
     with pytest.raises(Unauthorized):
         await stranger.getMemory("chat-1")
 
 
-def test_vault_rpc_methods_are_exactly_the_vault_client_protocol(edge: types.ModuleType) -> None:
-    # The DO client in adapters/cloudflare calls the stub by these names.
+def test_the_runtime_finds_one_vault_rpc_method_per_operation(edge: types.ModuleType) -> None:
+    # The DO client calls the stub by the operations' names. Workers runtimes expose the public
+    # plain functions of the class: found with dir() through its bases, or (earlier ones) in the
+    # class's own namespace only; both must find exactly the operations.
     protocol = {name for name in vars(VaultClient) if not name.startswith("_") and callable(getattr(VaultClient, name))}
-    methods = {name for name, fn in vars(edge.Vault).items() if not name.startswith("_") and callable(fn)}
-    assert methods == protocol
-    assert all(inspect.iscoroutinefunction(getattr(edge.Vault, name)) for name in methods)
+    assert protocol == set(VAULT_OPERATIONS)
+    own = {name for name, fn in vars(edge.Vault).items() if not name.startswith("_") and callable(fn)}
+    found = {name for name in dir(edge.Vault) if not name.startswith("_")
+             and isinstance(next(vars(c)[name] for c in edge.Vault.__mro__ if name in vars(c)), types.FunctionType)}
+    assert own == found == protocol
+    assert all(inspect.iscoroutinefunction(getattr(edge.Vault, name)) for name in own)
+
+
+@pytest.mark.parametrize("check", vault_suite.CHECKS, ids=lambda c: c.__name__)
+async def test_the_vault_contract_holds_through_the_durable_object_class(edge: types.ModuleType, check: Any) -> None:
+    from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory
+
+    objects = {"k:core": edge.Vault(types.SimpleNamespace(storage=SqliteDurableObjectStorage()), types.SimpleNamespace())}
+    namespace = types.SimpleNamespace(idFromName=lambda name: name, get=objects.__getitem__)
+    await check(DurableObjectVaultDirectory(namespace).vault("k:core"))
 
 
 async def test_vault_delegates_to_the_core_store_over_do_sql(edge: types.ModuleType) -> None:
     ctx = types.SimpleNamespace(storage=SqliteDurableObjectStorage())
-    vault = edge.Vault(ctx, types.SimpleNamespace(MEMVAULT_CHUNK_TOKENS="40"))
-    words = "the Lisbon office lease renews in March and costs 4200 euros a month"
+    vault = edge.Vault(ctx, types.SimpleNamespace(MEMVAULT_VECTOR_MEMORY_MB="1"))
+    words = "the Lisbon office lease renews in March and costs 4200 euros a month; " * 4  # a chunk in six
     messages = [{"role": "user", "content": f"{words} ({i})", "timestamp": 1000.0 + i, "id": f"m{i}", "model": None}
                 for i in range(6)]
     appended = await vault.append(messages)

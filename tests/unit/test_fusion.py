@@ -11,7 +11,7 @@ from memvault.core.memory.fusion import FusionWeights, fuse_candidates, with_bor
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, MemoryRow, Message, SearchItem, SearchQuery
 
-POLICY = WindowPolicy(4 * 3600, 3 * 86400, 90 * 86400, 0.0)
+POLICY = WindowPolicy(3 * 86400, 90 * 86400, 0.0)
 
 
 def row(row_id: str, ts: float, parent: str | None = "c1", kind: str = "message") -> MemoryRow:

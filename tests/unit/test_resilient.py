@@ -4,14 +4,15 @@ idempotent are never repeated."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from memvault.core.errors import StorageUnavailable, TransientStorageError
-from memvault.core.ports import VectorMatch
-from memvault.core.resilient import RetryPolicy, with_retries
+from memvault.core.ports import BlobStore, Database, Embedder, VectorIndex, VectorMatch
+from memvault.core.resilient import RetryPolicy, repeatable_methods, with_retries
 from memvault.core.retry import Backoff
 
 
@@ -129,3 +130,41 @@ async def test_writes_that_may_not_be_idempotent_are_never_repeated() -> None:
     with pytest.raises(TransientStorageError):
         await p.db.batch([("INSERT INTO event_log (at) VALUES (1)", ())])
     assert flaky.calls == 2
+
+
+PORTS = {"db": Database, "vectors": VectorIndex, "embedder": Embedder, "blobs": BlobStore}
+
+
+def test_the_ports_mark_reads_and_writes_idempotent_by_key_as_repeatable() -> None:
+    assert {field: repeatable_methods(port) for field, port in PORTS.items()} == {
+        "db": {"query"},
+        "vectors": {"upsert", "query", "delete"},
+        "embedder": {"embed"},
+        "blobs": {"put", "get", "delete"},
+    }
+
+
+@pytest.mark.parametrize("field", sorted(PORTS))
+async def test_every_port_method_is_retried_exactly_when_its_port_marks_it_repeatable(field: str) -> None:
+    port = PORTS[field]
+    methods = [name for name, member in vars(port).items() if inspect.iscoroutinefunction(member)]
+    assert methods
+    for name in methods:
+        flaky = Flaky(1)
+        wrapped = getattr(ports(flaky, []), field)
+        required = [p for p in inspect.signature(getattr(port, name)).parameters.values()
+                    if p.default is inspect.Parameter.empty and p.name != "self"]
+        call = getattr(wrapped, name)(*[()] * len(required))
+        if name in repeatable_methods(port):
+            await call
+        else:
+            with pytest.raises(TransientStorageError):
+                await call
+        assert wrapped.inner.calls == (2 if name in repeatable_methods(port) else 1), name
+
+
+async def test_members_that_are_not_calls_are_the_inner_ports_own() -> None:
+    embedder = ports(Flaky(0), []).embedder
+    assert (embedder.model_id, embedder.dimension) == ("flaky", 2)
+    with pytest.raises(AttributeError):
+        _ = embedder.no_such_member

@@ -59,7 +59,7 @@ def test_store_flags_limit_and_session() -> None:
         {"X-Memory-Store": "maybe"},
         {"X-Memory-Context-Limit": "-5"},
         {"X-Memory-Context-Limit": "lots"},
-        {"X-Session-ID": "x" * 200},
+        {"X-Session-ID": "x" * 201},
     ],
 )
 def test_bad_values_are_refused(headers: dict[str, str]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from starlette.datastructures import Headers
 
-from memvault.api.dependencies import brain_token
+from memvault.api.dependencies import caller_tokens
 from memvault.core.brain.scopes import (
     CredentialsMisconfigured,
     auth_of,
@@ -18,6 +18,7 @@ from memvault.core.brain.scopes import (
     scope_filter,
     token_hash,
 )
+from memvault.core.callers import brain_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, Unauthorized
 from memvault.core.settings import load_settings
@@ -53,7 +54,7 @@ def test_token_hash_is_sha256_hex() -> None:
     {"X-Memvault-Brain-Token": "reader"},
 ])
 async def test_headers_carry_the_token(headers: dict[str, str], deps: Deps) -> None:
-    credential = await auth_of(brain_token(headers_of(headers)), deps)
+    credential = await brain_caller(deps, caller_tokens(headers_of(headers)))
     assert credential.name == "reader"
     assert credential.scopes == frozenset({"family", "business"})
     assert not credential.writer
@@ -69,9 +70,11 @@ async def test_a_bare_token_is_accepted_for_rpc(deps: Deps) -> None:
     {"Cookie": "token=reader"}, {"Origin": "https://memvault.example"},
 ])
 async def test_anything_else_is_unauthorized(source: object, deps: Deps) -> None:
-    token = brain_token(headers_of(source)) if isinstance(source, dict) else source
     with pytest.raises(Unauthorized):
-        await auth_of(token, deps)
+        if isinstance(source, dict):
+            await brain_caller(deps, caller_tokens(headers_of(source)))
+        else:
+            await auth_of(source, deps)
 
 
 @pytest.mark.parametrize("token", [["reader"], 7, 7.5, True, {"token": "reader"}, b"reader"])

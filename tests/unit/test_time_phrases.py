@@ -123,7 +123,7 @@ def _message(row_id: str, when: date, text: str) -> Candidate:
 
 
 def test_memory_from_the_period_a_question_names_ranks_first() -> None:
-    policy = WindowPolicy(4 * 3600, 3 * 86400, 90 * 86400, 0.0)
+    policy = WindowPolicy(3 * 86400, 90 * 86400, 0.0)
     march = _message("march", date(2023, 3, 10), "We went to the lake.")
     june = _message("june", date(2023, 6, 3), "We went to the lake.")
     asked = "what did we do in March?"

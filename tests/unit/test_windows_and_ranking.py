@@ -12,7 +12,7 @@ from memvault.core.ranking import (
     reciprocal_rank_fusion,
 )
 
-POLICY = WindowPolicy(4 * 3600, 3 * 86400, 90 * 86400, 0.25)
+POLICY = WindowPolicy(3 * 86400, 90 * 86400, 0.25)
 
 
 def item(key: str, tokens: int, score: float) -> SearchItem:

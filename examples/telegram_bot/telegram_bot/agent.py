@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from memvault.client import LazyMemory, MemoryClient
 from telegram_bot.chat_model import RouterChat
+from telegram_bot.deliveries import Deliveries
 from telegram_bot.telegram import Incoming, TelegramApi, incoming
 
 log = logging.getLogger(__name__)
@@ -34,11 +35,16 @@ class ChatBot:
     telegram: TelegramApi
     brain_scope: str
     history_turns: int
+    deliveries: Deliveries
 
     async def handle(self, update: object) -> str | None:
-        """Answer one update of this chat; returns the reply sent (None when there was nothing to answer)."""
+        """Answer one update of this chat; returns the reply sent (None when there was nothing to
+        answer, or the update was delivered before)."""
         message = incoming(update)
         if message is None or message.chat_id != self.chat_id:
+            return None
+        if not self.deliveries.claim(message.update_id):
+            log.warning("update %s was delivered before: it is answered once", message.update_id)
             return None
         if message.text.split(maxsplit=1)[0].split("@")[0] == REMEMBER:
             reply = await self._remember(message.text[len(REMEMBER):].strip())

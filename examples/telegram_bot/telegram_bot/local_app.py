@@ -26,6 +26,7 @@ from memvault.core.ports import HttpClient
 from telegram_bot.agent import ChatBot, session_of
 from telegram_bot.chat_model import RouterChat
 from telegram_bot.config import BotConfig
+from telegram_bot.deliveries import Deliveries
 from telegram_bot.telegram import SECRET_HEADER, TelegramApi, chat_of
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -54,7 +55,7 @@ class LocalBot:
             memory = LazyMemory(self._client, storage, self.background, session_of(chat_id),
                                 delivery_budget_seconds=self._delivery_budget)
             agent = ChatBot(chat_id, memory, self._client, self._chat, self._telegram,
-                              self.config.brain_scope, self.config.history_turns)
+                            self.config.brain_scope, self.config.history_turns, Deliveries(storage))
             self._agents[chat_id] = (agent, asyncio.Lock())
         return self._agents[chat_id]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from memvault.api.dependencies import DEPS_SCOPE_KEY, memory_router_headers
 from memvault.api.docs import docs_router
 from memvault.api.limits import BodySizeLimit, ResponseDate
 from memvault.api.routes import brain, health, memory, portal, providers
+from memvault.api.schemas import memory_schemas
 from memvault.core.deps import Deps
 
 DESCRIPTION = """A memory layer for LLM applications.
@@ -25,8 +24,8 @@ DESCRIPTION = """A memory layer for LLM applications.
 Gemini endpoints) take a memory key: `Authorization: Bearer mk_…` or `X-Memory-Key` (the router
 reads only `X-Memory-Key`, since `Authorization` carries the provider's key). The **brain**
 (`/v1/brain/…`; its older paths `/memory/…` and `/recall` are kept, deprecated) takes a brain
-credential: `Authorization: Bearer <token>` or `X-Memvault-Brain-Token`. Press *Authorize* and fill in what you hold; each operation sends what it
-needs. Errors are `{"error": {"code", "message"}}`."""
+credential: `Authorization: Bearer <token>` or `X-Memvault-Brain-Token`. Press *Authorize* and fill
+in what you hold; each operation sends what it needs. Errors are `{"error": {"code", "message"}}`."""
 
 TAGS = [
     {"name": "memory", "description": "Conversation memory of one memory key: store, read, search, forget, purge."},
@@ -58,18 +57,24 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
     app.include_router(providers.router, dependencies=[Depends(memory_router_headers)])
     if docs_assets is not None:
         app.include_router(docs_router(docs_assets, app.title))
-    app.openapi = functools.partial(_document, app, app.openapi)  # type: ignore[method-assign]
+    with_schemas(app, memory_schemas(), brain_components())
     return app
 
 
-def _document(app: FastAPI, generate: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """FastAPI's document plus the components the brain's operations name (generated from core)."""
-    document = generate()
-    schemas = document.setdefault("components", {}).setdefault("schemas", {})
-    for name, schema in brain_components().items():
-        if schemas.setdefault(name, schema) is not schema:
-            raise RuntimeError(f"two OpenAPI components are named {name}")
-    return document
+def with_schemas(app: FastAPI, *named: dict[str, dict[str, Any]]) -> None:
+    """Add ``named`` schemas to the app's OpenAPI components: the routes that take or answer a core
+    command or result refer to them by name, since FastAPI derives schemas only from models."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schemas = generate().setdefault("components", {}).setdefault("schemas", {})
+            for name, schema in (item for group in named for item in group.items()):
+                if schemas.setdefault(name, schema) is not schema:
+                    raise RuntimeError(f"two OpenAPI components are named {name}")
+        return app.openapi_schema or {}
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def serve_with(app: ASGIApp, deps: Deps) -> ASGIApp:

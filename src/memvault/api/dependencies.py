@@ -1,6 +1,7 @@
 """Request dependencies: the deps of the running app, the caller's memory key and the caller's
-brain credential. The headers each dependency reads are declared here once as OpenAPI security
-schemes, so every route that depends on one documents it and the docs page can authorize."""
+brain credential, and the one place headers are read (``header``, ``caller_tokens``): every route,
+the memory router and MCP over HTTP read them here. The headers are declared once as OpenAPI
+security schemes, so every route that depends on one documents it and the docs page can authorize."""
 
 from __future__ import annotations
 
@@ -10,15 +11,16 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from memvault.core.access import AccessIdentity, access_enabled, access_identity
-from memvault.core.brain.scopes import Credential, auth_of
+from memvault.core.brain.scopes import Credential
+from memvault.core.callers import CallerTokens, brain_caller, memory_caller
 from memvault.core.deps import Deps
-from memvault.core.errors import Unauthorized
-from memvault.core.keys import MemoryKey, authenticate
+from memvault.core.errors import InvalidField
+from memvault.core.keys import MemoryKey
 
 DEPS_SCOPE_KEY = "memvault.deps"
 # Cloudflare Access adds this signed JWT to each request it let through.
-ACCESS_JWT_HEADER = "cf-access-jwt-assertion"
+ACCESS_JWT_HEADER = "Cf-Access-Jwt-Assertion"
+SESSION_ID_HEADER = "X-Session-ID"
 
 # auto_error=False everywhere: a missing header is answered by our own 401, in our error envelope.
 MEMORY_KEY_BEARER = HTTPBearer(
@@ -31,7 +33,7 @@ MEMORY_KEY_HEADER = APIKeyHeader(
     "`Authorization` carries the provider's key there.",
 )
 SESSION_HEADER = APIKeyHeader(
-    name="X-Session-ID", scheme_name="sessionId", auto_error=False,
+    name=SESSION_ID_HEADER, scheme_name="sessionId", auto_error=False,
     description="Optional on the memory router: the session vault a call reads and writes (not a secret).",
 )
 BRAIN_BEARER = HTTPBearer(
@@ -43,7 +45,7 @@ BRAIN_HEADER = APIKeyHeader(
     description="A brain credential in its own header.",
 )
 ACCESS_JWT = APIKeyHeader(
-    name="Cf-Access-Jwt-Assertion", scheme_name="cloudflareAccess", auto_error=False,
+    name=ACCESS_JWT_HEADER, scheme_name="cloudflareAccess", auto_error=False,
     description="Set by Cloudflare Access in front of a deployment that signs people in with it; "
     "the email it vouches for maps to a brain credential.",
 )
@@ -55,27 +57,41 @@ def get_deps(request: Request) -> Deps:
     return deps
 
 
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """The one reader of every header memvault takes: its value as UTF-8 text, trimmed; None when
+    absent or blank. The server hands values over decoded as Latin-1 (HTTP carries bytes), so the
+    bytes are read again as the UTF-8 clients send. ``headers`` looks names up case-insensitively."""
+    raw = headers.get(name.lower())
+    if raw is None:
+        return None
+    try:
+        text = raw.encode("latin-1").decode("utf-8")
+    except UnicodeEncodeError:
+        text = raw  # already text beyond Latin-1: handed over decoded
+    except UnicodeDecodeError:
+        raise InvalidField(f"{name} is not UTF-8 text") from None
+    return text.strip() or None
+
+
 def bearer_token(headers: Mapping[str, str]) -> str | None:
-    header = headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
+    scheme, _, token = (header(headers, "Authorization") or "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def brain_token(headers: Mapping[str, str]) -> str | None:
-    """The brain credential a request carries: `Authorization: Bearer` or `X-Memvault-Brain-Token`.
-    Referer, Origin and cookies never identify a caller. ``headers`` looks names up case-insensitively."""
-    return bearer_token(headers) or (headers.get("x-memvault-brain-token") or "").strip() or None
+def caller_tokens(headers: Mapping[str, str], *, bearer: bool = True) -> CallerTokens:
+    """The credentials a request carries, for ``core.callers`` to resolve. Referer, Origin and
+    cookies never identify a caller. Without ``bearer`` (the memory router, where `Authorization`
+    carries the provider's key) only the named headers count."""
+    return CallerTokens(
+        bearer=bearer_token(headers) if bearer else None,
+        memory_key=header(headers, "X-Memory-Key"),
+        brain_token=header(headers, "X-Memvault-Brain-Token"),
+        access_assertion=header(headers, ACCESS_JWT_HEADER),
+    )
 
 
-async def brain_caller(headers: Mapping[str, str], deps: Deps) -> str | AccessIdentity | None:
-    """Who a brain request claims to be: the brain credential it carries, else (with Access
-    sign-in configured) the email its verified Access token vouches for. A credential wins, so an
-    API client behind Access is still the credential it sends."""
-    token = brain_token(headers)
-    assertion = (headers.get(ACCESS_JWT_HEADER) or "").strip()
-    if token is None and assertion and access_enabled(deps.settings):
-        return await access_identity(deps, assertion)
-    return token
+def session_header(headers: Mapping[str, str]) -> str | None:
+    return header(headers, SESSION_ID_HEADER)
 
 
 async def brain_credential(
@@ -85,20 +101,18 @@ async def brain_credential(
     _header: Annotated[str | None, Security(BRAIN_HEADER)],
     _access: Annotated[str | None, Security(ACCESS_JWT)],
 ) -> Credential:
-    # The schemes above document the headers; brain_caller reads them, as the portal's sign-in does.
-    return await auth_of(await brain_caller(request.headers, deps), deps)
+    # The schemes above document the headers; caller_tokens reads them, for every surface alike.
+    return await brain_caller(deps, caller_tokens(request.headers))
 
 
 async def memory_key(
+    request: Request,
     deps: Annotated[Deps, Depends(get_deps)],
-    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(MEMORY_KEY_BEARER)],
-    header: Annotated[str | None, Security(MEMORY_KEY_HEADER)],
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(MEMORY_KEY_BEARER)],
+    _header: Annotated[str | None, Security(MEMORY_KEY_HEADER)],
 ) -> MemoryKey:
     """`Authorization: Bearer mk_…` (or `X-Memory-Key`); unknown or revoked keys get 401."""
-    token = (bearer.credentials.strip() if bearer else "") or (header or "").strip()
-    if not token:
-        raise Unauthorized("send the memory key as `Authorization: Bearer mk_…`")
-    return await authenticate(deps.db, token, deps.reads)
+    return await memory_caller(deps, caller_tokens(request.headers))
 
 
 def memory_router_headers(

@@ -17,14 +17,14 @@ from dataclasses import replace
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 
-from memvault.api.dependencies import get_deps
-from memvault.api.memory_options import BODY_OBJECT, memory_headers, parse_options, with_body_options
+from memvault.api.dependencies import caller_tokens, get_deps
+from memvault.api.memory_options import BODY_OBJECT, memory_headers, parse_options
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import RelayResponse, Tap, read_reply, tap_for
+from memvault.core.callers import memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
-from memvault.core.keys import authenticate
 from memvault.core.memory.router import (
     Conversation,
     MemoryOptions,
@@ -54,9 +54,12 @@ _NOT_FORWARDED = _HOP_BY_HOP | {
 _OWN_PREFIXES = ("x-memory-", "x-session-id", "cf-")
 
 
-def error_response(codec: ProviderCodec, status: int, message: str, memory: PreparedMemory | None = None) -> Response:
+def error_response(codec: ProviderCodec, error: MemvaultError, memory: PreparedMemory | None = None) -> Response:
+    """``error`` in the provider's envelope, with the status the provider gives such an error: bad
+    input is a 400 to every provider's clients, whichever field it was."""
+    status = 400 if isinstance(error, InvalidInput) else error.status
     headers = memory_headers(memory or off())
-    return JSONResponse(codec.error_body(status, message), status_code=status, headers=headers)
+    return JSONResponse(codec.error_body(status, error.message), status_code=status, headers=headers)
 
 
 def upstream_headers(incoming: Sequence[tuple[str, str]], codec: ProviderCodec) -> list[tuple[str, str]]:
@@ -104,12 +107,11 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 async def memory_key_id(deps: Deps, headers: Mapping[str, str]) -> str | None:
-    """The caller's memory key id; ``None`` when the key store cannot answer (memory degrades)."""
-    secret = (headers.get("x-memory-key") or "").strip()
-    if not secret:
-        raise Unauthorized("X-Memory-Key header is required")
+    """The caller's memory key id; ``None`` when the key store cannot answer (memory degrades).
+    Only `X-Memory-Key` names it here: `Authorization` carries the provider's key."""
+    tokens = caller_tokens(headers, bearer=False)
     try:
-        key = await authenticate(deps.db, secret, deps.reads)
+        key = await memory_caller(deps, tokens)
     except Unauthorized:
         raise
     except Exception as exc:  # fail open: the key store being down must not stop the chat call
@@ -130,8 +132,7 @@ async def _parse_call(
             body = require_object(json.loads(raw))
         except (ValueError, RecursionError) as exc:  # malformed, not UTF-8, or nested past any real request
             raise InvalidInput("the request body is not valid JSON") from exc
-        headers = with_body_options(request.headers, body.get(BODY_OBJECT))
-        options = parse_options(headers, deps.settings.context_limit_tokens)
+        options = parse_options(request.headers, deps.settings.context_limit_tokens, body.get(BODY_OBJECT))
         conversation = codec.extract(body, stream=stream)
     except BaseException:
         await key_check
@@ -149,7 +150,7 @@ async def forward_with_memory(
         _check_path(request.url.path)
         raw, body, conversation, options, key_id = await _parse_call(request, deps, codec, stream)
     except MemvaultError as exc:
-        return error_response(codec, exc.status, exc.message)
+        return error_response(codec, exc)
     if model is not None:
         conversation = replace(conversation, model=model)
     recall = None if options.mode == "off" or key_id is None else asyncio.ensure_future(
@@ -168,7 +169,7 @@ async def forward_with_memory(
     try:
         upstream = await deps.http.send("POST", url, headers, payload)
     except MemvaultError as exc:
-        return error_response(codec, exc.status, exc.message, memory)
+        return error_response(codec, exc, memory)
 
     tap: Tap | None = None
     writer = key_id if 200 <= upstream.status < 300 and options.writes else None
@@ -207,7 +208,7 @@ async def pass_through(request: Request, provider: str) -> Response:
         headers = upstream_headers(request.headers.items(), codec)
         upstream = await deps.http.send(request.method, upstream_url(deps, codec, request), headers, raw)
     except MemvaultError as exc:
-        return error_response(codec, exc.status, exc.message)
+        return error_response(codec, exc)
     return RelayResponse(upstream, relayed_headers(upstream.headers, off()))
 
 

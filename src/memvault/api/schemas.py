@@ -1,88 +1,17 @@
-"""Request and response bodies of the memory API, for OpenAPI and a first shape check. The rules
-themselves (roles, times, ids) are core's, applied by the one normaliser every surface calls."""
+"""The API's document, from the same definitions that check requests: the memory operations'
+request and result schemas are generated from core's commands and results (``core/contract.py``,
+``core/shapes.py``), so a route documents exactly what its one parser takes. Errors share one
+envelope."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from typing import Any
 
-from memvault.core.models import Role, SearchItem
+from pydantic import BaseModel, Field
 
-
-class MessageIn(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    role: Role
-    content: StrictStr = Field(min_length=1)
-    timestamp: StrictFloat | StrictInt | StrictStr | None = Field(
-        default=None, description="Epoch seconds or ISO 8601 (naive means UTC); defaults to now."
-    )
-    id: StrictStr | None = Field(default=None, max_length=200, description="Your id; one is assigned if absent.")
-    remember: StrictBool = Field(default=True, alias="memory", description="false: accepted, never stored.")
-    model: StrictStr | None = None
-    metadata: dict[str, object] | None = Field(
-        default=None, description="An object kept with the message and returned when memory is read (at most 4096 characters as JSON)."
-    )
-
-
-class StoreRequest(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "messages": [
-            {"role": "user", "content": "My cat is called Biscuit.", "timestamp": "2025-03-14T09:30:00Z"},
-            {"role": "assistant", "content": "Biscuit is a lovely name for a cat.", "timestamp": "2025-03-14T09:30:04Z"},
-        ],
-        "metadata": {"channel": "web"},
-    }]})
-
-    messages: list[MessageIn] = Field(min_length=1, max_length=10_000)
-    metadata: dict[str, object] | None = Field(
-        default=None, description="Kept with every message of the batch, beneath each message's own metadata keys."
-    )
-
-
-class StoreResponse(BaseModel):
-    message_ids: list[str | None] = Field(
-        description="Per message sent, in order: the id it is stored under (null if marked memory: false)."
-    )
-    messages_accepted: int
-    messages_stored: int
-    chunks_stored: int
-    tokens_buffered: int
-    updated_at: float = Field(description="When the vault took the write, in epoch seconds.")
-    redactions: list[str]
-    mirrored: bool
-
-
-class MemoryPage(BaseModel):
-    session_id: str | None
-    offset: int
-    limit: int
-    items: list[dict[str, object]] = Field(
-        description="Newest first: {state (pending or stored), id, role, content, timestamp, model, metadata}."
-    )
-
-
-class SearchRequest(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"query": "what is my cat called?", "budget_tokens": 1000}]})
-
-    query: StrictStr = Field(min_length=1, max_length=20_000)
-    limit: StrictInt | None = Field(default=None, ge=1, le=500)
-    budget_tokens: StrictInt | None = Field(default=None, ge=1, le=200_000)
-    now: StrictFloat | StrictInt | StrictStr | None = Field(
-        default=None, description="The moment recency is measured from: epoch seconds or ISO 8601."
-    )
-    session_id: StrictStr | None = Field(default=None, min_length=1, max_length=200)
-
-
-class SearchResponse(BaseModel):
-    items: list[SearchItem]
-    tokens: int
-    metrics: dict[str, object]
-
-
-class PurgeRequest(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"older_than": "2024-01-01T00:00:00Z"}]})
-
-    older_than: StrictFloat | StrictInt | StrictStr = Field(description="Epoch seconds or ISO 8601.")
+from memvault.core.contract import COMPONENTS, spec_schemas
+from memvault.core.memory.operations import OPERATIONS, Operation
+from memvault.core.shapes import result_schema
 
 
 class ErrorDetail(BaseModel):
@@ -113,3 +42,29 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, object]]:
 
 
 NDJSON = {"application/x-ndjson": {"schema": {"type": "string", "description": "One JSON object per line."}}}
+
+
+def memory_schemas() -> dict[str, dict[str, Any]]:
+    """The components every memory operation's request and result refer to, by name."""
+    schemas = spec_schemas(operation.request for operation in OPERATIONS if operation.request.rules)
+    for operation in OPERATIONS:
+        if operation.result is not dict:
+            schemas.update(result_schema(operation.result))
+    return schemas
+
+
+def documented(operation: Operation[Any, Any], *, body: bool = False, query: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What a route of ``operation`` adds to its OpenAPI operation: its JSON body or its query
+    parameters, as the operation's request defines them, and its answer."""
+    extra: dict[str, Any] = {"responses": {"200": {"content": {"application/json": {
+        "schema": {"$ref": COMPONENTS + operation.result.__name__}}}}}}
+    if body:
+        extra["requestBody"] = {"required": True, "content": {"application/json": {
+            "schema": {"$ref": COMPONENTS + operation.request.name}}}}
+    if query:
+        extra["parameters"] = [
+            {"name": rule.name, "in": "query", "required": rule.required, "schema": rule.schema(),
+             "description": rule.description}
+            for rule in (operation.request.rule(name) for name in query)
+        ]
+    return extra

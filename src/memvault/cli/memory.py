@@ -23,10 +23,11 @@ from memvault.cli.shell import (
     say,
     with_deps,
 )
-from memvault.core import memory
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError
+from memvault.core.memory.operations import EXPORT, FORGET, SEARCH, STATS, perform
 from memvault.core.memory.transfer import HeldMessage, held_from, store_held
+from memvault.core.shapes import plain_object
 
 IMPORT_BATCH = 200
 
@@ -94,7 +95,7 @@ def export(key: str | None, data_dir: Path | None) -> None:
     async def work(deps: Deps) -> None:
         owner = await authenticated(deps, key)
         counts: Counter[str] = Counter()
-        async for record in memory.export_memory(deps, owner.id):
+        async for record in await perform(deps, owner, EXPORT, {}):
             emit(json.dumps(record))
             counts[str(record["type"])] += 1
         say(f"exported {counted(counts['message'] + counts['pending'], 'message')} ({counts['pending']} pending) "
@@ -105,25 +106,23 @@ def export(key: str | None, data_dir: Path | None) -> None:
 
 @click.command("search")
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many results (default: as many as the budget holds).")
-@click.option("--budget", type=click.IntRange(min=1), default=None, help="Tokens the results may fill (default: MEMVAULT_SEARCH_BUDGET_TOKENS).")
+@click.option("--limit", metavar="N", help="At most this many results (default: as many as the budget holds).")
+@click.option("--budget", metavar="TOKENS", help="Tokens the results may fill (default: MEMVAULT_SEARCH_BUDGET_TOKENS).")
 @click.option("--session", default=None, help="Search this session's vault too, beside the core vault.")
 @key_option
 @data_dir_option
-def search(query: str, limit: int | None, budget: int | None, session: str | None, key: str | None,
+def search(query: str, limit: str | None, budget: str | None, session: str | None, key: str | None,
            data_dir: Path | None) -> None:
-    """Search a key's memory; print results with their ids.
+    """Search a key's memory; print the result with its ids.
 
-    One JSON line per result, best first, with the ids of the messages it holds (what `memvault
-    forget` takes)."""
+    The result as one line of JSON, as `POST /v1/memory/search` answers: the items, best first,
+    each with the ids of the messages it holds in `source_ids` (what `memvault forget` takes)."""
+    data = {"query": query, "limit": limit, "budget_tokens": budget, "session_id": session}
 
     async def work(deps: Deps) -> None:
-        owner = await authenticated(deps, key)
-        result = await memory.search_memory(deps, owner.id, query, limit=limit, budget_tokens=budget, session_id=session)
-        for item in result.items:
-            emit(json.dumps({"score": item.score, "window": item.window, "text": item.text, "ids": item.source_ids,
-                             "vault": item.vault if item.vault == "core" else f"session:{session}", "role": item.role, "ts_start": item.ts_start, "ts_end": item.ts_end}))
-        say(f"{counted(len(result.items), 'result')} ({result.tokens} tokens)" if result.items else "nothing found")
+        found = plain_object(await perform(deps, await authenticated(deps, key), SEARCH, data, text=True))
+        emit_json(found)
+        say(f"{counted(len(found['items']), 'result')} ({found['tokens']} tokens)" if found["items"] else "nothing found")
 
     with_deps(data_dir, work)
 
@@ -140,10 +139,10 @@ def forget(ids: tuple[str, ...], session: str | None, key: str | None, data_dir:
     keyword entries go, in the vault and its mirror."""
 
     async def work(deps: Deps) -> None:
-        owner = await authenticated(deps, key)
-        result = await memory.forget(deps, owner.id, list(ids), session)
+        result = plain_object(await perform(deps, await authenticated(deps, key), FORGET,
+                                            {"ids": list(ids), "session_id": session}, text=True))
         emit_json(result)
-        gone, missing = result.get("forgotten", []), result.get("not_found", [])
+        gone, missing = result["forgotten"], result["not_found"]
         say(f"forgot {counted(len(gone), 'message')}" + (f"; not found: {' '.join(missing)}" if missing else ""))
 
     with_deps(data_dir, work)
@@ -157,7 +156,7 @@ def stats(key: str | None, data_dir: Path | None) -> None:
 
     async def work(deps: Deps) -> None:
         owner = await authenticated(deps, key)
-        found = await memory.memory_stats(deps, owner.id)
+        found = plain_object(await perform(deps, owner, STATS, {}))
         emit_json(found, indent=2)
         say(f"{counted(len(found['vaults']), 'vault')} of key {owner.id}")
 

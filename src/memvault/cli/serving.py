@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memvault.cli.shell import data_dir_option, environment, key_option, open_folder, say, with_deps
+from memvault.core.callers import CallerTokens
 from memvault.core.deps import Deps
 
 BRAIN_TOKEN_VARIABLE = "MEMVAULT_BRAIN_TOKEN"
@@ -44,13 +45,13 @@ def mcp(key: str | None, brain_token: str | None, data_dir: Path | None) -> None
     every call, so a wrong one is a tool error the client shows."""
 
     async def work(deps: Deps) -> None:
-        from memvault.api.mcp.tools import CallerSecrets, mcp_server
+        from memvault.api.mcp.tools import mcp_server
         from memvault.runtime.local import start_local
 
         await start_local(deps)
-        secrets = CallerSecrets(memory_key=key, brain_token=brain_token)
+        tokens = CallerTokens(memory_key=key or None, brain_token=brain_token or None)
         say("serving MCP on stdio")
         # A wrong or revoked secret is a tool error the client shows, not a refusal to start.
-        await mcp_server(deps, lambda _: secrets).run_stdio_async()
+        await mcp_server(deps, lambda _: tokens).run_stdio_async()
 
     with_deps(data_dir, work)

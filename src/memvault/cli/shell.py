@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 import click
 
 from memvault.core import keys
+from memvault.core.callers import CallerTokens, memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError, Unauthorized
-from memvault.core.settings import SETTINGS, Settings, load_settings
+from memvault.core.settings import SETTINGS, Settings, load_settings, retired_settings, retired_warning
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -107,6 +108,8 @@ def open_folder(given: Path | None, create: bool) -> tuple[Path, Settings]:
             f"or name the folder that holds your data with --data-dir or {DATA_DIR_VARIABLE}"
         )
     say(f"data folder: {folder}")
+    for name in retired_settings(os.environ):
+        say(f"warning: {retired_warning(name)}")
     return folder, load_settings(environment(folder))
 
 
@@ -134,7 +137,7 @@ async def authenticated(deps: Deps, secret: str | None) -> keys.MemoryKey:
     if not secret:
         raise CommandError(f"a memory key is required: --key mk_… or {KEY_VARIABLE}")
     try:
-        return await keys.authenticate(deps.db, secret)
+        return await memory_caller(deps, CallerTokens(memory_key=secret))
     except Unauthorized as exc:
         raise CommandError(
             f"{exc.message} in {deps.settings.data_dir} (a key works only with the data folder it was created in)"

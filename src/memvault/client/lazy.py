@@ -160,7 +160,7 @@ class LazyMemory:
             self._fetching = False
             if self._fetched is not None:
                 self._fetched.set()
-        fetched = list(reversed(page["messages"]))
+        fetched = list(reversed(page["items"]))
         known = {str(m["id"]) for m in fetched}
         # Saves memvault has not shown yet: still queued, or sent while the page was being read.
         local = [*self._outbox.pending_messages(self._session_id), *self._saved_while_fetching]

@@ -82,13 +82,12 @@ class MemoryClient:
         messages: Sequence[Mapping[str, Any]],
         metadata: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Store messages in order: ``{sessionId, savedCount, updatedAt}``."""
+        """Store messages in order; answers as ``POST /v1/memory`` does (``message_ids``, …)."""
         ready = self.stamp(messages)
         return await self._call(lambda: self._transport.save_memory(session_id, ready, metadata))
 
-    async def search(
-        self, query: str, limit: int | None = None, session_id: str | None = None
-    ) -> list[dict[str, Any]]:
+    async def search(self, query: str, limit: int | None = None, session_id: str | None = None) -> dict[str, Any]:
+        """The best items of the key's memory for ``query``: ``{items, tokens, metrics}``."""
         return await self._call(lambda: self._transport.search_memory(query, limit, session_id))
 
     async def remember(self, fact: str, *, scope: str, source: str) -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """How a client reaches memvault: over a service binding (RPC, from another Worker) or over HTTP
-(apps outside Cloudflare, local runs). Both speak the RPC client interface's shapes, so nothing
-above them knows which one it has:
+(apps outside Cloudflare, local runs). Both answer with memvault's results as they are (the same on
+every surface, ``core/memory/results.py``), so nothing above them knows which one it has:
 
-- a page: ``{sessionId, limit, offset, messages}`` (newest first);
-- a save: ``{sessionId, savedCount, updatedAt}``;
-- a search: a list of items, best first.
+- a page: ``{session_id, offset, limit, items}`` (newest first);
+- a save: ``{message_ids, messages_accepted, messages_stored, chunks_stored, tokens_buffered,
+  updated_at, redactions, mirrored}``;
+- a search: ``{items, tokens, metrics}``, the items best first.
 
 Failures arrive as memvault's domain errors (``memvault.core.errors``), whichever transport
 carried them, so one predicate tells a passing failure from a refusal."""
@@ -27,7 +28,7 @@ class Transport(Protocol):
         self, session_id: str | None, messages: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None
     ) -> dict[str, Any]: ...
 
-    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> list[dict[str, Any]]: ...
+    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> dict[str, Any]: ...
 
     async def write_facts(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """A brain write with the bot's credential."""
@@ -67,11 +68,11 @@ class RpcTransport:
         ack: dict[str, Any] = await self._caller.call("saveMemory", session_id, list(messages), metadata)
         return ack
 
-    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = await self._caller.call(
+    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> dict[str, Any]:
+        found: dict[str, Any] = await self._caller.call(
             "searchMemory", query, _without_none({"limit": limit, "sessionId": session_id})
         )
-        return items
+        return found
 
     async def write_facts(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         written: dict[str, Any] = await self._caller.call("brain_write", self._token(), dict(payload))
@@ -122,23 +123,21 @@ class HttpTransport:
 
     async def get_memory(self, session_id: str | None, limit: int | None, offset: int) -> dict[str, Any]:
         query = urlencode(_without_none({"session_id": session_id, "limit": limit, "offset": offset}))
-        page = await self._request("GET", f"/v1/memory?{query}", self._memory_key)
-        return {"sessionId": page["session_id"], "limit": page["limit"], "offset": page["offset"], "messages": page["items"]}
+        page: dict[str, Any] = await self._request("GET", f"/v1/memory?{query}", self._memory_key)
+        return page
 
     async def save_memory(
         self, session_id: str | None, messages: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None
     ) -> dict[str, Any]:
         headers = [] if session_id is None else [("x-session-id", session_id)]
         body = _without_none({"messages": list(messages), "metadata": metadata})
-        stored = await self._request("POST", "/v1/memory", self._memory_key, body, headers)
-        # The same count the RPC method gives: every message the vault now holds from this call.
-        saved = sum(1 for message_id in stored["message_ids"] if message_id is not None)
-        return {"sessionId": session_id, "savedCount": saved, "updatedAt": stored["updated_at"]}
+        stored: dict[str, Any] = await self._request("POST", "/v1/memory", self._memory_key, body, headers)
+        return stored
 
-    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> list[dict[str, Any]]:
+    async def search_memory(self, query: str, limit: int | None, session_id: str | None) -> dict[str, Any]:
         body = _without_none({"query": query, "limit": limit, "session_id": session_id})
-        found = await self._request("POST", "/v1/memory/search", self._memory_key, body)
-        return list(found["items"])
+        found: dict[str, Any] = await self._request("POST", "/v1/memory/search", self._memory_key, body)
+        return found
 
     async def write_facts(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         written: dict[str, Any] = await self._request("POST", "/memory/write", self._brain_token, dict(payload))

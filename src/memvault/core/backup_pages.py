@@ -47,7 +47,7 @@ async def table_page(deps: Deps, state: dict[str, Any], lines: list[str], column
     table = TABLES[state["table"]]
     if table.name not in columns:
         columns[table.name] = await table_columns(deps, table.name)
-    limit = deps.settings.backup_page_rows
+    limit = deps.tuning.backup_page_rows
     rows = await _rows(deps, table, columns[table.name], state["watermark"], state["after"], limit)
     for row in rows:
         state["after"] = row.pop("_rowid")
@@ -66,7 +66,7 @@ async def message_page(deps: Deps, state: dict[str, Any], lines: list[str]) -> N
             state["vaults_done"] = True
             return
     key_id, name = state["vault"]
-    page = await vault_messages(deps, name, state["message_after"], deps.settings.backup_page_rows)
+    page = await vault_messages(deps, name, state["message_after"], deps.tuning.backup_page_rows)
     for message, said_again, last_said in page_messages(page):
         lines.append(message_line(key_id, vault_label(name), message_record(message, said_again, last_said)))
         state["messages"] += 1

@@ -21,6 +21,7 @@ from memvault.core.ports import (
 from memvault.core.query_vectors import QueryVectors
 from memvault.core.read_cache import CacheStats, ReadCache
 from memvault.core.settings import Settings
+from memvault.core.tuning import Tuning
 
 
 @dataclass
@@ -35,6 +36,8 @@ class Deps:
     vectors: VectorIndex
     cache: Cache | None
     clock: Callable[[], float]
+    # What the benchmarks measured; a test or a benchmark sweep may pass another.
+    tuning: Tuning = field(default_factory=Tuning)
     # Set by the Workers composition root; read by /health. None in local mode.
     platform: PlatformReport | None = None
     # The brain's judge for the write-time bands and consolidation; without one only exact and

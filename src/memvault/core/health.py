@@ -20,6 +20,9 @@ class PlatformReport:
     bindings: Mapping[str, bool] = field(default_factory=dict)
     secrets: Mapping[str, bool] = field(default_factory=dict)
     cron_triggers: int = 0
+    # Retired variables the deployment still sets: named so an operator removes them, never a
+    # reason to answer 503 (what they once set now has another home, docs/settings.md).
+    retired_settings: tuple[str, ...] = ()
 
     @property
     def missing(self) -> list[str]:
@@ -67,5 +70,6 @@ class HealthReport:
             secrets=dict(self.platform.secrets),
             cron_triggers=self.platform.cron_triggers,
             missing=self.platform.missing,
+            retired_settings=list(self.platform.retired_settings),
         )
         return body

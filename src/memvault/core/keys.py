@@ -101,10 +101,15 @@ async def create_key(db: Database, label: str, now: float, keep_archive: bool = 
     return MemoryKey(id=key_id, label=label, created_at=now, revoked_at=None, keep_archive=keep_archive), secret
 
 
+def is_memory_key(token: str) -> bool:
+    """Whether ``token`` has a memory key's form (``mk_…``); the store says whether it is one."""
+    return token.startswith(PREFIX)
+
+
 async def authenticate(db: Database, secret: str | None, reads: ReadCache | None = None) -> MemoryKey:
     """The active memory key ``secret`` names. With ``reads``, a lookup that found one is kept in
     the read cache (an unknown or revoked key is looked up every time)."""
-    if not secret or not secret.startswith(PREFIX):
+    if not secret or not is_memory_key(secret):
         raise Unauthorized("a memory key (mk_…) is required")
     return await _lookup(db, "key_hash", hash_key(secret), reads)
 

@@ -189,7 +189,7 @@ async def _tend_vault(run: Run, key: keys.MemoryKey, name: str, idle: set[str]) 
             report.chunks_flushed += flushed.chunks_stored
     done = await _guarded(
         report, f"reconcile {name}",
-        partial(memory.reconcile_vault, deps, key.id, session_of(name), embed_limit=deps.settings.reembed_batch),
+        partial(memory.reconcile_vault, deps, key.id, session_of(name), embed_limit=deps.tuning.reembed_batch),
     )
     if done is not None:
         report.rows_embedded += int(done.get("embedded", 0))
@@ -204,7 +204,7 @@ async def embed_brain(run: Run, state: dict[str, Any]) -> bool:
     credential = brain.maintenance_credential(run.deps.settings)
     facts = await _guarded(
         run.report, "embed brain facts",
-        partial(brain.embed_pending, run.deps, credential, run.deps.settings.reembed_batch),
+        partial(brain.embed_pending, run.deps, credential, run.deps.tuning.reembed_batch),
     )
     run.report.facts_embedded = facts or 0
     run.budget.units += 1

@@ -3,7 +3,7 @@ the Durable Object RPC boundary and the HTTP API both speak plain data."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from types import UnionType
@@ -29,35 +29,45 @@ class Plain:
     field absent from the data takes its default."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        return {f.name: to_plain(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         return cls(**{name: convert(data[name]) for name, convert in _converters(cls) if name in data})
 
 
-def _plain(value: Any) -> Any:
+def to_plain(value: Any) -> Any:
+    """``value`` as plain data: models and dicts as dicts, tuples and lists as lists."""
     if isinstance(value, Plain):
         return value.to_dict()
     if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
+        return [to_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
     return value
 
 
 Converter = Callable[[Any], Any]
 
 
-def _converter(kind: Any) -> Converter:
-    """A function that turns plain data into a value of ``kind`` (worked out once per field)."""
-    args = get_args(kind)
-    if get_origin(kind) in (Union, UnionType):
-        inner = _converter(next(a for a in args if a is not type(None)))
+def converter(kind: Any) -> Converter:
+    """A function that turns plain data into a value of ``kind``, a type annotation (worked out
+    once per field or parameter)."""
+    args, origin = get_args(kind), get_origin(kind)
+    if origin in (Union, UnionType):
+        inner = converter(next(a for a in args if a is not type(None)))
         return lambda value: None if value is None else inner(value)
-    if get_origin(kind) is tuple:
-        item = _converter(args[0])
+    if origin is tuple:
+        item = converter(args[0])
         if item in _SCALARS.values():
             return lambda value: tuple(map(item, value or ()))
         return lambda value: tuple(item(v) for v in value or ())
+    if origin in (list, Sequence):
+        each = converter(args[0])
+        return lambda value: [each(v) for v in value or ()]
+    if origin is dict:
+        key, entry = converter(args[0]), converter(args[1])
+        return lambda value: {key(k): entry(v) for k, v in (value or {}).items()}
     if isinstance(kind, type) and issubclass(kind, Plain):
         return kind.from_dict
     return _SCALARS.get(kind, _same)
@@ -74,7 +84,7 @@ _CONVERTERS: dict[type, list[tuple[str, Converter]]] = {}
 def _converters(cls: type) -> list[tuple[str, Converter]]:
     if cls not in _CONVERTERS:
         hints = get_type_hints(cls)
-        _CONVERTERS[cls] = [(f.name, _converter(hints[f.name])) for f in fields(cls)]
+        _CONVERTERS[cls] = [(f.name, converter(hints[f.name])) for f in fields(cls)]
     return _CONVERTERS[cls]
 
 

@@ -1,5 +1,7 @@
 """The ports core needs from a platform. Each has a local and a Cloudflare adapter, and a
-contract test suite both pass."""
+contract test suite both pass. A method marked ``@repeatable`` is safe to call again after a
+passing failure (a read, or a write idempotent by its keys): the retrying wrappers
+(``core/resilient.py``) repeat exactly those, and make every other call once."""
 
 from __future__ import annotations
 
@@ -11,6 +13,17 @@ from memvault.core import models
 from memvault.core.sql import Row
 
 T = TypeVar("T")
+Method = TypeVar("Method", bound=Callable[..., Any])
+_REPEATABLE: set[Callable[..., Any]] = set()
+
+
+def repeatable(method: Method) -> Method:
+    _REPEATABLE.add(method)
+    return method
+
+
+def is_repeatable(method: Callable[..., Any]) -> bool:
+    return method in _REPEATABLE
 
 
 class SyncSql(Protocol):
@@ -26,6 +39,7 @@ class SyncSql(Protocol):
 class Database(Protocol):
     """Asynchronous SQLite with D1's shape: the mirror, keys and the brain live here."""
 
+    @repeatable
     async def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
@@ -44,11 +58,14 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
+    @repeatable
     async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 class VaultClient(Protocol):
-    """One conversation vault (a Durable Object in production, a SQLite file locally)."""
+    """One conversation vault (a Durable Object in production, a SQLite file locally). Its methods
+    are the vault's operations: ``VaultStore`` carries out each, and the adapters and the Durable
+    Object derive theirs from this list (``core/memory/vault_table.py``)."""
 
     async def append(
         self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
@@ -107,10 +124,13 @@ class VaultDirectory(Protocol):
 
 
 class BlobStore(Protocol):
+    @repeatable
     async def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None: ...
 
+    @repeatable
     async def get(self, key: str) -> bytes | None: ...
 
+    @repeatable
     async def delete(self, key: str) -> None: ...
 
 
@@ -130,8 +150,10 @@ class VectorMatch:
 
 
 class VectorIndex(Protocol):
+    @repeatable
     async def upsert(self, items: Sequence[tuple[str, Sequence[float], dict[str, Any]]]) -> None: ...
 
+    @repeatable
     async def query(
         self,
         vector: Sequence[float],
@@ -144,6 +166,7 @@ class VectorIndex(Protocol):
         metadata only ``with_metadata`` (otherwise empty), since fetching it is not free."""
         ...
 
+    @repeatable
     async def delete(self, ids: Sequence[str]) -> None: ...
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 
-from memvault.core.errors import InvalidField
+from memvault.core.errors import InvalidInput
 
 CARD_NUMBER = "card_number"
 SSN = "ssn"
@@ -285,9 +285,10 @@ def redact(text: str) -> Redaction:
     return Redaction(text=text, kinds=tuple(kinds))
 
 
-def refuse_secret(name: str, value: str) -> None:
+def refuse_secret(name: str, value: str, refusal: type[InvalidInput] = InvalidInput) -> None:
     """Identifiers (sources, skill slugs, scopes, message and session ids) pass the same gate as
-    text but are refused, never redacted: a redacted identifier would silently name something else."""
+    text but are refused, never redacted: a redacted identifier would silently name something else.
+    ``refusal`` is the error raised (a field of a command is refused as ``InvalidField``)."""
     kinds = redact(value).kinds
     if kinds:
-        raise InvalidField(f"{name} looks like it contains a secret ({', '.join(kinds)}); {name}s are identifiers")
+        raise refusal(f"{name} looks like it contains a secret ({', '.join(kinds)}); {name}s are identifiers")

@@ -1,22 +1,20 @@
-"""The storage and model ports with retries: every call here is safe to repeat, so a failure the
-adapter classified as passing (``TransientStorageError``: D1's lost connection, an overloaded
-service, a busy local file) is tried again with exponential backoff and jitter (``core/retry.py``).
-
-What is retried and why it is safe: database reads (``query`` only; ``execute`` and ``batch``
-may not be idempotent, so the write paths that are retry those themselves), vector upserts and
-deletes by id, vector queries, embeddings, and blob puts, gets and deletes by key. Both
-composition roots wrap their adapters with ``with_retries``."""
+"""The storage and model ports with retries: a call its port marks ``@repeatable`` (a read, or a
+write idempotent by its keys) that fails in a way the adapter classified as passing
+(``TransientStorageError``: D1's lost connection, an overloaded service, a busy local file) is
+tried again with exponential backoff and jitter (``core/retry.py``). Every other call is made
+once: ``Database.execute`` and ``batch`` may not be idempotent, so the write paths that are retry
+those themselves. Both composition roots wrap their adapters with ``with_retries``."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from memvault.core.ports import BlobStore, Database, Embedder, VectorIndex, VectorMatch
+from memvault.core.ports import BlobStore, Database, Embedder, VectorIndex, is_repeatable
 from memvault.core.retry import STORAGE_WRITES, Backoff, is_transient_storage, retry
-from memvault.core.sql import Row
 
 T = TypeVar("T")
 
@@ -30,86 +28,45 @@ class RetryPolicy:
         return await retry(call, is_transient_storage, self.backoff, sleep=self.sleep)
 
 
-class RetryingDatabase:
-    def __init__(self, inner: Database, policy: RetryPolicy) -> None:
-        self.inner, self._policy = inner, policy
-
-    async def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await self._policy.run(lambda: self.inner.query(sql, params))
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return await self.inner.execute(sql, params)
-
-    async def batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
-        await self.inner.batch(statements)
+def repeatable_methods(port: type) -> frozenset[str]:
+    """The methods a port's Protocol marks ``@repeatable``."""
+    return frozenset(name for name, member in vars(port).items() if inspect.isfunction(member) and is_repeatable(member))
 
 
-class RetryingVectorIndex:
-    def __init__(self, inner: VectorIndex, policy: RetryPolicy) -> None:
-        self.inner, self._policy = inner, policy
+class Retrying:
+    """``inner`` as the ``port`` it implements, its repeatable calls retried under ``policy``;
+    every other member is the inner port's own."""
 
-    async def upsert(self, items: Sequence[tuple[str, Sequence[float], dict[str, Any]]]) -> None:
-        await self._policy.run(lambda: self.inner.upsert(items))
+    def __init__(self, inner: object, port: type, policy: RetryPolicy) -> None:
+        self.inner, self._repeatable, self._policy = inner, repeatable_methods(port), policy
 
-    async def query(
-        self,
-        vector: Sequence[float],
-        top_k: int,
-        metadata_filter: dict[str, Any] | None = None,
-        *,
-        with_metadata: bool = False,
-    ) -> list[VectorMatch]:
-        return await self._policy.run(
-            lambda: self.inner.query(vector, top_k, metadata_filter, with_metadata=with_metadata)
-        )
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "inner":  # this wrapper's own, not set yet
+            raise AttributeError(name)
+        member = getattr(self.inner, name)
+        if name not in self._repeatable:
+            return member
+        policy = self._policy
 
-    async def delete(self, ids: Sequence[str]) -> None:
-        await self._policy.run(lambda: self.inner.delete(ids))
+        async def retried(*args: Any, **kwargs: Any) -> Any:
+            return await policy.run(lambda: member(*args, **kwargs))
 
-
-class RetryingEmbedder:
-    def __init__(self, inner: Embedder, policy: RetryPolicy) -> None:
-        self.inner, self._policy = inner, policy
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self._policy.run(lambda: self.inner.embed(texts))
-
-
-class RetryingBlobStore:
-    def __init__(self, inner: BlobStore, policy: RetryPolicy) -> None:
-        self.inner, self._policy = inner, policy
-
-    async def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
-        await self._policy.run(lambda: self.inner.put(key, data, content_type))
-
-    async def get(self, key: str) -> bytes | None:
-        return await self._policy.run(lambda: self.inner.get(key))
-
-    async def delete(self, key: str) -> None:
-        await self._policy.run(lambda: self.inner.delete(key))
+        return retried
 
 
 @dataclass(frozen=True)
-class Retrying:
-    db: RetryingDatabase
-    vectors: RetryingVectorIndex
-    embedder: RetryingEmbedder
-    blobs: RetryingBlobStore
+class RetryingStores:
+    db: Database
+    vectors: VectorIndex
+    embedder: Embedder
+    blobs: BlobStore
 
 
 def with_retries(
     db: Database, vectors: VectorIndex, embedder: Embedder, blobs: BlobStore, policy: RetryPolicy | None = None
-) -> Retrying:
+) -> RetryingStores:
     policy = policy or RetryPolicy()
-    return Retrying(
-        RetryingDatabase(db, policy), RetryingVectorIndex(vectors, policy),
-        RetryingEmbedder(embedder, policy), RetryingBlobStore(blobs, policy),
+    return RetryingStores(
+        Retrying(db, Database, policy), Retrying(vectors, VectorIndex, policy),
+        Retrying(embedder, Embedder, policy), Retrying(blobs, BlobStore, policy),
     )

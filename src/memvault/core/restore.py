@@ -94,7 +94,7 @@ async def restore_backup(deps: Deps, lines: Sequence[str], force: bool = False) 
 
 async def _embed_facts(deps: Deps) -> int:
     credential = brain.maintenance_credential(deps.settings)
-    batch, embedded = deps.settings.reembed_batch, 0
+    batch, embedded = deps.tuning.reembed_batch, 0
     current = (await deps.db.query("SELECT COUNT(*) AS n FROM memory WHERE superseded_at IS NULL"))[0]["n"]
     for _ in range(int(current) // batch + 1):  # as many rounds as the facts need, should one keep failing
         done = await brain.embed_pending(deps, credential, batch)

@@ -26,20 +26,25 @@ from memvault.core.deps import Deps
 from memvault.core.memory.store import VaultLimits
 from memvault.core.resilient import with_retries
 from memvault.core.settings import Settings, load_settings
+from memvault.core.tuning import Tuning
 
 # Inside the data folder: the shared database, and the blob store (backups under ``backups/``).
 DATABASE_FILE = "memvault.sqlite3"
 BLOBS_FOLDER = "blobs"
 
 
-def build_local_deps(settings: Settings) -> Deps:
+def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
+    """The stores under ``settings.data_dir``; ``tuning`` is the product's unless a test or a
+    benchmark sweep passes another."""
+    tuning = tuning or Tuning()
     data = Path(settings.data_dir)
     data.mkdir(parents=True, exist_ok=True)
     stores = with_retries(SqliteDatabase(data / DATABASE_FILE), LocalVectorIndex(data / "vectors.sqlite3"),
                           make_embedder(settings.embedder), LocalBlobStore(data / BLOBS_FOLDER))
     return Deps(
         settings=settings,
-        vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings)),
+        tuning=tuning,
+        vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings, tuning)),
         db=stores.db,
         embedder=stores.embedder,
         background=AsyncioBackground(),

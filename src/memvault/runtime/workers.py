@@ -9,18 +9,23 @@ imports on CPython.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
 from starlette.types import ASGIApp
 
 from memvault.adapters.cloudflare.env import env_settings, env_value, js_binding, platform_report
+from memvault.adapters.cloudflare.triggers import CRONS
 from memvault.api.app import create_app, serve_with
 from memvault.core.access import AccessKeys
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
 from memvault.core.read_cache import CacheStats
 from memvault.core.resilient import with_retries
+from memvault.core.settings import retired_warning
+
+log = logging.getLogger(__name__)
 
 
 def build_deps(env: Any, ctx: Any) -> Deps:
@@ -36,6 +41,8 @@ def build_deps(env: Any, ctx: Any) -> Deps:
     from memvault.adapters.cloudflare.vector_index import VectorizeIndex
 
     settings = env_settings(env)
+    platform = platform_report(env, settings, CRONS)
+    report_retired(platform.retired_settings)
     ai = js_binding(env_value(env, "AI"))
     cache_binding = js_binding(env_value(env, "CACHE"))
     stores = with_retries(D1Database(js_binding(env_value(env, "DB"))),
@@ -53,13 +60,22 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         vectors=stores.vectors,
         cache=None if cache_binding is None else KvCache(cache_binding),
         clock=time.time,
-        platform=platform_report(env, settings),
+        platform=platform,
         sync_mirror_inline=False,
         query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
         cache_stats=_ISOLATE.setdefault("cache_stats", CacheStats()),
         llm=WorkersAiChat(ai, settings.brain_llm_model) if settings.brain_llm_model else None,
         access_keys=_ISOLATE.setdefault("access_keys", AccessKeys()),
     )
+
+
+def report_retired(names: tuple[str, ...]) -> None:
+    """Log each retired variable the Worker's env still sets, once per isolate (``/health`` lists
+    them on every request)."""
+    if names and not _ISOLATE.get("retired_reported"):
+        _ISOLATE["retired_reported"] = True
+        for name in names:
+            log.warning(retired_warning(name))
 
 
 def build_app(env: Any, ctx: Any) -> ASGIApp:

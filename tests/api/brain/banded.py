@@ -18,9 +18,10 @@ from fake_llm import FakeLlm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "providers"))
 from fake_upstream import ServerThread
 
+from memvault.core.tuning import Tuning
+
 # Thresholds for the tests' hash embedder, whose cosine follows shared words.
-BANDS = {"MEMVAULT_BRAIN_BLOCK_SIMILARITY": "0.9", "MEMVAULT_BRAIN_FLAG_SIMILARITY": "0.55",
-         "MEMVAULT_BRAIN_CANDIDATE_SIMILARITY": "0.3"}
+BANDS = Tuning(brain_block_similarity=0.9, brain_flag_similarity=0.55, brain_candidate_similarity=0.3)
 
 
 @pytest.fixture(name="llm", scope="module")
@@ -35,15 +36,15 @@ async def judged_fixture(tmp_path: Path, llm: tuple[FakeLlm, str]) -> AsyncItera
     fake, url = llm
     fake.prompts.clear()
     fake.delay = 0.0
-    brain = await open_brain(tmp_path, MEMVAULT_BRAIN_LLM_URL=url, MEMVAULT_BRAIN_LLM_MODEL="judge",
-                             MEMVAULT_BRAIN_LLM_TIMEOUT_MS="2000", **BANDS)
+    brain = await open_brain(tmp_path, BANDS, MEMVAULT_BRAIN_LLM_URL=url, MEMVAULT_BRAIN_LLM_MODEL="judge",
+                             MEMVAULT_BRAIN_LLM_TIMEOUT_MS="2000")
     yield brain, fake
     await close_brain(brain)
 
 
 @pytest.fixture(name="plain")
 async def plain_fixture(tmp_path: Path) -> AsyncIterator[Brain]:
-    brain = await open_brain(tmp_path, **BANDS)
+    brain = await open_brain(tmp_path, BANDS)
     yield brain
     await close_brain(brain)
 

@@ -19,9 +19,10 @@ from memvault.api.app import create_app
 from memvault.core.brain.scopes import Credential, auth_of
 from memvault.core.deps import Deps
 from memvault.core.settings import load_settings
+from memvault.core.tuning import Tuning
 from memvault.runtime.local import build_local_deps, close_local_deps
 
-ALL_SCOPES = ["business", "family", "shared", "mildred"]
+ALL_SCOPES = ["business", "family", "personal", "shared"]  # the default scopes
 # name -> (scopes, writer). The token of credential NAME is "tok-NAME".
 CREDENTIALS: dict[str, tuple[list[str], bool]] = {
     "writer": (ALL_SCOPES, True),
@@ -29,9 +30,9 @@ CREDENTIALS: dict[str, tuple[list[str], bool]] = {
     "family+shared-writer": (["family", "shared"], True),
     "business": (["business"], False),
     "family": (["family"], False),
-    "mildred": (["mildred"], False),
+    "personal": (["personal"], False),
     "shared+business": (["shared", "business"], False),
-    "family+mildred": (["family", "mildred"], False),
+    "family+personal": (["family", "personal"], False),
     "reader-all": (ALL_SCOPES, False),
 }
 
@@ -94,7 +95,7 @@ class Brain:
         return int(rows[0]["n"])
 
 
-async def open_brain(data_dir: Path, **overrides: str) -> Brain:
+async def open_brain(data_dir: Path, tuning: Tuning | None = None, **overrides: str) -> Brain:
     env = {
         "MEMVAULT_DATA_DIR": str(data_dir),
         "MEMVAULT_EMBEDDER": "hash",
@@ -102,7 +103,7 @@ async def open_brain(data_dir: Path, **overrides: str) -> Brain:
         **overrides,
     }
     clock = Clock()
-    deps = dataclasses.replace(build_local_deps(load_settings(env)), clock=clock)
+    deps = dataclasses.replace(build_local_deps(load_settings(env), tuning), clock=clock)
     transport = httpx.ASGITransport(app=create_app(deps))
     client = httpx.AsyncClient(transport=transport, base_url="http://brain.test")
     return Brain(deps=deps, client=client, clock=clock, transport=transport)

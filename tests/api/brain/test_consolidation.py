@@ -17,6 +17,7 @@ from fake_llm import FakeLlm
 from memvault.core.brain import to_plain
 from memvault.core.errors import TransientStorageError
 from memvault.core.maintenance import run_maintenance
+from memvault.core.tuning import Tuning
 
 # What a fact is, beside the upkeep columns (vectors, hashes) a consolidation run may fill in.
 FACT_STATE = "id, scope, source, content, valid_from, superseded_at, superseded_by, updated_at, importance, pinned"
@@ -68,7 +69,7 @@ async def test_a_dry_run_proposes_and_changes_nothing_at_all(plain: Brain) -> No
     everything = "*"
     before, events = await _facts(plain, everything), await plain.events()
     result = await _consolidate(plain)
-    assert result["dryRun"] is True and result["scopes"] == ["business", "family", "mildred", "shared"]
+    assert result["dryRun"] is True and result["scopes"] == ["business", "family", "personal", "shared"]
     assert [(p["kind"], p["fact_ids"], p["keep_id"]) for p in result["proposals"]] == [("retire", [first], second)]
     assert await _facts(plain, everything) == before and await plain.events() == events
     assert await _listed(plain) == [], "a dry run stores no proposal"
@@ -252,13 +253,13 @@ async def test_skills_of_one_slug_family_are_consolidated(plain: Brain) -> None:
 
 
 async def test_the_nightly_run_stores_proposals_and_changes_no_fact(plain: Brain) -> None:
-    await _write_unbanded(plain, "Mildred takes her tablets at 8am.", scope="mildred")
-    await _write_unbanded(plain, "mildred takes her tablets at 8am", scope="mildred", source="carer")
+    await _write_unbanded(plain, "Mildred takes her tablets at 8am.", scope="personal")
+    await _write_unbanded(plain, "mildred takes her tablets at 8am", scope="personal", source="carer")
     before = await _facts(plain)
     report = await run_maintenance(plain.deps)
     assert report.ok and report.proposals_stored == 1
     assert await _facts(plain) == before
-    assert [p["scope"] for p in await _listed(plain)] == ["mildred"]
+    assert [p["scope"] for p in await _listed(plain)] == ["personal"]
 
 
 async def test_a_failing_embedder_leaves_the_exact_pass(plain: Brain, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -378,7 +379,7 @@ async def test_near_duplicate_skills_in_a_family_without_an_llm(plain: Brain) ->
 
 
 async def test_old_unhashed_rows_past_the_batch_are_hashed_and_compared(tmp_path: Any) -> None:
-    brain = await open_brain(tmp_path, MEMVAULT_CONSOLIDATE_BATCH="2")
+    brain = await open_brain(tmp_path, Tuning(consolidate_batch=2))
     try:
         first = await _write_unbanded(brain, "The loft ladder is in the garage.")
         second = await _write_unbanded(brain, "the loft ladder is in the garage", source="note")

@@ -91,8 +91,8 @@ def test_the_scripts_never_parse_text_as_markup(script: str) -> None:
 
 
 async def test_me_names_the_credential_or_refuses(brain: Brain) -> None:
-    me = await brain.client.get("/portal/me", headers=brain.headers("family+mildred"))
-    assert me.json() == {"kind": "brain", "name": "family+mildred", "scopes": ["family", "mildred"], "writer": False}
+    me = await brain.client.get("/portal/me", headers=brain.headers("family+personal"))
+    assert me.json() == {"kind": "brain", "name": "family+personal", "scopes": ["family", "personal"], "writer": False}
     assert (await brain.client.get("/portal/me")).status_code == 401
     assert (await brain.client.get("/portal/me", headers={"Authorization": "Bearer tok-nobody"})).status_code == 401
 

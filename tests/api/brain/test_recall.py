@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memvault.core.tokens import estimate_tokens
+from memvault.core.tuning import Tuning
 
 
 def _entries(envelope: dict[str, Any]) -> list[dict[str, Any]]:
@@ -33,7 +34,7 @@ async def _recall(brain: Brain, **params: Any) -> dict[str, Any]:
 )
 def test_recall_never_exceeds_its_budget(sizes: list[int], pinned: list[bool], budget: int | None) -> None:
     async def scenario(data_dir: Path) -> None:
-        brain = await open_brain(data_dir, MEMVAULT_BRAIN_HOOK_CHARS="4000")
+        brain = await open_brain(data_dir, Tuning(brain_hook_chars=4000))
         try:
             for n, size in enumerate(sizes):
                 words = " ".join(f"roof{n}w{i}" if i % 3 else "roof" for i in range(size))

@@ -93,7 +93,7 @@ async def test_long_bodies_go_to_the_blob_store_and_come_back_whole(brain: Brain
     body = "# Runbook\n\n" + "Restart the ingest worker, then check the queue depth. " * 60
     result = await brain.write({"content": body, "source": "files:runbook.md", "scope": "business"})
     row = (await brain.deps.db.query("SELECT content, body_uri, content_hash FROM memory"))[0]
-    assert row["body_uri"] and len(row["content"]) <= brain.deps.settings.brain_hook_chars
+    assert row["body_uri"] and len(row["content"]) <= brain.deps.tuning.brain_hook_chars
     assert row["content"].endswith("…")
     response = await brain.get("/memory/body", "business", id=result["ids"][0])
     assert response.status_code == 200 and response.json()["body"] == body.strip()

@@ -124,7 +124,7 @@ class Memvault:
     async def page(self, session_id: str | None) -> list[dict[str, Any]]:
         """The session's messages as memvault holds them, oldest first."""
         found = await rpc.get_bound_memory(self.deps, {rpc.MEMORY_KEY_PROP: self.key_id}, session_id, {"limit": 500})
-        return list(reversed(found["messages"]))
+        return list(reversed(found["items"]))
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ class InProcessRpc:
     async def call(self, method: str, *args: Any) -> Any:
         deps, args = self.memvault.deps, plain(list(args))
         bound = {"getMemory": rpc.get_bound_memory, "saveMemory": rpc.save_bound_memory,
-                 "searchMemory": rpc.search_bound_memory}
+                 "searchMemory": rpc.search_bound_memory, "forgetMemory": rpc.forget_bound_memory}
         if method in bound:
             return plain(await bound[method](deps, self.props, *args))
         return plain(await {"brain_write": rpc.brain_write, "brain_search": rpc.brain_search}[method](deps, *args))
@@ -51,13 +51,15 @@ async def test_http_and_rpc_answer_in_the_same_shapes(memvault: Memvault) -> Non
         page = await client.get(session, limit=10)
         found = await client.search("locker number", session_id=session)
         answers[name] = (ack, page, found)
-        assert set(ack) == {"sessionId", "savedCount", "updatedAt"} and ack["savedCount"] == 1
-        assert set(page) == {"sessionId", "limit", "offset", "messages"} and page["sessionId"] == session
-        assert page["messages"][0]["metadata"] == {"chat": name}
-        assert any("314" in item["text"] for item in found)
+        assert ack["messages_accepted"] == 1 and len(ack["message_ids"]) == 1
+        assert set(page) == {"session_id", "limit", "offset", "items"} and page["session_id"] == session
+        assert page["items"][0]["metadata"] == {"chat": name}
+        assert any("314" in item["text"] for item in found["items"])
     http, over_rpc = answers["http"], answers["rpc"]
-    assert set(http[1]["messages"][0]) == set(over_rpc[1]["messages"][0])
-    assert set(http[2][0]) == set(over_rpc[2][0])
+    for from_http, from_rpc in zip(http, over_rpc, strict=True):
+        assert set(from_http) == set(from_rpc)
+    assert set(http[1]["items"][0]) == set(over_rpc[1]["items"][0])
+    assert set(http[2]["items"][0]) == set(over_rpc[2]["items"][0])
 
 
 async def test_refusals_arrive_as_domain_errors_over_both(memvault: Memvault) -> None:
@@ -77,7 +79,8 @@ async def test_a_save_whose_answer_was_lost_is_retried_and_stored_once(memvault:
     client = memvault.client(clockwork=Clockwork(sleep=sleeps))
     memvault.network.lose_answers = 1
     ack = await client.save("s", [{"role": "user", "content": "The spare key is under the blue pot."}])
-    assert ack["savedCount"] == 1 and len(sleeps.waits) == 1
+    # The first try stored it; the retry finds it held: its id is named, nothing is taken twice.
+    assert ack["messages_accepted"] == 0 and len(ack["message_ids"]) == 1 and len(sleeps.waits) == 1
     assert [m["content"] for m in await memvault.page("s")] == ["The spare key is under the blue pot."]
     posts = [url for method, url in memvault.network.sent if method == "POST"]
     assert len(posts) == 2

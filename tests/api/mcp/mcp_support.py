@@ -28,7 +28,7 @@ from memvault.runtime.local import build_local_deps, close_local_deps
 
 TOOLS = {"memory_store", "memory_search", "memory_forget", "brain_search", "brain_recall", "brain_write"}
 # name -> (scopes, writer); the token of credential NAME is "tok-NAME".
-CREDENTIALS = {"writer": (["business", "family", "shared", "mildred"], True), "business-reader": (["business"], False)}
+CREDENTIALS = {"writer": (["business", "family", "personal", "shared"], True), "business-reader": (["business"], False)}
 
 
 def token(name: str) -> str:

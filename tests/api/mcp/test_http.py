@@ -12,8 +12,6 @@ from mcp_support import answer, create_key, http_session, local_server, refusal,
 from scenarios import check_as_writer, check_reader_walls, check_unknown_secrets_are_refused
 
 from memvault.api.app import create_app
-from memvault.api.mcp.http import caller_secrets
-from memvault.api.mcp.tools import CallerSecrets
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps, create_local_app
 
@@ -58,14 +56,6 @@ def test_plain_http_to_mcp_without_the_protocol_is_refused_not_crashed(served: t
         headers={"Accept": "application/json, text/event-stream", "Content-Type": "application/json"},
     )
     assert 400 <= response.status_code < 500, response.text
-
-
-def test_which_header_names_which_secret() -> None:
-    assert caller_secrets({"authorization": "Bearer mk_a"}) == CallerSecrets("mk_a", None)
-    assert caller_secrets({"authorization": "Bearer mk_a", "x-memvault-brain-token": "t"}) == CallerSecrets("mk_a", "t")
-    assert caller_secrets({"x-memory-key": "mk_b", "authorization": "Bearer t"}) == CallerSecrets("mk_b", "t")
-    assert caller_secrets({"x-memory-key": "mk_b", "authorization": "Bearer mk_a"}) == CallerSecrets("mk_b", None)
-    assert caller_secrets({"referer": "https://example.com/?token=t"}) == CallerSecrets(None, None)
 
 
 async def test_mcp_is_mounted_by_the_local_root_only(tmp_path: Path) -> None:

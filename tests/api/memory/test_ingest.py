@@ -73,7 +73,7 @@ class FailingAppends:
 
 
 async def test_a_long_batch_goes_in_slices_and_a_resend_completes_it_once(memvault: Memvault) -> None:
-    memvault.deps.settings = memvault.deps.settings.replace(embed_batch=100)
+    memvault.deps.tuning = memvault.deps.tuning.replace(embed_batch=100)
     healthy = memvault.deps.vaults
     memvault.deps.vaults = FailingAppends(healthy, fail_on=4)
     response = await memvault.client.post("/v1/memory", json={"messages": chat(450)}, headers=memvault.auth)
@@ -92,7 +92,7 @@ async def test_a_big_import_does_not_hold_up_another_keys_search(memvault: Memva
     other, _ = await create_key(memvault.deps.db, "importer", NOW)
     held = HeldEmbedder(memvault.deps.embedder, held_prefix="i note")
     memvault.deps.embedder = held
-    memvault.deps.settings = memvault.deps.settings.replace(embed_batch=50)
+    memvault.deps.tuning = memvault.deps.tuning.replace(embed_batch=50)
     messages = [Message(m["role"], m["content"], m["timestamp"], m["id"]) for m in chat(600, prefix="i")]
     importing = asyncio.ensure_future(memory.store_conversation(memvault.deps, other.id, messages))
     try:

@@ -69,7 +69,7 @@ def test_redaction_keeps_the_metadata_valid_json() -> None:
 @pytest.mark.parametrize(
     ("metadata", "where"),
     [
-        ("not an object", "messages.0.metadata"),  # the schema's own shape check names it this way
+        ("not an object", "messages[0].metadata"),
         ({"x": "y" * MAX_METADATA_CHARS}, "messages[0].metadata"),
         ({"nested": {"n": float("nan")}}, "messages[0].metadata"),
     ],

@@ -101,6 +101,6 @@ async def test_identifiers_carrying_a_secret_are_refused_before_anything_is_stor
     assert key_like not in response.text
     card_session = {**memvault.auth, "X-Session-ID": "4111 1111 1111 1111"}
     response = await memvault.client.post("/v1/memory", json={"messages": [{"role": "user", "content": "x"}]}, headers=card_session)
-    assert response.status_code == 422 and "session id" in response.json()["error"]["message"]
+    assert response.status_code == 422 and "session_id" in response.json()["error"]["message"]
     assert await memory.vaults_of(memvault.deps, memvault.key_id) == [f"{memvault.key_id}:core"]
     assert await exported(memvault) == []

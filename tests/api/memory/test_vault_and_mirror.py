@@ -66,7 +66,7 @@ async def test_search_answers_from_the_mirror_when_the_vault_fails(memvault: Mem
 async def test_search_answers_from_the_vault_when_the_mirror_fails(memvault: Memvault) -> None:
     await store(memvault, [turn(i, NOW - 2 * DAY + i) for i in range(50)])
     memvault.deps.db = MirrorDown(memvault.deps.db)
-    memvault.deps.settings = memvault.deps.settings.replace(mirror_head_start_ms=0)
+    memvault.deps.tuning = memvault.deps.tuning.replace(mirror_head_start_seconds=0)
     found = await search(memvault, "tomatoes water number 21")
     assert any("number 21." in i["text"] for i in found["items"])
     assert found["metrics"]["vaults"][f"{memvault.key_id}:core"]["winner"] == "vault"

@@ -7,8 +7,8 @@ import asyncio
 import hashlib
 import json
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 # The bot's package lives with the example; the fake model is the providers tests' one.
-for folder in (ROOT / "examples" / "telegram_bot", ROOT / "tests" / "api" / "providers"):
+for folder in (ROOT / "examples" / "telegram_bot", ROOT / "tests" / "api" / "providers", ROOT / "tests"):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from fake_upstream import FakeUpstream, LoopCapture, ServerThread, read_body  # noqa: E402
+from fake_upstream import FakeUpstream, LoopCapture, ServerThread  # noqa: E402
 from telegram_bot.config import BotConfig  # noqa: E402
 from telegram_bot.local_app import LocalBot  # noqa: E402
 
+from fake_telegram import FakeTelegram  # noqa: E402
 from memvault.api.app import create_app  # noqa: E402
 from memvault.core.deps import Deps  # noqa: E402
 from memvault.core.keys import create_key  # noqa: E402
@@ -34,24 +35,6 @@ UPDATES = ROOT / "tests" / "data" / "telegram"
 BOT_TOKEN = "123456:telegram-test-token"
 WEBHOOK_SECRET = "webhook-secret-for-tests"
 BRAIN_TOKEN = "bot-brain-credential"
-
-
-@dataclass
-class FakeTelegram:
-    """The Bot API's sendMessage, recording what the bot sent."""
-
-    sent: list[dict[str, Any]] = field(default_factory=list)
-
-    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
-                       send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
-        body = await read_body(receive)
-        ok = scope["path"] == f"/bot{BOT_TOKEN}/sendMessage"
-        if ok:
-            self.sent.append(json.loads(body))
-        answer = json.dumps({"ok": ok, "result": {"message_id": len(self.sent)}}).encode()
-        await send({"type": "http.response.start", "status": 200 if ok else 404,
-                    "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": answer})
 
 
 @dataclass
@@ -70,7 +53,7 @@ class Stack:
 
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Stack]:
-    model, telegram = FakeUpstream(answer="Happy to help with that."), FakeTelegram()
+    model, telegram = FakeUpstream(answer="Happy to help with that."), FakeTelegram(BOT_TOKEN)
     with ServerThread(model) as model_server, ServerThread(telegram) as telegram_server:
         credentials = {hashlib.sha256(BRAIN_TOKEN.encode()).hexdigest():
                        {"name": "telegram-bot", "scopes": ["family"], "writer": True}}

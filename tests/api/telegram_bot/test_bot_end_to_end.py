@@ -105,3 +105,12 @@ async def test_the_bot_keeps_answering_while_memvault_is_down(stack: Stack, tmp_
     kept = agent.memory.get()
     assert kept.queued == 1 and [m["role"] for m in kept.messages] == ["user", "assistant"]
     await bot.aclose()
+
+
+def test_an_update_delivered_twice_is_answered_once(stack: Stack) -> None:
+    assert post(stack, "01_tells_a_fact.json").status_code == 200
+    assert post(stack, "01_tells_a_fact.json").status_code == 200  # Telegram re-sends after a slow answer
+    assert [m["chat_id"] for m in stack.telegram.sent] == [5550001]
+    assert len(chat_completions(stack)) == 1
+    stored = delivered(stack, "telegram-5550001", stack.update("01_tells_a_fact.json")["message"]["text"])
+    assert [m["role"] for m in stored] == ["user", "assistant"]

@@ -9,6 +9,7 @@ from typing import Any
 
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.models import BufferState, Change, ChangeBatch, MemoryRow, Message, PendingVector, SearchQuery
+from memvault.core.tuning import Tuning
 from memvault.core.vectors import unpack
 
 KEY, VAULT = "key_mirror", "key_mirror:core"
@@ -90,7 +91,7 @@ async def pending_vectors_follow_the_buffer(db: Any) -> None:
     vectors = tuple(PendingVector(m.id, (1.0, float(i), 0.0)) for i, m in enumerate(said))
     await mirror.apply(KEY, VAULT, 0, batch(Change(1, "buffer"), buffer=BufferState(said, 90, 1, vectors)), 1.0)
     assert set(await mirror.buffer_vectors(KEY, VAULT)) == {m.id for m in said}  # more than one statement's worth
-    found = await mirror.search(KEY, VAULT, SearchQuery(text="zzzz", vector=(1.0, 0.0, 0.0), depth=5))
+    found = await mirror.search(KEY, VAULT, SearchQuery(text="zzzz", vector=(1.0, 0.0, 0.0), depth=5), Tuning())
     hits = [c for c in found if c.channel == "vector"]
     assert hits[0].row.source_ids == ("p0",) and hits[0].rank == 1 and len(hits) == 5
     kept = BufferState(said[5:], 75, 2, tuple(PendingVector(v.id, (0.0, 1.0, 0.0)) for v in vectors[5:]))

@@ -16,10 +16,13 @@ from memvault.core.memory.buffer_channel import is_pending
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.store import VaultLimits, VaultStore
 from memvault.core.models import BufferState, Candidate, Change, ChangeBatch, Message, SearchQuery
+from memvault.core.tuning import Tuning
 
 KEY = "key_plan"
 VAULT = f"{KEY}:core"
 DIMENSION = 16
+# Chunks of a few turns, so a short conversation is chunked and leaves a pending tail.
+SMALL_CHUNKS = Tuning(chunk_tokens=80, chunk_overlap_tokens=10)
 WORDS = "harbour lantern copper meadow violin glacier pepper saddle orchid tunnel falcon ember quartz willow".split()
 
 
@@ -52,7 +55,7 @@ def conversation(count: int, prefix: str = "m", start: float = 1_000_000.0) -> l
 
 
 async def _filled(pair: SqlPair, count: int = 30) -> tuple[VaultStore, MirrorStore]:
-    store = VaultStore(pair.sql, VaultLimits(chunk_tokens=80, overlap_tokens=10, memory_bytes=1 << 26))
+    store = VaultStore(pair.sql, VaultLimits(1 << 26, SMALL_CHUNKS))
     state = store.append(conversation(count))
     store.attach_embeddings(
         "bag-of-words",
@@ -78,7 +81,7 @@ async def same_candidates_from_vault_and_mirror(pair: SqlPair) -> None:
     assert pending
     for text in ("copper lantern", "Turn 7", "glacier willow ember", "what about the falcon?", pending[-1]):
         query = _query(text)
-        from_vault, from_mirror = store.search(query), await mirror.search(KEY, VAULT, query)
+        from_vault, from_mirror = store.search(query), await mirror.search(KEY, VAULT, query, SMALL_CHUNKS)
         assert {c.channel for c in from_vault} >= {"keyword", "vector", "context"}, text
         assert _shape(from_vault) == _shape(from_mirror), text
     # A pending message's own words: it is the best vector hit, in the vault and the mirror alike.
@@ -89,7 +92,7 @@ async def same_candidates_from_vault_and_mirror(pair: SqlPair) -> None:
 async def lookups_larger_than_one_statement_allows_agree(pair: SqlPair) -> None:
     store, mirror = await _filled(pair, count=100)
     query = _query("harbour lantern copper meadow violin glacier pepper", depth=150)
-    from_vault, from_mirror = store.search(query), await mirror.search(KEY, VAULT, query)
+    from_vault, from_mirror = store.search(query), await mirror.search(KEY, VAULT, query, SMALL_CHUNKS)
     assert sum(1 for c in from_vault if c.channel == "vector") > 100  # more ids than one statement may bind
     assert _shape(from_vault) == _shape(from_mirror)
 
@@ -97,7 +100,7 @@ async def lookups_larger_than_one_statement_allows_agree(pair: SqlPair) -> None:
 async def a_query_vector_of_another_dimension_uses_keywords_only(pair: SqlPair) -> None:
     store, mirror = await _filled(pair)
     query = _query("copper lantern", vector=[1.0] * (DIMENSION + 3))
-    for found in (store.search(query), await mirror.search(KEY, VAULT, query)):
+    for found in (store.search(query), await mirror.search(KEY, VAULT, query, SMALL_CHUNKS)):
         assert found and {c.channel for c in found} <= {"keyword", "terms", "context"}
 
 
@@ -105,7 +108,7 @@ async def another_vaults_rows_never_appear_in_the_mirror_slice(pair: SqlPair) ->
     _, mirror = await _filled(pair)
     strangers = Change(seq=1, kind="rows", rows=tuple(_stranger_rows(conversation(40, prefix="x"))))
     await mirror.apply("key_other", "key_other:core", 0, ChangeBatch((strangers,), BufferState((), 0, 0), 1, 0), 0.0)
-    found = await mirror.search(KEY, VAULT, _query("copper lantern Turn of x", depth=100))
+    found = await mirror.search(KEY, VAULT, _query("copper lantern Turn of x", depth=100), SMALL_CHUNKS)
     assert found and all(s.startswith("m") for c in found for s in c.row.source_ids)
 
 

@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memvault.core.errors import InvalidInput
-from memvault.core.models import Message, SearchQuery
+from memvault.core.memory.vault_table import VAULT_OPERATIONS
+from memvault.core.models import EmbeddingModel, Message, SearchQuery
 from memvault.core.tokens import estimate_tokens
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
@@ -280,6 +281,49 @@ async def every_mutation_moves_the_generation_and_reads_do_not(vault: Any) -> No
     assert await moved()
 
 
+async def every_operation_of_the_vault_table_answers(vault: Any) -> None:
+    """Each operation once, through this client: one the client or the Durable Object does not
+    reach, or whose answer does not come back as its model, fails here."""
+    said = [Message("user", "The boat is moored at pier nine.", 1.0, "w1"),
+            Message("assistant", "Pier nine, noted.", 100.0, "w2")]
+    calls: dict[str, Callable[[], Awaitable[Any]]] = {
+        "append": lambda: vault.append(said, EmbeddingModel("test-4d", 4)),
+        "attach_embeddings": lambda: vault.attach_embeddings("test-4d", {}, {"w1": basis(0), "w2": basis(1)}),
+        "pending": lambda: vault.pending(),
+        "flush": lambda: vault.flush(),
+        "unembedded": lambda: vault.unembedded(10),
+        "search": lambda: vault.search(SearchQuery(text="zzzz", vector=tuple(basis(0)), depth=5)),
+        "rows": lambda: vault.rows(None, 10),
+        "messages": lambda: vault.messages(0, 10),
+        "recent_messages": lambda: vault.recent_messages(10, 0),
+        "changes": lambda: vault.changes(0, 10, 10),
+        "trim": lambda: vault.trim(2),
+        "generation": lambda: vault.generation(),
+        "stats": lambda: vault.stats(),
+        "forget": lambda: vault.forget(["w1"]),
+        "delete_older_than": lambda: vault.delete_older_than(200.0),
+        "clear": lambda: vault.clear(False),
+    }
+    assert sorted(calls) == sorted(VAULT_OPERATIONS), "a call for every operation of the table"
+    answer = {}
+    for name, call in calls.items():
+        answer[name] = await call()
+    assert [m.id for m in answer["append"].buffer] == ["w1", "w2"] and answer["attach_embeddings"] == 2
+    assert [m.id for m in answer["pending"]] == ["w1", "w2"]
+    assert [r.kind for r in answer["flush"].rows] == ["chunk", "message", "message"] and answer["unembedded"] == []
+    assert next(c for c in answer["search"] if c.channel == "vector").row.source_ids == ("w1",)
+    assert {r.embedding for r in answer["rows"] if r.kind == "message"} == {tuple(basis(0)), tuple(basis(1))}
+    assert [r.source_ids for r in answer["messages"].rows] == [("w1",), ("w2",)] and answer["messages"].complete
+    assert [r.source_ids for r in answer["recent_messages"]] == [("w2",), ("w1",)]
+    assert answer["changes"].head >= 2 and answer["trim"] is None
+    assert answer["generation"] == answer["changes"].head and (await vault.changes(0, 0, 0)).floor == 2
+    assert (answer["stats"].messages, answer["stats"].chunks, answer["stats"].dimension) == (2, 1, 4)
+    assert answer["forget"].forgotten == ("w1",) and answer["forget"].state.rows
+    w2_row = next(r.id for r in answer["rows"] if r.source_ids == ("w2",))
+    assert w2_row in answer["delete_older_than"] and await vault.rows(None, 10) == []
+    assert answer["clear"] is None and (await vault.stats()).dimension == 4
+
+
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     short_message_stays_pending,
     enough_text_becomes_chunks_and_messages,
@@ -297,4 +341,5 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     forget_removes_a_message_from_rows_chunks_and_buffer,
     messages_are_listed_in_the_order_taken_with_repeats_and_the_buffer_last,
     every_mutation_moves_the_generation_and_reads_do_not,
+    every_operation_of_the_vault_table_answers,
 ]

@@ -3,10 +3,11 @@ names live here, with the adapters that use them, never in core."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from memvault.core.health import PlatformReport, presence
-from memvault.core.settings import SETTINGS, Settings, load_settings
+from memvault.core.settings import RETIRED, SETTINGS, Settings, load_settings, retired_settings
 
 # The bindings wrangler.toml declares; each must be present for the Worker to serve.
 REQUIRED_BINDINGS: tuple[str, ...] = ("DB", "VAULT", "VECTORIZE", "BODIES", "AI", "CACHE")
@@ -63,12 +64,20 @@ def env_settings(env: Any) -> Settings:
     return load_settings({name: str(value) for name, value in values.items() if value is not None})
 
 
-def platform_report(env: Any, settings: Settings) -> PlatformReport:
-    """Which bindings and secrets the Worker has: presence only, values never leave ``env``."""
+def env_retired_settings(env: Any) -> tuple[str, ...]:
+    """The retired ``MEMVAULT_*`` variables the Worker's env still sets (names only)."""
+    return retired_settings({name: env_value(env, name) for name in RETIRED})
+
+
+def platform_report(env: Any, settings: Settings, crons: Sequence[str]) -> PlatformReport:
+    """Which bindings and secrets the Worker has (presence only, values never leave ``env``), how
+    many cron triggers its bundle was built with (``crons``, adapters/cloudflare/triggers.py), and
+    which retired variables it still sets."""
     lookup = {name: env_value(env, name) for name in (*REQUIRED_BINDINGS, *settings.required_secrets)}
     return PlatformReport(
         runtime="workers",
         bindings=presence(REQUIRED_BINDINGS, lookup),
         secrets=presence(settings.required_secrets, lookup),
-        cron_triggers=len(settings.cron_schedules),
+        cron_triggers=len(crons),
+        retired_settings=env_retired_settings(env),
     )

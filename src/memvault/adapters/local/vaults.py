@@ -7,15 +7,13 @@ import asyncio
 import hashlib
 import re
 import threading
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
 from memvault.adapters.local.sqlite_sql import SqliteSql
-from memvault.core import models
 from memvault.core.memory.store import VaultLimits, VaultStore
+from memvault.core.memory.vault_table import VaultCalls, VaultOperation
 
-T = TypeVar("T")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _SAFE = re.compile(r"[a-z0-9_.-]")
 
@@ -39,76 +37,21 @@ def _earlier_filename(name: str) -> str:
     return f"{safe}.sqlite3"
 
 
-class LocalVault:
+class LocalVault(VaultCalls):
     def __init__(self, path: Path, limits: VaultLimits) -> None:
         self._sql = SqliteSql(path)
-        self._store = VaultStore(self._sql, limits)
+        # `memvault import` and other commands write vault files beside a running server.
+        self._store = VaultStore(self._sql, limits, written_elsewhere=self._sql.changed_elsewhere)
         self._lock = threading.Lock()
 
-    async def _call(self, work: Callable[[], T]) -> T:
-        def locked() -> T:
+    async def _run(self, operation: VaultOperation, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        method = getattr(self._store, operation.name)
+
+        def locked() -> Any:
             with self._lock:
-                return work()
+                return method(*args, **kwargs)
 
         return await asyncio.to_thread(locked)
-
-    async def append(
-        self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
-    ) -> models.AppendResult:
-        return await self._call(lambda: self._store.append(messages, model))
-
-    async def attach_embeddings(
-        self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None
-    ) -> int:
-        return await self._call(lambda: self._store.attach_embeddings(model_id, embeddings, pending))
-
-    async def flush(self) -> models.AppendResult:
-        return await self._call(self._store.flush)
-
-    async def search(self, query: models.SearchQuery) -> list[models.Candidate]:
-        def work() -> list[models.Candidate]:
-            # `memvault import` and other commands write vault files beside a running server.
-            if self._sql.changed_elsewhere():
-                self._store.drop_code_index()
-            return self._store.search(query)
-
-        return await self._call(work)
-
-    async def pending(self) -> list[models.Message]:
-        return await self._call(self._store.pending)
-
-    async def unembedded(self, limit: int) -> list[models.EmbedJob]:
-        return await self._call(lambda: self._store.unembedded(limit))
-
-    async def rows(self, after: str | None, limit: int) -> list[models.MemoryRow]:
-        return await self._call(lambda: self._store.rows(after, limit))
-
-    async def clear(self, reset: bool) -> None:
-        await self._call(lambda: self._store.clear(reset))
-
-    async def forget(self, ids: Sequence[str]) -> models.ForgetResult:
-        return await self._call(lambda: self._store.forget(ids))
-
-    async def changes(self, after: int, max_entries: int, max_rows: int) -> models.ChangeBatch:
-        return await self._call(lambda: self._store.changes(after, max_entries, max_rows))
-
-    async def trim(self, upto: int) -> None:
-        await self._call(lambda: self._store.trim(upto))
-
-    async def messages(self, after: int, limit: int) -> models.MessagePage:
-        return await self._call(lambda: self._store.messages(after, limit))
-
-    async def recent_messages(self, limit: int, offset: int) -> list[models.MemoryRow]:
-        return await self._call(lambda: self._store.recent_messages(limit, offset))
-
-    async def generation(self) -> int:
-        return await self._call(self._store.generation)
-
-    async def delete_older_than(self, cutoff: float) -> list[str]:
-        return await self._call(lambda: self._store.delete_older_than(cutoff))
-
-    async def stats(self) -> models.VaultStats:
-        return await self._call(self._store.stats)
 
     def close(self) -> None:
         with self._lock:

@@ -17,8 +17,8 @@ router = APIRouter(tags=["health"])
 
 @router.get("/health")
 async def health(request: Request, deps: DepsParam) -> JSONResponse:
-    """Liveness and version; on Workers also bindings, secrets present (booleans) and cron count.
-    503 when something a deployment needs is missing."""
+    """Liveness and version; on Workers also bindings, secrets present (booleans), the cron count
+    and retired variables still set. 503 when something a deployment needs is missing."""
     # The app factory stamps the package version on the app; reading it here keeps api from
     # importing the top-level package.
     report = HealthReport(version=request.app.version, platform=deps.platform)

@@ -1,106 +1,72 @@
-"""Conversation memory over HTTP: each handler translates one request into one core call."""
+"""Conversation memory over HTTP: each handler hands what the request carries (its JSON body, or
+its query and path) to one core operation, whose parser is the only check, and answers with the
+operation's result as it is."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Body, Request
 
-from memvault.api.dependencies import DepsParam, KeyParam
-from memvault.api.schemas import (
-    MemoryPage,
-    PurgeRequest,
-    SearchRequest,
-    SearchResponse,
-    StoreRequest,
-    StoreResponse,
-    error_responses,
-)
-from memvault.core import memory
-from memvault.core.memory.messages import messages_from
-from memvault.core.memory.read import MAX_OFFSET, MAX_PAGE
-from memvault.core.times import parse_time, require_time
+from memvault.api.dependencies import DepsParam, KeyParam, session_header
+from memvault.api.schemas import documented, error_responses
+from memvault.core.errors import InvalidField
+from memvault.core.memory.operations import CLEAR, FORGET, PURGE, READ, SEARCH, STATS, STORE, perform
+from memvault.core.shapes import plain_object
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=error_responses(400, 401, 409, 413, 422, 503, 507))
-SessionHeader = Annotated[str | None, Header(alias="X-Session-ID", max_length=200)]
+# The body as JSON, unchecked: the operation's parser checks it (and names what is wrong).
+JsonBody = Annotated[Any, Body()]
 
 
-@router.post("", response_model=StoreResponse)
-async def store(body: StoreRequest, deps: DepsParam, key: KeyParam, session_id: SessionHeader = None) -> StoreResponse:
-    """Store messages in order (`X-Session-ID` writes to a session vault); each is findable at once."""
-    plain = body.model_dump(by_alias=True)
-    messages = messages_from(plain["messages"], deps.clock(), plain["metadata"])
-    result = await memory.store_conversation(deps, key.id, [m for m in messages if m], session_id)
-    return StoreResponse(
-        message_ids=[None if m is None else m.id for m in messages],
-        messages_accepted=result.messages_accepted,
-        messages_stored=result.rows_stored,
-        chunks_stored=result.chunks_stored,
-        tokens_buffered=result.tokens_buffered,
-        updated_at=result.updated_at,
-        redactions=list(result.redactions),
-        mirrored=result.mirrored,
-    )
+def _with_session(body: object, session_id: str | None) -> object:
+    """The body with the session `X-Session-ID` names, which must be the one the body names, if any."""
+    if session_id is None or not isinstance(body, dict):
+        return body
+    if body.get("session_id") not in (None, session_id):
+        raise InvalidField("session_id: X-Session-ID and the body name different sessions")
+    return {**body, "session_id": session_id}
 
 
-@router.get("", response_model=MemoryPage)
-async def read(
-    deps: DepsParam,
-    key: KeyParam,
-    session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
-) -> dict[str, object]:
+@router.post("", response_model=None, openapi_extra=documented(STORE, body=True))
+async def store(request: Request, deps: DepsParam, key: KeyParam, body: JsonBody = None) -> dict[str, Any]:
+    """Store messages in order (`X-Session-ID`, or `session_id`, writes to a session vault); each is findable at once."""
+    data = _with_session(body, session_header(request.headers))
+    return plain_object(await perform(deps, key, STORE, data))
+
+
+@router.get("", response_model=None, openapi_extra=documented(READ, query=("session_id", "limit", "offset")))
+async def read(request: Request, deps: DepsParam, key: KeyParam) -> dict[str, Any]:
     """One page of a vault's messages, newest first, read from the vault itself (never behind)."""
-    return await memory.memory_page(deps, key.id, session_id, limit, offset)
+    return plain_object(await perform(deps, key, READ, dict(request.query_params), text=True))
 
 
-@router.post("/search", response_model=SearchResponse)
-async def search(body: SearchRequest, deps: DepsParam, key: KeyParam) -> SearchResponse:
+@router.post("/search", response_model=None, openapi_extra=documented(SEARCH, body=True))
+async def search(deps: DepsParam, key: KeyParam, body: JsonBody = None) -> dict[str, Any]:
     """Hybrid search (keyword and vector) of the key's memory: the best messages that fit the budget."""
-    result = await memory.search_memory(
-        deps,
-        key.id,
-        body.query,
-        limit=body.limit,
-        budget_tokens=body.budget_tokens,
-        now=parse_time(body.now, "now"),
-        session_id=body.session_id,
-    )
-    return SearchResponse(items=result.items, tokens=result.tokens, metrics=result.metrics)
+    return plain_object(await perform(deps, key, SEARCH, body))
 
 
-@router.delete("")
-async def clear(
-    deps: DepsParam,
-    key: KeyParam,
-    session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-    reset: bool = False,
-) -> dict[str, object]:
+@router.delete("", response_model=None, openapi_extra=documented(CLEAR, query=("session_id", "reset")))
+async def clear(request: Request, deps: DepsParam, key: KeyParam) -> dict[str, Any]:
     """Clear every vault of the key, or one session's; `reset=true` also forgets the embedding dimension."""
-    cleared = await memory.clear_memory(deps, key.id, session_id, reset)
-    return {"cleared_vaults": len(cleared), "reset": reset}
+    return plain_object(await perform(deps, key, CLEAR, dict(request.query_params), text=True))
 
 
-@router.delete("/{message_id}")
-async def forget(
-    message_id: str,
-    deps: DepsParam,
-    key: KeyParam,
-    session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-) -> dict[str, list[str]]:
+@router.delete("/{message_id}", response_model=None, openapi_extra=documented(FORGET, query=("session_id",)))
+async def forget(message_id: str, request: Request, deps: DepsParam, key: KeyParam) -> dict[str, Any]:
     """Forget one message (its id as stored, or as search items list it in `source_ids`)."""
-    return await memory.forget(deps, key.id, [message_id], session_id)
+    data = {**request.query_params, "ids": [message_id]}
+    return plain_object(await perform(deps, key, FORGET, data, text=True))
 
 
-@router.post("/purge")
-async def purge(body: PurgeRequest, deps: DepsParam, key: KeyParam) -> dict[str, int]:
+@router.post("/purge", response_model=None, openapi_extra=documented(PURGE, body=True))
+async def purge(deps: DepsParam, key: KeyParam, body: JsonBody = None) -> dict[str, Any]:
     """Delete memory older than `older_than` from vault and mirror together."""
-    removed = await memory.purge_old_memory(deps, key.id, require_time(body.older_than, "older_than"))
-    return {"rows_deleted": removed}
+    return plain_object(await perform(deps, key, PURGE, body))
 
 
-@router.get("/stats")
-async def stats(deps: DepsParam, key: KeyParam) -> dict[str, object]:
+@router.get("/stats", response_model=None, openapi_extra=documented(STATS))
+async def stats(deps: DepsParam, key: KeyParam) -> dict[str, Any]:
     """Counts per vault, vault and mirror side by side, and the read cache's hits and misses."""
-    return await memory.memory_stats(deps, key.id)
+    return plain_object(await perform(deps, key, STATS, {}))

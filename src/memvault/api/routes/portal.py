@@ -8,10 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from memvault.api.dependencies import DepsParam, bearer_token, brain_caller
+from memvault.api.dependencies import DepsParam, caller_tokens
 from memvault.api.portal import page_response, static_response
-from memvault.core.brain.scopes import auth_of
-from memvault.core.keys import PREFIX, authenticate
+from memvault.core.callers import Need, resolve_caller
 
 router = APIRouter(tags=["portal"], include_in_schema=False)
 
@@ -28,11 +27,11 @@ async def static_file(name: str) -> Response:
 
 @router.get("/portal/me")
 async def me(request: Request, deps: DepsParam) -> dict[str, Any]:
-    """Who a bearer is: a memory key (``mk_…``, for the conversations tab), else a brain credential
-    or the Cloudflare Access identity (for the brain tab), each checked as the API routes check it."""
-    token = bearer_token(request.headers)
-    if token is not None and token.startswith(PREFIX):
-        key = await authenticate(deps.db, token, deps.reads)
-        return {"kind": "memory", "id": key.id, "name": key.label or key.id}
-    credential = await auth_of(await brain_caller(request.headers, deps), deps)
+    """Who the caller is: a memory key (for the conversations tab), else a brain credential or the
+    Cloudflare Access identity (for the brain tab), resolved as for every other route."""
+    caller = await resolve_caller(deps, caller_tokens(request.headers), Need.EITHER)
+    if caller.key is not None:
+        return {"kind": "memory", "id": caller.key.id, "name": caller.key.label or caller.key.id}
+    credential = caller.credential
+    assert credential is not None  # EITHER resolves one or the other, or raises
     return {"kind": "brain", "name": credential.name, "scopes": credential.ordered_scopes, "writer": credential.writer}

@@ -125,7 +125,7 @@ def _duplicate_of(item: FactInput, cands: Sequence[Candidate], rows: dict[str, d
 
 async def screen(deps: Deps, items: Sequence[FactInput], hooks: dict[str, str]) -> Screening:
     """Verdicts for the new facts in ``items`` (``hooks``: id -> hook text, new facts only)."""
-    settings = deps.settings
+    tuning = deps.tuning
     screening = Screening()
     fresh = [item for item in items if item.id in hooks]
     same = await _same_text(deps, fresh)
@@ -153,25 +153,25 @@ async def screen(deps: Deps, items: Sequence[FactInput], hooks: dict[str, str]) 
     for item, vector, found in zip(kept, vectors, near, strict=True):
         screening.vectors[item.id] = vector
         twin = next((other.id for other, v in stored if other.scope == item.scope
-                     and max(len(item.content), len(other.content)) <= settings.brain_hook_chars
-                     and cosine(vector, v) >= settings.brain_block_similarity
+                     and max(len(item.content), len(other.content)) <= tuning.brain_hook_chars
+                     and cosine(vector, v) >= tuning.brain_block_similarity
                      and exact_tokens(item.content) == exact_tokens(other.content)), None)
         cands = sorted((Candidate(r["id"], r["scope"], r["source"], r["content"], float(r["valid_from"]), found[r["id"]])
                         for r in (rows.get(fid) for fid in found) if r is not None and r["scope"] == item.scope),
                        key=lambda c: (-c.similarity, c.id))
-        named = twin or _duplicate_of(item, cands, rows, settings.brain_block_similarity, settings.brain_hook_chars)
+        named = twin or _duplicate_of(item, cands, rows, tuning.brain_block_similarity, tuning.brain_hook_chars)
         if named is not None:
             screening.verdicts[item.id] = Verdict("blocked", (named,))
             continue
         stored.append((item, vector))
-        flagged = [c for c in cands if c.similarity >= settings.brain_flag_similarity][:JUDGED]
-        near_ones = [c for c in cands if c.similarity >= settings.brain_candidate_similarity][:JUDGED]
+        flagged = [c for c in cands if c.similarity >= tuning.brain_flag_similarity][:JUDGED]
+        near_ones = [c for c in cands if c.similarity >= tuning.brain_candidate_similarity][:JUDGED]
         if deps.llm is not None and (flagged or near_ones):
             judged.append((item, flagged or near_ones, bool(flagged)))
     await _judge_all(deps, judged, hooks, screening)
     if deps.llm is not None:
         unrated = {i.id: hooks[i.id] for i, _ in stored if i.importance is None}
-        screening.importance = await rate_importance(deps.llm, unrated, settings.brain_llm_timeout_ms / 1000.0)
+        screening.importance = await rate_importance(deps.llm, unrated, deps.settings.brain_llm_timeout_ms / 1000.0)
     return screening
 
 

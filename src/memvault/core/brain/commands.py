@@ -161,10 +161,10 @@ def parse_register_skill(data: object, credential: Credential, settings: Setting
 def check_skill(raw: RegisterSkill, credential: Credential, settings: Settings) -> CheckedSkill:
     """Every field passes the secret gate: a secret in an identifier (slug, scope) is refused, one
     in the text (name, description, content) is redacted."""
-    refuse_secret("slug", raw.slug)
+    refuse_secret("slug", raw.slug, InvalidField)
     slug = _slug(raw.slug)
     if raw.scope is not None:
-        refuse_secret("scope", raw.scope)
+        refuse_secret("scope", raw.scope, InvalidField)
     scope = raw.scope
     if scope is None and len(credential.scopes) == 1:
         scope = next(iter(credential.scopes))

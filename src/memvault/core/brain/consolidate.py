@@ -55,7 +55,7 @@ async def consolidate(deps: Deps, credential: Credential, command: Consolidate) 
         credential.require_scope(scope)
     scoped = Credential(credential.name, frozenset(scopes), True)
     to_reembed = await _unembedded(deps, scoped) if dry_run else None
-    reembedded = None if dry_run else await embed_pending(deps, scoped, deps.settings.consolidate_batch)
+    reembedded = None if dry_run else await embed_pending(deps, scoped, deps.tuning.consolidate_batch)
     chains = await chain_report(deps, scoped)
     finding = Finding()
     for scope in scopes:
@@ -141,7 +141,7 @@ async def _norm_hashes(deps: Deps, rows: Sequence[Row], dry_run: bool, finding: 
 
 
 async def _fact_clusters(deps: Deps, scope: str, dry_run: bool, finding: Finding) -> None:
-    batch = deps.settings.consolidate_batch
+    batch = deps.tuning.consolidate_batch
     current = f"SELECT {FACT_COLUMNS} FROM memory WHERE scope = ? AND superseded_at IS NULL AND entry_type != 'skill' "
     rows = await deps.db.query(f"{current} ORDER BY updated_at DESC, id LIMIT ?", [scope, batch])
     # Rows from before the hash column, however old, are hashed a batch a run so every row is
@@ -214,7 +214,7 @@ async def _current(deps: Deps, scope: str, ids: set[str]) -> dict[str, Row]:
 
 def _near_duplicate(a: Row, b: Row, score: float, deps: Deps) -> bool:
     """The block band: vectors see hooks, so only two facts without a body qualify."""
-    return (score >= deps.settings.brain_block_similarity and not a["body_uri"] and not b["body_uri"]
+    return (score >= deps.tuning.brain_block_similarity and not a["body_uri"] and not b["body_uri"]
             and exact_tokens(a["content"]) == exact_tokens(b["content"]))
 
 
@@ -222,11 +222,11 @@ async def _banded(deps: Deps, scope: str, rows: Sequence[Row], by_id: dict[str, 
                   similar: dict[str, dict[str, float]], finding: Finding) -> None:
     """Each fact against the older facts near it, newest first: near-duplicates directly, the flag
     and candidate bands through the judge (all asked at once, their answers applied in order)."""
-    settings = deps.settings
+    tuning = deps.tuning
     asks: list[tuple[Row, list[Row], bool]] = []
     for row in rows:
         older = sorted(((by_id[fid], score) for fid, score in similar[row["id"]].items()
-                        if fid in by_id and _age(by_id[fid]) < _age(row) and score >= settings.brain_candidate_similarity),
+                        if fid in by_id and _age(by_id[fid]) < _age(row) and score >= tuning.brain_candidate_similarity),
                        key=lambda pair: (-pair[1], pair[0]["id"]))
         twins = [other for other, score in older if _near_duplicate(row, other, score, deps)]
         if twins:
@@ -235,7 +235,7 @@ async def _banded(deps: Deps, scope: str, rows: Sequence[Row], by_id: dict[str, 
                                      f"near-duplicate of {keep['id']}: the same numbers, codes and names, "
                                      "and nearly the same words", keep_id=keep["id"]))
             continue
-        flagged = [other for other, score in older if score >= settings.brain_flag_similarity][:JUDGED]
+        flagged = [other for other, score in older if score >= tuning.brain_flag_similarity][:JUDGED]
         if deps.llm is not None and older:
             asks.append((row, flagged or [other for other, _ in older][:JUDGED], bool(flagged)))
     for row, judgement in await _judge_all(deps, asks):
@@ -301,13 +301,13 @@ def _skill_row(skill: Row, hook_chars: int) -> Row:
 async def _skill_family(deps: Deps, scope: str, members: Sequence[Row], finding: Finding) -> None:
     by_text: dict[str, list[Row]] = {}
     for skill in members:
-        by_text.setdefault(norm_hash(skill["content"]), []).append(_skill_row(skill, deps.settings.brain_hook_chars))
+        by_text.setdefault(norm_hash(skill["content"]), []).append(_skill_row(skill, deps.tuning.brain_hook_chars))
     for same in by_text.values():
         if len(same) > 1:
             keep = max(same, key=_age)
             finding.propose(Proposal("skill_retire", scope, tuple(sorted(r["id"] for r in same if r is not keep)),
                                      f"the same instructions as {keep['slug']}", keep_id=keep["id"]))
-    rows = [_skill_row(s, deps.settings.brain_hook_chars) for s in members if s["id"] not in finding.claimed]
+    rows = [_skill_row(s, deps.tuning.brain_hook_chars) for s in members if s["id"] not in finding.claimed]
     if len(rows) < 2:
         return
     try:
@@ -316,18 +316,18 @@ async def _skill_family(deps: Deps, scope: str, members: Sequence[Row], finding:
         log.warning("consolidation of %s skills skipped: %s", scope, type(exc).__name__)
         finding.degraded = True
         return
-    settings = deps.settings
+    tuning = deps.tuning
     asks: list[tuple[Row, list[Row], bool]] = []
     for row, vector in sorted(zip(rows, vectors, strict=True), key=lambda pair: _age(pair[0]), reverse=True):
         older = sorted(((other, cosine(vector, v)) for other, v in zip(rows, vectors, strict=True)
                         if _age(other) < _age(row)), key=lambda pair: -pair[1])
-        older = [(other, score) for other, score in older if score >= settings.brain_candidate_similarity]
+        older = [(other, score) for other, score in older if score >= tuning.brain_candidate_similarity]
         twins = [other for other, score in older if _near_duplicate(row, other, score, deps)]
         if twins:
             finding.propose(Proposal("skill_retire", scope, tuple(sorted(t["id"] for t in twins)),
                                      f"near-duplicate of {row['slug']}", keep_id=row["id"]))
         elif deps.llm is not None and older:
-            flagged = [other for other, score in older if score >= settings.brain_flag_similarity][:JUDGED]
+            flagged = [other for other, score in older if score >= tuning.brain_flag_similarity][:JUDGED]
             asks.append((row, flagged or [other for other, _ in older][:JUDGED], bool(flagged)))
     for row, judgement in await _judge_all(deps, asks):
         proposal = _proposal_of(scope, row, judgement, ("skill_retire", "skill_merge"))

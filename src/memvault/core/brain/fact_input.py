@@ -135,7 +135,7 @@ def _source(value: str, where: str) -> str:
         raise InvalidField(f"{where}source must be non-empty text")
     if len(value) > MAX_SOURCE_CHARS:
         raise PayloadTooLarge(f"{where}source is longer than {MAX_SOURCE_CHARS} characters")
-    refuse_secret("source", value)
+    refuse_secret("source", value, InvalidField)
     return value.strip()
 
 

@@ -162,7 +162,7 @@ async def embed_pending(deps: Deps, credential: Credential, limit: int) -> int:
         if row["body_uri"] and row["id"] not in deep:
             text = await full_text(deps, row)
             if text is not None:
-                statements += passage_statements(row["id"], text, deps.settings.brain_hook_chars)
+                statements += passage_statements(row["id"], text, deps.tuning.brain_hook_chars)
     if statements:
         await deps.db.batch(statements)
     await embed_facts(deps, [FactText(r["id"], r["content"], r["scope"], r["entry_type"]) for r in rows])

@@ -103,7 +103,7 @@ def _meta_changed(item: FactInput, row: dict[str, Any]) -> bool:
 
 async def _store_body(deps: Deps, item: FactInput) -> tuple[str, str | None]:
     """The row's content (the hook) and body URI; a long body goes to the blob store first."""
-    content = hook_of(item.content, deps.settings.brain_hook_chars)
+    content = hook_of(item.content, deps.tuning.brain_hook_chars)
     if content == item.content:
         return content, None
     key = body_key(item.content_hash)
@@ -161,7 +161,7 @@ async def plan_request(deps: Deps, credential: Credential, request: WriteFacts, 
     existing = await _checked_existing(deps, credential, request.items)
     screening = Screening()
     if bands:
-        hook_chars = deps.settings.brain_hook_chars
+        hook_chars = deps.tuning.brain_hook_chars
         hooks = {i.id: hook_of(i.content, hook_chars) for i in request.items if i.id not in existing}
         screening = await screen(deps, request.items, hooks)
     screened = _screened(request.items, screening)
@@ -177,7 +177,7 @@ async def plan_request(deps: Deps, credential: Credential, request: WriteFacts, 
     for item in request.items:
         row = existing.get(item.id)
         if row is None:
-            plan.insert(item, *await _store_body(deps, item), deps.settings.brain_hook_chars)
+            plan.insert(item, *await _store_body(deps, item), deps.tuning.brain_hook_chars)
         elif row["superseded_at"] is not None:
             plan.revive(item)
         elif _meta_changed(item, row):
@@ -229,7 +229,7 @@ async def write_facts(deps: Deps, credential: Credential, request: WriteFacts) -
     # Planned again on each try: a batch that landed though its answer was lost is then seen as
     # unchanged rather than written twice (its rows, still unembedded, go to the nightly re-embed).
     plan = await retry(plan_and_write, is_transient_storage)
-    hook_chars = deps.settings.brain_hook_chars
+    hook_chars = deps.tuning.brain_hook_chars
     embedding = await embed_facts(
         deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched], plan.vectors,
         plan.replaced)

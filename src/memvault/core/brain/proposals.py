@@ -218,7 +218,7 @@ async def _accept_facts(deps: Deps, credential: Credential, proposal: dict[str, 
         if fid != heir:
             plan.retire("superseded", current[fid], plan.now, heir)
     await _apply(deps, credential, proposal, [*plan.statements, *bumps([scope])])
-    hook_chars = deps.settings.brain_hook_chars
+    hook_chars = deps.tuning.brain_hook_chars
     if plan.touched:
         await embed_facts(deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type)
                                  for i in plan.touched], replaced=True)

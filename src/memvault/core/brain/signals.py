@@ -77,10 +77,10 @@ def successors_first(hits: list[tuple[Row, float]]) -> list[tuple[Row, float]]:
 
 
 async def rerank(deps: Deps, credential: Credential, hits: list[tuple[Row, float]], now: float) -> list[tuple[Row, float]]:
-    if not deps.settings.brain_rerank or not hits:
+    if not deps.tuning.brain_rerank or not hits:
         return successors_first(hits)
     counts = await _recall_counts(deps, credential, [row["id"] for row, _ in hits])
-    half_lives = dict(deps.settings.brain_half_life_days)
+    half_lives = dict(deps.tuning.brain_half_life_seconds)
     scored = [(row, score * signal_factor(row, counts.get(row["id"], 0), now, half_lives)) for row, score in hits]
     scored.sort(key=lambda hit: -hit[1])
     return successors_first(scored)

@@ -92,7 +92,7 @@ async def plan_skill(deps: Deps, credential: Credential, skill: CheckedSkill) ->
 
 async def embed_mirrors(deps: Deps, plan: Plan) -> None:
     """After a skill's batch: embed its mirrored fact (and retire the vectors of the one it replaced)."""
-    hook_chars = deps.settings.brain_hook_chars
+    hook_chars = deps.tuning.brain_hook_chars
     await embed_facts(deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched],
                       replaced=plan.replaced)
 

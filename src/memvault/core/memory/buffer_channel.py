@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from memvault.core.memory.rows import message_hash
+from memvault.core.memory.rows import message_row
 from memvault.core.models import Candidate, MemoryRow, Message, SearchQuery
 from memvault.core.ranking import query_terms
-from memvault.core.tokens import estimate_tokens
 from memvault.core.vectors import exact_top, mean_unit, pack, unpack
 
 # The open chunk's id, and the parent of every pending message's row (no stored row id looks like it).
@@ -28,19 +27,7 @@ def is_pending(row: MemoryRow) -> bool:
 
 def pending_row(message: Message) -> MemoryRow:
     """A pending message as a search sees it: a message of the open chunk (its metadata stays in the vault)."""
-    return MemoryRow(
-        id=f"pending:{message.id}",
-        kind="message",
-        text=message.content,
-        role=message.role,
-        model=message.model,
-        ts_start=message.timestamp,
-        ts_end=message.timestamp,
-        token_count=estimate_tokens(message.content),
-        source_ids=(message.id,),
-        content_hash=message_hash(message),
-        parent_id=OPEN_CHUNK,
-    )
+    return replace(message_row(message, OPEN_CHUNK), id=f"pending:{message.id}", metadata=None)
 
 
 def _open_chunk(pending: Sequence[Message]) -> MemoryRow:

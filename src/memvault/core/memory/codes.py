@@ -14,9 +14,10 @@ from memvault.core.vectors import CodeIndex, code_of
 
 
 class VaultCodes:
-    def __init__(self, sql: SyncSql, memory_bytes: int) -> None:
+    def __init__(self, sql: SyncSql, memory_bytes: int, page_rows: int) -> None:
         self._sql = sql
         self._budget = memory_bytes
+        self._page_rows = page_rows
         self._index: CodeIndex | None = None
 
     def index(self, dimension: int | None) -> CodeIndex | None:
@@ -30,7 +31,7 @@ class VaultCodes:
             count = int(self._sql.execute("SELECT COUNT(*) AS n FROM rows WHERE code IS NOT NULL")[0]["n"])
             if count * (8 + width) > self._budget:
                 return None
-            self._index = run_sync(codes_plan(VAULT_TABLE, width), self._sql.execute)
+            self._index = run_sync(codes_plan(VAULT_TABLE, width, self._page_rows), self._sql.execute)
         return self._index
 
     def add(self, row_ids: Sequence[str]) -> None:

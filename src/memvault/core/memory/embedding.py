@@ -26,7 +26,7 @@ async def embed_jobs(deps: Deps, vault: VaultClient, jobs: Sequence[EmbedJob]) -
     messages stay stored, found by keyword, and the nightly run embeds them. Returns how many got a
     vector."""
     attached = 0
-    batch_size = max(1, deps.settings.embed_batch)
+    batch_size = max(1, deps.tuning.embed_batch)
     # Texts of similar length share a call: an embedder pads a batch to its longest text.
     ordered = sorted(jobs, key=lambda job: len(job.text))
     for start in range(0, len(ordered), batch_size):

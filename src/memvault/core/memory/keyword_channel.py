@@ -17,34 +17,34 @@ from memvault.core.models import Candidate, SearchQuery
 from memvault.core.ranking import fts_terms
 from memvault.core.sql import Plan, in_batches
 
-# Rows one search ranks by BM25, at most: about 20 ms on a 2-core machine.
-KEYWORD_POSTINGS = 8000
 MAX_TERMS = 64  # of a long query, the first terms
 PROBES_PER_STATEMENT = 40  # two parameters each
 
 
-def keyword_plan(table: RowTable, query: SearchQuery) -> Plan[list[Candidate]]:
+def keyword_plan(table: RowTable, query: SearchQuery, postings: int) -> Plan[list[Candidate]]:
+    """BM25 over at most ``postings`` rows (``Tuning.keyword_postings``: 8,000 rank in about 20 ms
+    on a 2-core machine)."""
     terms = fts_terms(query.text)[:MAX_TERMS]
     if not terms:
         return []
     counts: list[int] = []
     for batch in in_batches(terms, PROBES_PER_STATEMENT):
-        [probed] = yield table.postings(batch, KEYWORD_POSTINGS + 1)
+        [probed] = yield table.postings(batch, postings + 1)
         counts += [int(probed[f"n{i}"]) for i in range(len(batch))]
     kept: list[str] = []
     total = 0
     for count, index in sorted(zip(counts, range(len(terms)), strict=True)):
         if count == 0:
             continue
-        if kept and total + count > KEYWORD_POSTINGS:
+        if kept and total + count > postings:
             break
         kept.append(terms[index])
         total += count
     if not kept:
         return []
     from_rowid = None
-    if total > KEYWORD_POSTINGS:
-        newest = yield table.newest_posting(kept[0], KEYWORD_POSTINGS - 1)
+    if total > postings:
+        newest = yield table.newest_posting(kept[0], postings - 1)
         from_rowid = int(newest[0]["rid"]) if newest else None
     found = yield table.keyword(" OR ".join(kept), query.depth, from_rowid)
     return [

@@ -1,18 +1,27 @@
-"""The one input normaliser: a raw message from any surface (HTTP, RPC, CLI, import) becomes a
-``Message``, under the same rules everywhere."""
+"""The one input normaliser: a raw message from any surface (HTTP, RPC, MCP, CLI, import) becomes a
+``Message``, under the same rules everywhere (``MESSAGE``, which the API's documents show too)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
 
+from memvault.core.contract import Choice, Flag, Identifier, JsonObject, Moment, Spec, Text
 from memvault.core.errors import InvalidField, InvalidInput
-from memvault.core.memory.metadata import metadata_text
+from memvault.core.memory.metadata import MAX_METADATA_CHARS, metadata_text
 from memvault.core.models import ROLES, Message
-from memvault.core.redaction import refuse_secret
-from memvault.core.times import parse_time
 
-MAX_ID_CHARS = 200
+MESSAGE = Spec("MessageIn", (
+    Choice("role", options=ROLES, required=True),
+    Text("content", required=True),
+    Moment("timestamp", "Epoch seconds or ISO 8601 (naive means UTC); defaults to now."),
+    Identifier("id", "Your id (1 to 200 printable characters); one is assigned if absent.", stored=True,
+               empty_is_absent=True),
+    Flag("memory", "false: accepted, never stored.", default=True),
+    Text("model", blank=True),
+    JsonObject("metadata", f"An object kept with the message and returned when memory is read (at most "
+                           f"{MAX_METADATA_CHARS} characters as JSON)."),
+))
 
 
 def message_from(raw: object, now: float, where: str = "message") -> Message | None:
@@ -20,30 +29,16 @@ def message_from(raw: object, now: float, where: str = "message") -> Message | N
 
     A missing timestamp means ``now``; a missing id gets one assigned; ``metadata`` is an object
     kept with the message. Unknown fields are ignored."""
-    if not isinstance(raw, Mapping):
-        raise InvalidInput(f"{where} must be an object")
-    remember = raw.get("memory", True)
-    if not isinstance(remember, bool):
-        raise InvalidField(f"{where}.memory must be true or false")
-    role = raw.get("role")
-    if role not in ROLES:
-        raise InvalidField(f"{where}.role must be one of {', '.join(ROLES)}, got {str(role)[:40]!r}")
-    content = raw.get("content")
-    if not isinstance(content, str) or not content.strip():
-        raise InvalidField(f"{where}.content must be non-empty text")
-    model = raw.get("model")
-    if model is not None and not isinstance(model, str):
-        raise InvalidField(f"{where}.model must be text")
-    timestamp = parse_time(raw.get("timestamp"), f"{where}.timestamp")
-    metadata = metadata_text(raw.get("metadata"), f"{where}.metadata")
-    if not remember:
+    values = MESSAGE.values(raw, where)
+    metadata = metadata_text(values["metadata"], f"{where}.metadata")
+    if not values["memory"]:
         return None
     return Message(
-        role=str(role),
-        content=content,
-        timestamp=now if timestamp is None else timestamp,
-        id=_message_id(raw.get("id"), where),
-        model=model,
+        role=values["role"],
+        content=values["content"],
+        timestamp=now if values["timestamp"] is None else values["timestamp"],
+        id=values["id"] or uuid.uuid4().hex,
+        model=values["model"],
         metadata=metadata,
     )
 
@@ -70,15 +65,3 @@ def _with_batch(raw: object, metadata: Mapping[str, object] | None) -> object:
         return raw  # refused by message_from, naming the message
     shared = {name: metadata[name] for name in ("timestamp", "model") if name in metadata and raw.get(name) is None}
     return {**raw, **shared, "metadata": {**metadata, **(own or {})}}
-
-
-def _message_id(value: object, where: str) -> str:
-    if value is None or value == "":
-        return uuid.uuid4().hex
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise InvalidField(f"{where}.id must be text")
-    text = str(value)
-    if len(text) > MAX_ID_CHARS or not text.isprintable():
-        raise InvalidField(f"{where}.id must be at most {MAX_ID_CHARS} printable characters")
-    refuse_secret(f"{where}.id", text)
-    return text

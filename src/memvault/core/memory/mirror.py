@@ -21,6 +21,7 @@ from memvault.core.models import BufferState, Candidate, ChangeBatch, MemoryRow,
 from memvault.core.ports import Database
 from memvault.core.retry import is_transient_storage, retry
 from memvault.core.sql import in_batches, placeholders, run_async
+from memvault.core.tuning import Tuning
 from memvault.core.vectors import binary_code, pack
 
 Statement = tuple[str, Sequence[Any]]
@@ -150,10 +151,10 @@ class MirrorStore:
             ))
         return statements
 
-    async def search(self, key_id: str, vault: str, query: SearchQuery) -> list[Candidate]:
+    async def search(self, key_id: str, vault: str, query: SearchQuery, tuning: Tuning) -> list[Candidate]:
         """The vault's search over its mirror: the same plan over its rows, then its pending buffer."""
         found, pending, vectors = await asyncio.gather(
-            run_async(search_plan(mirror_table(key_id, vault), query), self._db.query),
+            run_async(search_plan(mirror_table(key_id, vault), query, tuning), self._db.query),
             self.buffer(key_id, vault),
             self.buffer_vectors(key_id, vault),
         )

@@ -15,6 +15,7 @@ from memvault.core.memory.assemble import VaultAnswer, rank_items, without_repea
 from memvault.core.memory.metadata import metadata_value
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import vault_name
+from memvault.core.memory.results import MemoryStats, MirrorCounts, VaultCounts
 from memvault.core.memory.transfer import chunk_record, export_records, vault_label
 from memvault.core.memory.windows import WindowPolicy, fill_in_order
 from memvault.core.models import MessagePage, SearchItem, SearchQuery, SearchResult
@@ -26,8 +27,8 @@ SEARCH_DEPTH = 200
 
 
 def window_policy(deps: Deps) -> WindowPolicy:
-    s = deps.settings
-    return WindowPolicy(s.hot_window_hours, s.working_window_days, s.long_term_window_days, s.recency_weight)
+    tuning = deps.tuning
+    return WindowPolicy(tuning.working_window_seconds, deps.settings.long_term_window_days, tuning.recency_weight)
 
 
 async def search_memory(
@@ -127,12 +128,12 @@ async def _race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics:
         return VaultAnswer(name, "vault", candidates)
 
     async def from_mirror() -> VaultAnswer:
-        candidates = await mirror.search(key_id, name, query)
+        candidates = await mirror.search(key_id, name, query, deps.tuning)
         timings["mirror_ms"] = _ms(started)
         return VaultAnswer(name, "mirror", candidates)
 
     winner = await _first_good(
-        from_vault, from_mirror, deps.settings.mirror_head_start_ms / 1000, deps.settings.race_timeout_ms / 1000
+        from_vault, from_mirror, deps.tuning.mirror_head_start_seconds, deps.settings.race_timeout_ms / 1000
     )
     metrics.setdefault("vaults", {})[name] = {**timings, "winner": winner.source if winner else None}
     return winner
@@ -224,28 +225,16 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
     return page
 
 
-async def memory_page(
-    deps: Deps, key_id: str, session_id: str | None, limit: int | None, offset: int | None
-) -> dict[str, Any]:
-    """``read_memory`` with the defaults applied, as every surface returns it."""
-    limit = deps.settings.read_page_size if limit is None else limit
-    offset = 0 if offset is None else offset
-    items = await read_memory(deps, key_id, session_id, limit, offset)
-    return {"session_id": session_id, "offset": offset, "limit": limit, "items": items}
-
-
-async def memory_stats(deps: Deps, key_id: str) -> dict[str, Any]:
+async def memory_stats(deps: Deps, key_id: str) -> MemoryStats:
     """Counts per vault of the key, from the vault and from the mirror, and the read cache's hits
     and misses."""
     mirror = MirrorStore(deps.db)
-    vaults: dict[str, Any] = {}
+    vaults: dict[str, VaultCounts] = {}
     for name in await vaults_of(deps, key_id):
-        vaults[name.partition(":")[2]] = {
-            "vault": (await deps.vaults.vault(name).stats()).to_dict(),
-            "mirror": await mirror.counts(key_id, name),
-        }
+        counts = await mirror.counts(key_id, name)
+        vaults[vault_label(name)] = VaultCounts(await deps.vaults.vault(name).stats(), MirrorCounts(**counts))
     # The read cache's hits and misses are this process's (an isolate's on Workers), every key's.
-    return {"key_id": key_id, "vaults": vaults, "cache": deps.cache_stats.to_dict()}
+    return MemoryStats(key_id, vaults, deps.cache_stats.to_dict())
 
 
 async def vault_messages(deps: Deps, name: str, after: int, limit: int) -> MessagePage:

@@ -12,10 +12,11 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from memvault.core.contract import Choice, Flag, Identifier, Spec, WholeNumber
 from memvault.core.deps import Deps
 from memvault.core.memory.read import read_memory, search_memory
 from memvault.core.memory.recall_query import recall_query
@@ -34,6 +35,15 @@ _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 CONTEXT_HEADING = "Memory of this user's earlier conversations, by day (their own words unless marked; may be out of date):"
 
 
+OPTIONS = Spec("MemoryOptions", (
+    Choice("mode", options=MODES, any_case=True, default="auto"),
+    WholeNumber("context_limit", least=0),
+    Flag("store", default=True),
+    Flag("store_response", default=True),
+    Identifier("session_id", stored=True),
+))
+
+
 @dataclass(frozen=True)
 class MemoryOptions:
     mode: str
@@ -49,6 +59,20 @@ class MemoryOptions:
     @property
     def writes(self) -> bool:
         return self.mode in {"auto", "write"} and self.store
+
+
+def memory_options(given: Mapping[str, object], default_context_limit: int, labels: Mapping[str, str]) -> MemoryOptions:
+    """A call's options from what its request set (text, as headers carry it, or plain values);
+    ``labels`` names each option as the request set it, in errors."""
+    values = OPTIONS.values(given, text=True, labels=labels)
+    limit = values["context_limit"]
+    return MemoryOptions(
+        mode=values["mode"],
+        store=values["store"],
+        store_response=values["store_response"],
+        context_limit=default_context_limit if limit is None else limit,
+        session_id=values["session_id"],
+    )
 
 
 @dataclass(frozen=True)

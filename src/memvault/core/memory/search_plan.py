@@ -13,15 +13,19 @@ from memvault.core.memory.tables import RowTable, rows_plan
 from memvault.core.memory.vector_channel import twins_plan, vector_plan
 from memvault.core.models import Candidate, SearchQuery
 from memvault.core.sql import Plan
+from memvault.core.tuning import Tuning
 from memvault.core.vectors import CodeIndex
 
 
-def search_plan(table: RowTable, query: SearchQuery, codes: CodeIndex | None = None) -> Plan[list[Candidate]]:
+def search_plan(
+    table: RowTable, query: SearchQuery, tuning: Tuning, codes: CodeIndex | None = None
+) -> Plan[list[Candidate]]:
     """Keyword and vector candidates, then the messages of the best chunks found as context, with
     near-duplicates marked. ``codes`` is the vault's in-memory index; without it codes are read."""
-    candidates = yield from keyword_plan(table, query)
+    candidates = yield from keyword_plan(table, query, tuning.keyword_postings)
     if query.vector is not None:
-        candidates += yield from vector_plan(table, query, codes, [c.row for c in candidates])
+        known = [c.row for c in candidates]
+        candidates += yield from vector_plan(table, query, codes, known, tuning.code_page_rows)
     best = best_chunk_ranks(candidates)
     context = yield from rows_plan(table, "parent_id", list(best))
     candidates += [Candidate(row=row, channel="context", rank=best[str(row.parent_id)], score=0.0) for row in context]

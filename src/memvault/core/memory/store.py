@@ -6,7 +6,7 @@ transaction, and the mirror is derived from the log."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from memvault.core.errors import Conflict, InvalidInput
@@ -44,6 +44,7 @@ from memvault.core.models import (
 from memvault.core.ports import SyncSql
 from memvault.core.settings import Settings
 from memvault.core.sql import run_sync
+from memvault.core.tuning import Tuning
 from memvault.core.vectors import unpack
 
 T = TypeVar("T")
@@ -51,23 +52,32 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class VaultLimits:
-    """The settings a vault works within, wherever it runs."""
+    """What a vault works within, wherever it runs: the memory its vector codes may take (a
+    setting) and the product's tuning (chunk shape, bounds of the search channels)."""
 
-    chunk_tokens: int
-    overlap_tokens: int
-    memory_bytes: int  # for the vector codes kept in memory
+    memory_bytes: int
+    tuning: Tuning = field(default_factory=Tuning)
 
     @classmethod
-    def of(cls, settings: Settings) -> VaultLimits:
-        return cls(settings.chunk_tokens, settings.chunk_overlap_tokens, settings.vector_memory_mb * 1024 * 1024)
+    def of(cls, settings: Settings, tuning: Tuning | None = None) -> VaultLimits:
+        return cls(settings.vector_memory_mb * 1024 * 1024, tuning or Tuning())
+
+
+def _never() -> bool:
+    return False
 
 
 class VaultStore:
-    def __init__(self, sql: SyncSql, limits: VaultLimits) -> None:
+    """Every public method is an operation of the ``VaultClient`` port, with its signature
+    (``vault_table``); everything else here is private."""
+
+    def __init__(self, sql: SyncSql, limits: VaultLimits, written_elsewhere: Callable[[], bool] = _never) -> None:
+        """``written_elsewhere`` tells whether another process wrote the vault's storage since it
+        was last asked (a local vault file can be; a Durable Object's storage cannot)."""
         self._sql = sql
-        self._chunk_tokens = limits.chunk_tokens
-        self._overlap_tokens = limits.overlap_tokens
-        self._codes = VaultCodes(sql, limits.memory_bytes)
+        self._written_elsewhere = written_elsewhere
+        self._tuning = limits.tuning
+        self._codes = VaultCodes(sql, limits.memory_bytes, limits.tuning.code_page_rows)
         self._coded: list[str] = []  # rows the running mutation gave a vector, for the codes in memory
         migrate(sql)
 
@@ -134,7 +144,7 @@ class VaultStore:
     def _cut(self, flush: bool) -> tuple[list[MemoryRow], list[str]]:
         carry = self._meta("carry") or ""
         buffer = list(changelog.buffer_state(self._sql).messages)
-        plans, _, carry = plan_chunks(buffer, carry, self._chunk_tokens, self._overlap_tokens, flush=flush)
+        plans, _, carry = plan_chunks(buffer, carry, self._tuning.chunk_tokens, self._tuning.chunk_overlap_tokens, flush=flush)
         cut = self._store_plans(plans)
         self._set_meta("carry", carry)
         return cut
@@ -222,12 +232,10 @@ class VaultStore:
 
         return self._written(work)
 
-    def drop_code_index(self) -> None:
-        """Let go of the codes in memory (another process changed the rows); the next search reads them again."""
-        self._codes.drop()
-
     def search(self, query: SearchQuery) -> list[Candidate]:
-        found = run_sync(search_plan(VAULT_TABLE, query, self._codes.index(self._dimension())), self._sql.execute)
+        if self._written_elsewhere():
+            self._codes.drop()  # the codes in memory may miss rows the other process changed
+        found = run_sync(search_plan(VAULT_TABLE, query, self._tuning, self._codes.index(self._dimension())), self._sql.execute)
         pending = changelog.buffer_state(self._sql).messages
         return with_buffer(found, pending, vault_vectors.pending_vectors(self._sql) if pending else {}, query)
 

@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core.contract import MAX_ID_CHARS, check_id
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidField, InvalidInput
-from memvault.core.memory.messages import MAX_ID_CHARS, message_from
+from memvault.core.memory.messages import message_from
 from memvault.core.memory.metadata import metadata_value
 from memvault.core.memory.write import store_conversation
 from memvault.core.models import MemoryRow, Message, MessagePage
@@ -50,9 +51,12 @@ def _session_of_label(label: object, where: str) -> str | None:
     if label == CORE:
         return None
     session = label.removeprefix(SESSION_PREFIX) if isinstance(label, str) and label.startswith(SESSION_PREFIX) else ""
-    if not session or len(session) > MAX_ID_CHARS or not session.isprintable():
-        raise InvalidField(f"{where}.vault must be {CORE!r} or 'session:<id>' (an id of at most {MAX_ID_CHARS} printable characters)")
-    return session
+    try:
+        return check_id(session, f"{where}.vault")
+    except InvalidField:
+        raise InvalidField(
+            f"{where}.vault must be {CORE!r} or 'session:<id>' (an id of 1 to {MAX_ID_CHARS} printable characters)"
+        ) from None
 
 
 def message_record(message: Message, said_again: Sequence[str] = (), last_said: float | None = None) -> dict[str, Any]:
@@ -92,6 +96,8 @@ def chunk_record(row: MemoryRow, label: str) -> dict[str, Any]:
 def held_from(raw: object, now: float, where: str, session_id: str | None = None) -> HeldMessage | None:
     """A record as the message to store (None for a chunk, or a message marked ``"memory": false``).
     ``session_id`` is the vault of a record that names none; a record naming another is refused."""
+    if session_id is not None:
+        check_id(session_id, "session_id")
     if not isinstance(raw, Mapping):
         raise InvalidInput(f"{where} must be an object")
     kind = raw.get("type", "pending")

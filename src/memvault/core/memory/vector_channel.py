@@ -28,7 +28,6 @@ from memvault.core.vectors import (
 # fewer vectors read).
 PRESELECT = 2000
 RESCORE = 300
-CODE_PAGE = 2000
 # Two messages are one thing said twice when their vectors are this alike and they share their
 # numbers, codes and names. Measured with all-MiniLM-L6-v2: rewordings of one sentence 0.94-0.99;
 # different facts in the same words 0.95 ("invoice 1237/1238 is paid"), told apart by their tokens.
@@ -36,27 +35,28 @@ NEAR_DUPLICATE = 0.9
 TWIN_DEPTH = 40
 
 
-def codes_plan(table: RowTable, width: int) -> Plan[CodeIndex]:
-    """Every stored code of ``width`` bytes, as the in-memory index of a vault, read in pages so
-    the rows read never take more memory than the codes kept."""
+def codes_plan(table: RowTable, width: int, page_rows: int) -> Plan[CodeIndex]:
+    """Every stored code of ``width`` bytes, as the in-memory index of a vault, read in pages of
+    ``page_rows`` so the rows read never take more memory than the codes kept."""
     index = CodeIndex([], [], width)
     after = 0
-    while page := (yield table.codes(width, after, CODE_PAGE)):
+    while page := (yield table.codes(width, after, page_rows)):
         index.add([int(r["rid"]) for r in page], [bytes(r["code"]) for r in page])
         after = int(page[-1]["rid"])
     return index
 
 
 def vector_plan(
-    table: RowTable, query: SearchQuery, codes: CodeIndex | None, known: Sequence[MemoryRow] = ()
+    table: RowTable, query: SearchQuery, codes: CodeIndex | None, known: Sequence[MemoryRow], page_rows: int
 ) -> Plan[list[Candidate]]:
-    """The rows nearest the query, best first. Rows in ``known`` (the keyword channel's) are not read again."""
+    """The rows nearest the query, best first. Rows in ``known`` (the keyword channel's) are not
+    read again; without ``codes`` the stored ones are read ``page_rows`` at a time."""
     vector = query.vector or ()
     code = binary_code(vector)
     if codes is not None and codes.width == len(code):
         coded = codes.nearest(code, PRESELECT)
     else:
-        coded = yield from _scan_codes(table, code)
+        coded = yield from _scan_codes(table, code, page_rows)
     stored: list[tuple[str, bytes]] = []
     for batch in in_batches(asymmetric_top(vector, coded, RESCORE), table.batch):
         stored += [(str(d["id"]), bytes(d["embedding"])) for d in (yield table.vectors_of(batch))]
@@ -70,18 +70,18 @@ def vector_plan(
     ]
 
 
-def _scan_codes(table: RowTable, code: bytes) -> Plan[list[Coded]]:
+def _scan_codes(table: RowTable, code: bytes, page_rows: int) -> Plan[list[Coded]]:
     best: list[Coded] = []
     before: tuple[float, str] | None = None
     read = 0
     while table.vector_scan is None or read < table.vector_scan:
-        page = yield table.codes_page(len(code), before, CODE_PAGE)
+        page = yield table.codes_page(len(code), before, page_rows)
         if not page:
             break
         page_best = hamming_nearest([int(r["rid"]) for r in page], [bytes(r["code"]) for r in page], code, PRESELECT)
         best = sorted(best + page_best)[:PRESELECT]
         before, read = (float(page[-1]["ts_end"]), str(page[-1]["id"])), read + len(page)
-        if len(page) < CODE_PAGE:
+        if len(page) < page_rows:
             break
     return best
 

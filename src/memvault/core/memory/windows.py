@@ -13,20 +13,21 @@ from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
 WINDOWS = ("hot", "working", "long_term")
 ARCHIVE = "archive"
+# The `hot` label only names the last few hours (recency itself is the working window's halving).
+HOT_SECONDS = 4 * 3600.0
 # The last item is cut to the budget left only when at least this much is left for it.
 MIN_CLIPPED_TOKENS = 24
 
 
 @dataclass(frozen=True)
 class WindowPolicy:
-    hot_seconds: float
     working_seconds: float
     long_term_seconds: float
     recency_weight: float
 
     def window_of(self, timestamp: float, now: float) -> str:
         age = now - timestamp
-        if age <= self.hot_seconds:
+        if age <= HOT_SECONDS:
             return "hot"
         if age <= self.working_seconds:
             return "working"

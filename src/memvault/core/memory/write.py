@@ -48,7 +48,7 @@ async def store_conversation(
     vault = await _registered(deps, key_id, name)
     model = EmbeddingModel(deps.embedder.model_id, deps.embedder.dimension)
     stored = chunks = accepted = 0
-    size = max(1, deps.settings.embed_batch)
+    size = max(1, deps.tuning.embed_batch)
     state = None
     for start in range(0, max(len(cleaned), 1), size):
         state = await vault.append(cleaned[start : start + size], model)

@@ -1,0 +1,107 @@
+"""The operations of conversation memory as every surface calls them: ``perform(deps, caller,
+OPERATION, data)`` parses the data with the operation's one parser and runs it for the caller's
+memory key, answering with the operation's result (``results.py``). HTTP, RPC, MCP, the CLI and
+the client translate their transport into ``data`` and the result into their answer; nothing
+else. The caller is the memory key ``core.callers`` resolved from the request's credentials."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from memvault.core.contract import Spec
+from memvault.core.deps import Deps
+from memvault.core.keys import MemoryKey
+from memvault.core.memory import commands as c
+from memvault.core.memory.read import export_memory, memory_stats, read_memory, search_memory
+from memvault.core.memory.results import (
+    ClearReceipt,
+    ForgetReceipt,
+    MemoryPage,
+    MemoryStats,
+    PageMessage,
+    PurgeReceipt,
+    StoreReceipt,
+)
+from memvault.core.memory.write import clear_memory, forget, purge_old_memory, store_conversation
+from memvault.core.models import SearchResult
+
+C = TypeVar("C")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Operation(Generic[C, R]):
+    """One operation: its name, what it takes (``request``, for documents), its one parser, what
+    it does, and what it answers (``result``, for documents)."""
+
+    name: str
+    request: Spec
+    parse: c.Parser[C]
+    run: Callable[[Deps, MemoryKey, C], Awaitable[R]]
+    result: type
+
+
+async def perform(deps: Deps, caller: MemoryKey, operation: Operation[C, R], data: object, text: bool = False) -> R:
+    """Parse ``data`` as ``operation`` takes it (nothing runs if it is refused), then run it."""
+    return await operation.run(deps, caller, operation.parse(data, deps.clock(), text))
+
+
+async def _store(deps: Deps, caller: MemoryKey, command: c.StoreCommand) -> StoreReceipt:
+    kept = [message for message in command.messages if message is not None]
+    result = await store_conversation(deps, caller.id, kept, command.session_id)
+    return StoreReceipt(
+        message_ids=tuple(None if message is None else message.id for message in command.messages),
+        messages_accepted=result.messages_accepted,
+        messages_stored=result.rows_stored,
+        chunks_stored=result.chunks_stored,
+        tokens_buffered=result.tokens_buffered,
+        updated_at=result.updated_at,
+        redactions=result.redactions,
+        mirrored=result.mirrored,
+    )
+
+
+async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
+    return await search_memory(deps, caller.id, command.query, limit=command.limit,
+                               budget_tokens=command.budget_tokens, now=command.now, session_id=command.session_id)
+
+
+async def _read(deps: Deps, caller: MemoryKey, command: c.ReadCommand) -> MemoryPage:
+    limit = deps.settings.read_page_size if command.limit is None else command.limit
+    items = await read_memory(deps, caller.id, command.session_id, limit, command.offset)
+    return MemoryPage(command.session_id, command.offset, limit, tuple(PageMessage(**item) for item in items))
+
+
+async def _forget(deps: Deps, caller: MemoryKey, command: c.ForgetCommand) -> ForgetReceipt:
+    found = await forget(deps, caller.id, command.ids, command.session_id)
+    return ForgetReceipt(tuple(found["forgotten"]), tuple(found["not_found"]))
+
+
+async def _clear(deps: Deps, caller: MemoryKey, command: c.ClearCommand) -> ClearReceipt:
+    return ClearReceipt(len(await clear_memory(deps, caller.id, command.session_id, command.reset)), command.reset)
+
+
+async def _purge(deps: Deps, caller: MemoryKey, command: c.PurgeCommand) -> PurgeReceipt:
+    return PurgeReceipt(await purge_old_memory(deps, caller.id, command.older_than))
+
+
+async def _stats(deps: Deps, caller: MemoryKey, command: c.StatsCommand) -> MemoryStats:
+    return await memory_stats(deps, caller.id)
+
+
+async def _export(deps: Deps, caller: MemoryKey, command: c.ExportCommand) -> AsyncIterator[dict[str, Any]]:
+    return export_memory(deps, caller.id)
+
+
+STORE = Operation("store", c.STORE_REQUEST, c.parse_store, _store, StoreReceipt)
+SEARCH = Operation("search", c.SEARCH_REQUEST, c.parse_search, _search, SearchResult)
+READ = Operation("read", c.READ_REQUEST, c.parse_read, _read, MemoryPage)
+FORGET = Operation("forget", c.FORGET_REQUEST, c.parse_forget, _forget, ForgetReceipt)
+CLEAR = Operation("clear", c.CLEAR_REQUEST, c.parse_clear, _clear, ClearReceipt)
+PURGE = Operation("purge", c.PURGE_REQUEST, c.parse_purge, _purge, PurgeReceipt)
+STATS = Operation("stats", c.STATS_REQUEST, c.parse_stats, _stats, MemoryStats)
+# Records one at a time, vault by vault, as `memvault import` reads them back (``transfer.py``).
+EXPORT = Operation("export", c.EXPORT_REQUEST, c.parse_export, _export, dict)
+OPERATIONS: tuple[Operation[Any, Any], ...] = (STORE, SEARCH, READ, FORGET, CLEAR, PURGE, STATS, EXPORT)
