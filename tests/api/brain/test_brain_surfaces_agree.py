@@ -14,9 +14,10 @@ from brain_env import Brain, brain_fixture, token  # noqa: F401
 from mcp import Client
 from mcp_types import TextResourceContents
 
-from memvault.api.mcp.tools import CallerSecrets, mcp_server
+from memvault.api.mcp.tools import mcp_server
 from memvault.core import brain as core
 from memvault.core.brain.wire import Schemas
+from memvault.core.callers import CallerTokens
 from memvault.core.errors import InvalidField
 from memvault.runtime import rpc
 
@@ -30,7 +31,7 @@ FACTS = [
 @asynccontextmanager
 async def mcp_client(brain: Brain) -> AsyncIterator[Client]:
     """An MCP client of the brain's server in this process, holding the writer credential."""
-    server = mcp_server(brain.deps, lambda _ctx: CallerSecrets(None, token("writer")))
+    server = mcp_server(brain.deps, lambda _ctx: CallerTokens(brain_token=token("writer")))
     async with Client(server) as client:
         yield client
 

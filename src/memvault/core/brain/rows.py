@@ -71,7 +71,7 @@ async def walled_side_rows(
 
 
 async def readable_links(deps: Deps, credential: Credential, rows: Sequence[dict[str, Any]]) -> set[str]:
-    """The ids ``fact_out`` may show as links of ``rows``, which were read through the wall. A
+    """The ids ``fact_fields`` may show as links of ``rows``, which were read through the wall. A
     writer holding several scopes may supersede a fact from another scope, so a link can point
     past the reader's wall; such a link is shown as null, never as the other row's id."""
     own = {row["id"] for row in rows}
