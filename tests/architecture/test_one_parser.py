@@ -35,7 +35,7 @@ FIELD_PARSERS = {
 # What the operations run: reached through ``perform`` only.
 INTERNALS = {
     "store_conversation", "search_memory", "read_memory", "forget", "clear_memory", "purge_old_memory",
-    "memory_stats", "export_memory", "messages_from", "message_from", "parse_time",
+    "memory_stats", "export_memory", "messages_from", "message_from", "parse_time", "require_time",
 }
 PARSERS = {name for name in vars(commands) if name.startswith("parse_")}
 CREDENTIAL_HEADERS = {"authorization", "x-memory-key", "x-memvault-brain-token", "cf-access-jwt-assertion",

@@ -8,7 +8,7 @@ import pytest
 
 from memvault.core.errors import InvalidField, InvalidInput
 from memvault.core.memory.messages import message_from, messages_from
-from memvault.core.times import parse_time
+from memvault.core.times import parse_time, require_time
 
 NOW = 1_700_000_000.0
 
@@ -42,6 +42,11 @@ def test_anything_else_is_refused_naming_the_field(value: object) -> None:
     with pytest.raises(InvalidField, match=r"^when ") as caught:
         parse_time(value, "when")
     assert caught.value.status == 422
+
+
+def test_a_required_time_must_be_given() -> None:
+    with pytest.raises(InvalidField, match="older_than is required"):
+        require_time("", "older_than")
 
 
 def test_a_message_takes_defaults_for_what_it_leaves_out() -> None:

@@ -33,6 +33,14 @@ def parse_time(value: object, field: str) -> float | None:
     return number
 
 
+def require_time(value: object, field: str) -> float:
+    """``value`` as epoch seconds, where a time must be given."""
+    moment = parse_time(value, field)
+    if moment is None:
+        raise InvalidField(f"{field} is required")
+    return moment
+
+
 def _from_text(text: str, field: str) -> float:
     try:
         return float(text)
