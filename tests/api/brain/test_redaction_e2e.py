@@ -40,9 +40,9 @@ async def test_no_secret_is_stored_anywhere(brain: Brain) -> None:
         assert secret not in stored
         assert secret not in str(result)
     skill = await brain.client.post("/memory/skill", headers=brain.headers("writer"), json={
-        "slug": "deploy", "scope": "family", "content": "export KEY=AKIAIOSFODNN7EXAMPLE then run"})
+        "slug": "deploy", "scope": "family", "content": "export KEY=AKIAVQJXXVBOTHD0WTFL then run"})
     assert skill.json()["redacted"] == ["api_key"]
-    assert "AKIAIOSFODNN7EXAMPLE" not in await _everything_stored(brain)
+    assert "AKIAVQJXXVBOTHD0WTFL" not in await _everything_stored(brain)
 
 
 async def test_benign_look_alikes_are_stored_verbatim(brain: Brain) -> None:
