@@ -59,6 +59,9 @@ _ATTRIBUTES = re.compile(
     r"(?i:key|name)[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,60})\"[ \t]+(?i:value)[ \t]*=[ \t]*\"(?P<value>[^\"\n]{1,300})\""
 )
 _PROSE_GOES_ON = re.compile(r"[ \t]+[a-z]+\b")
+# A label that a condition leads (``if not password:``) is code testing a variable, and its colon
+# opens a block rather than a value.
+_CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
 
 
 def label_strength(label: str) -> str | None:
@@ -95,7 +98,9 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
         return generated(value) and (strength == STRONG or len(value) >= 16)
     if strength == WEAK:
         return generated(value)
-    if sentence and prose(value):
+    if sentence and (prose(value) or (kind_of(label) != PASSWORD and value.isalpha())):
+        # People pick words as passwords; tokens and secrets are made by machines, so a word after
+        # "the secret to bread is" is the rest of the sentence.
         return False
     password = kind_of(label) == PASSWORD
     if value.isdigit():
@@ -128,6 +133,8 @@ def assignments(text: str) -> Iterator[Hit]:
     while (match := _ASSIGNMENT.search(text, position)) is not None:
         position = match.end("label")
         label = match.group("label")
+        if _condition(label, match):
+            continue
         value, start, end = _value(match)
         bare = match.group("bare") is not None
         sentence = match.group("prose") is not None or match.group("prose2") is not None or (
@@ -135,6 +142,11 @@ def assignments(text: str) -> Iterator[Hit]:
         if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence):
             yield Hit(start, end, kind_of(label))
             position = max(position, end)
+
+
+def _condition(label: str, match: re.Match[str]) -> bool:
+    separator = match.group("sep") or match.group("sep2") or ""
+    return separator.strip() == ":" and not _CONDITION_WORDS.isdisjoint(label.lower().split()[:-1])
 
 
 def elements(text: str) -> Iterator[Hit]:

@@ -23,6 +23,10 @@ _GROUPS = re.compile(
     r"\d+(?:(?: {1,2}| ?[.-] ?|[ \t]*\r?\n[ \t]*)\d+)*"
 )
 
+# A card run together with the word before it, as a form or a chat may paste it (``visa4111…``):
+# one run of digits that ends the word.
+_GLUED = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]{1,12}(?P<digits>\d{13,19})(?![A-Za-z0-9_])")
+
 
 def luhn_valid(digits: str) -> bool:
     return sum(map(int, digits[-1::-2] + digits[-2::-2].translate(_DOUBLED))) % 10 == 0
@@ -89,6 +93,10 @@ def cards(text: str) -> Iterator[Hit]:
         spans = [(m.start() + run.start(), m.end() + run.start()) for m in _DIGITS.finditer(run.group(0))]
         for first, last, ending in _card_windows(text, spans):
             yield Hit(spans[first][0], spans[last][1], CARD_NUMBER, f"[redacted:{CARD_NUMBER} ending {ending}]")
+    for glued in _GLUED.finditer(text):
+        digits = glued.group("digits")
+        if luhn_valid(digits) and card_network(digits):
+            yield Hit(glued.start("digits"), glued.end("digits"), CARD_NUMBER, f"[redacted:{CARD_NUMBER} ending {digits[-4:]}]")
 
 
 def _ssn_shape(match: re.Match[str]) -> bool:

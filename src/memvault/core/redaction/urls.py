@@ -28,6 +28,8 @@ _CREDENTIAL_WORD = re.compile(
     r"access[ _-]?key|signing[ _-]?key|auth(?:orization)?)(?![a-z])"
 )
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]{20,1024}")
+# Where a run starts: a window looks at the runs that start inside it, however far they reach.
+_RUN_START = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]")
 _NOT_SECRET_BEFORE = re.compile(r"(?i)(?:commit|sha\d*|hash|digest|checksum|rev(?:ision)?|id|uuid)[\s:=#@]*$")
 _VAULTED = re.compile(r"\s*[:=]?\s*(?:!vault|ENC\[|\$ANSIBLE_VAULT)")
 _NEARBY = 120
@@ -62,8 +64,8 @@ def near_credential_words(text: str) -> Iterator[Hit]:
             continue
         start, reach = max(word.end(), scanned), min(len(text), word.end() + _NEARBY)
         scanned = max(scanned, reach)
-        for found in _CANDIDATE.finditer(text, start, reach):
-            run = _CANDIDATE.match(text, found.start())  # the whole run, though it reaches past the window
+        for found in _RUN_START.finditer(text, start, reach):
+            run = _CANDIDATE.match(text, found.start())
             if run is None:
                 continue
             value = run.group(0).rstrip(".=")
