@@ -115,3 +115,30 @@ def report(title: str, table: dict[tuple[str, str], tuple[int, int]]) -> str:
             lines.append(f"  {split}: {done}/{total} = {100 * done / total:.1f}%")
             lines += [f"    {family:<20} {n}/{t}" for family, (n, t) in rows.items()]
     return "\n".join(lines)
+
+
+def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
+    """The first ``per_family`` cases of each (split, family): every family on every surface,
+    at a cost a surface test can pay."""
+    taken: dict[tuple[str, str], int] = defaultdict(int)
+    out = []
+    for case in cases:
+        if taken[(case.split, case.family)] < per_family:
+            taken[(case.split, case.family)] += 1
+            out.append(case)
+    return out
+
+
+def leaks(cases: Iterable[Case], text: str) -> list[str]:
+    """The secrets of ``cases`` that ``text`` holds, as sent or percent-escaped (as a URL carries
+    them), found in the text as it is and unescaped."""
+    from urllib.parse import quote, quote_plus, unquote_plus
+
+    plain = unquote_plus(text)
+    found = []
+    for case in cases:
+        assert case.secret is not None
+        forms = {case.secret, quote(case.secret, safe=""), quote_plus(case.secret)}
+        if any(form in text for form in forms) or case.secret in plain:
+            found.append(f"{case.family}: {case.secret}")
+    return found

@@ -134,3 +134,33 @@ def test_context_secrets_keep_their_label() -> None:
 def test_a_password_named_but_not_given_is_kept() -> None:
     for text in ("Password is required.", "password=${DB_PASSWORD}", "login(user=user, password=password)"):
         assert redact(text).text == text
+
+
+def test_log_records_are_gated_whoever_makes_them_and_however_they_are_formatted() -> None:
+    import io
+    import logging
+
+    from memvault.core.redaction.logs import install_log_redaction
+
+    install_log_redaction()
+    install_log_redaction()  # twice adds nothing
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    made_later = logging.getLogger("a.library.made.after.install")
+    made_later.addHandler(handler)
+    made_later.propagate = False
+    try:
+        made_later.warning("db_password=%s", "s3cretP@ss")
+        made_later.warning("charged %d", 4111111111111111)
+        made_later.warning("GET %s", "/v1/memory?session_id=db.internal%3A5432%3Abilling%3Arw%3AK9v%2322pLx")
+        try:
+            raise ValueError("bad key ghp_N8gaW18vjsgJ0Wu8FxTwXqxni7z9KwRkNr4a")
+        except ValueError:
+            made_later.exception("failed")
+    finally:
+        made_later.removeHandler(handler)
+    printed = out.getvalue()
+    for secret in ("s3cretP@ss", "4111111111111111", "K9v", "ghp_N8gaW18vjsgJ0Wu8FxTwXqxni7z9KwRkNr4a"):
+        assert secret not in printed
+    assert printed.count("[redacted:") >= 4 and "ValueError" in printed
