@@ -1,4 +1,4 @@
-"""The memory router's pipeline, shared by every provider route.
+"""Memory around one chat call the memory router forwards to a provider, for every provider route.
 
 ``prepare`` recalls what matters for the caller's last message and renders it as one context
 block; ``record`` stores the finished turn. Provider codecs translate formats into the
