@@ -44,7 +44,7 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
     return Deps(
         settings=settings,
         tuning=tuning,
-        vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings, tuning)),
+        vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings, tuning), settings.open_vaults),
         db=stores.db,
         embedder=stores.embedder,
         background=AsyncioBackground(),
