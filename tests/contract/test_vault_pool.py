@@ -69,3 +69,16 @@ async def test_concurrent_calls_on_more_vaults_than_the_pool_all_complete(tmp_pa
         assert directory.open_count <= 1
     finally:
         directory.close()
+
+
+async def test_idle_vaults_are_closed_and_reopen_on_the_next_call(tmp_path: Path) -> None:
+    directory = LocalVaultDirectory(tmp_path, LIMITS, open_limit=8)
+    try:
+        for i in range(3):
+            await directory.vault(f"k:session:s{i}").append([Message("user", f"note {i}", 1.0, f"m{i}")])
+        assert directory.close_idle(3600) == 0 and directory.open_count == 3
+        assert directory.close_idle(0) == 3
+        assert directory.open_count == 0 and open_files_under(tmp_path) == 0
+        assert [m.id for m in await directory.vault("k:session:s1").pending()] == ["m1"]
+    finally:
+        directory.close()

@@ -8,6 +8,7 @@ import asyncio
 import hashlib
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +52,7 @@ class _OpenVault:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.users = 0  # calls that hold or wait for it: it is never closed while any does
+        self.last_used = time.monotonic()
         self.sql: SqliteSql | None = None
         self.store: VaultStore | None = None
 
@@ -109,6 +111,7 @@ class LocalVaultDirectory:
         finally:
             with self._lock:
                 entry.users -= 1
+                entry.last_used = time.monotonic()
                 if not entry.held and self._pool.get(name) is entry:
                     del self._pool[name]  # its file failed to open
                 closing = self._beyond_limit()
@@ -145,6 +148,18 @@ class LocalVaultDirectory:
                 taken.append(entry)
                 excess -= 1
         return taken
+
+    def close_idle(self, idle_seconds: float) -> int:
+        """Close the vaults no call has used for ``idle_seconds`` (blocking: run it in a worker
+        thread); how many were closed. So a quiet server holds no vault open."""
+        cutoff = time.monotonic() - idle_seconds
+        with self._lock:
+            idle = [name for name, entry in self._pool.items() if not entry.users and entry.last_used <= cutoff]
+            entries = [self._pool.pop(name) for name in idle]
+        for entry in entries:
+            with entry.lock:
+                entry.close()
+        return len(entries)
 
     def close(self) -> None:
         with self._lock:
