@@ -98,16 +98,18 @@ async def run(embedder: str, k: int) -> dict[str, dict[str, float]]:
         deps = build_local_deps(settings)
         try:
             credential = await brain.auth_of(TOKEN, deps)
-            written = await brain.ingest_facts(deps, credential, {"source": "bench", "facts": [{"content": f} for f in FACTS]})
-            ids = written["ids"]
+            written = await brain.WRITE_FACTS.perform(
+                deps, credential, {"source": "bench", "facts": [{"content": f} for f in FACTS]})
+            ids = written.ids
             results: dict[str, dict[str, float]] = {}
             for name, questions in (("paraphrase", PARAPHRASES), ("exact-token", EXACT)):
                 wanted = [ids[i] for _, i in questions]
                 for mode in ("keyword", "hybrid"):
                     ranked = []
                     for question, _ in questions:
-                        found = await brain.search_brain(deps, credential, question, mode, None, None, k)
-                        ranked.append([row["id"] for row in found["results"]])
+                        found = await brain.SEARCH_FACTS.perform(
+                            deps, credential, {"query": question, "mode": mode, "limit": k})
+                        ranked.append([row.id for row in found.results])
                     at_1, at_k = hit_rates(ranked, wanted, k)
                     results[f"{name}/{mode}"] = {"hit@1": at_1, f"recall@{k}": at_k, "queries": len(questions)}
             return results

@@ -48,13 +48,13 @@ async def run(rerank: bool) -> float:
             now = time.time()
             current_ids = []
             for stale, current, _ in PAIRS:
-                await brain.ingest_facts(deps, credential, {"content": stale, "valid_from": now - 730 * DAY})
-                written = await brain.ingest_facts(deps, credential, {"content": current, "valid_from": now - 7 * DAY})
-                current_ids.append(written["ids"][0])
+                await brain.WRITE_FACTS.perform(deps, credential, {"content": stale, "valid_from": now - 730 * DAY})
+                written = await brain.WRITE_FACTS.perform(deps, credential, {"content": current, "valid_from": now - 7 * DAY})
+                current_ids.append(written.ids[0])
             first = 0
             for (_, _, question), current_id in zip(PAIRS, current_ids, strict=True):
-                found = await brain.search_brain(deps, credential, question, "hybrid")
-                first += bool(found["results"]) and found["results"][0]["id"] == current_id
+                found = await brain.SEARCH_FACTS.perform(deps, credential, {"query": question, "mode": "hybrid"})
+                first += bool(found.results) and found.results[0].id == current_id
             return first / len(PAIRS)
         finally:
             await close_local_deps(deps)

@@ -70,7 +70,7 @@ def markdown_files(folder: Path) -> dict[str, Path]:
 
 
 async def _write(client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
-    response = await client.post("/memory/write", json=body)
+    response = await client.post("/v1/brain/facts", json=body)
     if response.status_code >= 400:
         raise SystemExit(f"brain refused the write ({response.status_code}): {response.text[:300]}")
     result: dict[str, Any] = response.json()
@@ -117,7 +117,7 @@ def safe_relative(source: str) -> str | None:
 
 
 async def export_rows(client: httpx.AsyncClient) -> list[dict[str, Any]]:
-    response = await client.get("/memory/export", params={"source_prefix": PREFIX})
+    response = await client.get("/v1/brain/export", params={"source_prefix": PREFIX})
     if response.status_code >= 400:
         raise SystemExit(f"brain refused the export ({response.status_code}): {response.text[:300]}")
     return [json.loads(line) for line in response.text.splitlines() if line.strip()]

@@ -46,17 +46,18 @@ async def fill(deps: Deps) -> Filled:
     await memory.store_conversation(deps, key.id, session_messages[:4], session_id="trip")
     writer = await brain.auth_of(WRITER, deps)
     long_body = " ".join(f"Clause {i}: the lease of unit {i} renews every March with ticker ZQX{i}." for i in range(40))
-    written = await brain.ingest_facts(deps, writer, {"facts": [
+    written = await brain.WRITE_FACTS.perform(deps, writer, {"bands": False, "facts": [
         {"content": "Invoice INV-20931 from Acme was paid on 3 March.", "scope": "business", "source": "ledger"},
         {"content": "Aunt Mildred's birthday is on 14 July.", "scope": "family", "source": "calendar", "pinned": True},
         {"content": long_body, "scope": "family", "source": "leases"},
-    ]}, bands=False)
-    first = written["decisions"][0]["id"]
-    await brain.ingest_facts(deps, writer, {"content": "Invoice INV-20931 from Acme was paid on 4 March.",
-                                            "scope": "business", "source": "ledger", "supersedes": first}, bands=False)
-    await brain.register_skill(deps, writer, {"slug": "pay-invoice", "scope": "business",
-                                              "content": "Check the ledger, then pay by transfer."})
-    return Filled(secret, key.id, [d["id"] for d in written["decisions"]])
+    ]})
+    first = written.decisions[0].id
+    await brain.WRITE_FACTS.perform(deps, writer, {"content": "Invoice INV-20931 from Acme was paid on 4 March.",
+                                                   "scope": "business", "source": "ledger", "supersedes": first,
+                                                   "bands": False})
+    await brain.REGISTER_SKILL.perform(deps, writer, {"slug": "pay-invoice", "scope": "business",
+                                                      "content": "Check the ledger, then pay by transfer."})
+    return Filled(secret, key.id, [str(d.id) for d in written.decisions])
 
 
 async def read_everything(deps: Deps, filled: Filled) -> dict[str, Any]:
@@ -64,13 +65,13 @@ async def read_everything(deps: Deps, filled: Filled) -> dict[str, Any]:
     key = await keys.authenticate(deps.db, filled.key_secret)
     found = await memory.search_memory(deps, key.id, "where is the Nautilus moored?", now=NOW)
     writer, reader = await brain.auth_of(WRITER, deps), await brain.auth_of(READER, deps)
-    keyword = await brain.search_brain(deps, writer, "INV-20931")
-    hybrid = await brain.search_brain(deps, writer, "Acme invoice", mode="hybrid")
-    walled = await brain.search_brain(deps, reader, "INV-20931")
-    envelope = await brain.recall(deps, reader, "lease renews")
-    chain = await brain.history(deps, writer, filled.fact_ids[0])
-    body = await brain.get_body(deps, reader, filled.fact_ids[2])
-    skills = await brain.list_skills(deps, writer)
+    keyword = brain.to_plain(await brain.SEARCH_FACTS.perform(deps, writer, {"query": "INV-20931"}))
+    hybrid = brain.to_plain(await brain.SEARCH_FACTS.perform(deps, writer, {"query": "Acme invoice", "mode": "hybrid"}))
+    walled = brain.to_plain(await brain.SEARCH_FACTS.perform(deps, reader, {"query": "INV-20931"}))
+    envelope = brain.to_plain(await brain.RECALL.perform(deps, reader, {"query": "lease renews"}))
+    chain = brain.to_plain(await brain.FACT_HISTORY.perform(deps, writer, {"id": filled.fact_ids[0]}))
+    body = brain.to_plain(await brain.FACT_BODY.perform(deps, reader, {"id": filled.fact_ids[2]}))
+    skills = brain.to_plain(await brain.LIST_SKILLS.perform(deps, writer, {}))
     return {
         "key": key.id,
         "memory": sorted(item.text for item in found.items),

@@ -60,7 +60,7 @@ def fuzz(operation: Any, url: str, headers: dict[str, str]) -> int:
     """Run the generated cases of one operation; how many were sent."""
     # Brain routes take the brain credential from Authorization; memory routes then read the
     # memory key from X-Memory-Key.
-    if operation.path.startswith(("/memory", "/recall")):
+    if operation.path.startswith(("/v1/brain", "/memory", "/recall")):
         headers = {**headers, "Authorization": f"Bearer {BRAIN_TOKEN}"}
 
     @given(case=operation.as_strategy())

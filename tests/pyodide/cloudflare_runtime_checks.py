@@ -248,32 +248,36 @@ async def check_brain_over_d1_r2_and_vectorize_keeps_its_walls(h: Any) -> None:
     deps = build_deps(await workers_env(h, MEMVAULT_BRAIN_CREDENTIALS=json.dumps(credentials)), h.newContext())
     writer = await brain.auth_of("tok-writer", deps)
     family = await brain.auth_of("tok-family", deps)
+
+    async def plain(op: Any, credential: Any, data: dict[str, Any]) -> Any:
+        return brain.to_plain(await op.perform(deps, credential, data))
+
     long_body = "The family cabin at Lake Orta has a green door. " * 40
-    family_ids = (await brain.ingest_facts(deps, writer, {"source": "notes:family", "scope": "family",
+    family_ids = (await plain(brain.WRITE_FACTS, writer, {"source": "notes:family", "scope": "family",
                                                           "facts": [{"content": long_body}]}))["ids"]
-    business_ids = (await brain.ingest_facts(deps, writer, {"source": "notes:biz", "scope": "business",
+    business_ids = (await plain(brain.WRITE_FACTS, writer, {"source": "notes:biz", "scope": "business",
                                                             "facts": [{"content": "Invoice #20028 covers the cabin repairs."}]}))["ids"]
     for mode in ("keyword", "hybrid"):
-        found = await brain.search_brain(deps, family, "cabin", mode)
+        found = await plain(brain.SEARCH_FACTS, family, {"query": "cabin", "mode": mode})
         assert {row["id"] for row in found["results"]} == set(family_ids), (mode, found)
-    recalled = await brain.recall(deps, family, "cabin")
+    recalled = await plain(brain.RECALL, family, {"query": "cabin"})
     assert all(row["scope"] == "family" for tier in ("recent", "facts") for row in recalled[tier])
-    body = await brain.get_body(deps, family, family_ids[0])
+    body = await plain(brain.FACT_BODY, family, {"id": family_ids[0]})
     assert "green door" in json.dumps(body)
     try:
-        await brain.get_body(deps, family, business_ids[0])
+        await plain(brain.FACT_BODY, family, {"id": business_ids[0]})
     except NotFound:
         pass
     else:
         raise AssertionError("a fact behind the wall must read as absent")
     # D1 runs the in-scope BM25 statements too: several terms, a phrase, a long query.
-    before = await brain.search_brain(deps, family, "green door cabin Lake Orta", "keyword")
-    await brain.ingest_facts(deps, writer, {"source": "notes:biz2", "scope": "business",
+    before = await plain(brain.SEARCH_FACTS, family, {"query": "green door cabin Lake Orta"})
+    await plain(brain.WRITE_FACTS, writer, {"source": "notes:biz2", "scope": "business",
                                             "facts": [{"content": f"green door cabin Lake Orta {i}"} for i in range(5)]})
-    after = await brain.search_brain(deps, family, "green door cabin Lake Orta", "keyword")
+    after = await plain(brain.SEARCH_FACTS, family, {"query": "green door cabin Lake Orta"})
     assert before == after and [r["id"] for r in after["results"]] == list(family_ids), after
     words = " ".join(f"word{i}" for i in range(120))
-    assert (await brain.search_brain(deps, family, f"cabin {words}", "keyword"))["results"]
+    assert (await plain(brain.SEARCH_FACTS, family, {"query": f"cabin {words}"}))["results"]
 
 
 async def check_stored_brain_credentials_are_read_from_d1(h: Any) -> None:

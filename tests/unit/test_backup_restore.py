@@ -112,9 +112,8 @@ async def test_rows_written_after_the_watermark_belong_to_the_next_backup(deps: 
         report = await run_cron(deps, now=NOW)
     assert not report.finished and not report.backup["complete"] and report.stopped_at.startswith("backup after")
     writer_late = await deps.db.query("SELECT COUNT(*) AS n FROM memory")
-    await brain.ingest_facts(deps, await brain.auth_of(WRITER, deps),
-                             {"content": "A fact written while the backup ran.", "scope": "family", "source": "late"},
-                             bands=False)
+    await brain.WRITE_FACTS.perform(deps, await brain.auth_of(WRITER, deps), {
+        "content": "A fact written while the backup ran.", "scope": "family", "source": "late", "bands": False})
     runs = 0
     while not report.finished:
         report = await run_cron(deps, now=NOW)

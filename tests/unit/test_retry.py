@@ -147,7 +147,8 @@ async def test_brain_writes_ride_out_passing_database_failures(deps: Deps) -> No
     flaky = StutteringDatabase(deps.db, failures=2)
     deps.db = flaky
     credential = await brain.auth_of("writer-token", deps)
-    written = await brain.ingest_facts(deps, credential, {"facts": [{"fact": "The office wifi is called Lisboa-5.", "scope": "shared", "source": "t"}]})
-    assert flaky.refused >= 2 and written["ids"]
-    found = await brain.search_brain(deps, credential, "Lisboa-5", "keyword", None, None, 5)
-    assert [r["id"] for r in found["results"]] == written["ids"]
+    written = await brain.WRITE_FACTS.perform(
+        deps, credential, {"facts": [{"fact": "The office wifi is called Lisboa-5.", "scope": "shared", "source": "t"}]})
+    assert flaky.refused >= 2 and written.ids
+    found = await brain.SEARCH_FACTS.perform(deps, credential, {"query": "Lisboa-5", "limit": 5})
+    assert [r.id for r in found.results] == written.ids

@@ -74,3 +74,27 @@ def test_two_credentials_stay_behind_their_walls(stack: MainStack) -> None:
                         json={"source": "x", "scope": "family", "content": "Not mine to write."})
     assert refused.status_code == 403, refused.text
     assert stack.api("GET", "/memory/search", "bt_unknown", params={"q": secret}).status_code == 401
+
+
+def test_the_v1_brain_paths_the_kept_paths_and_rpc_answer_alike(stack: MainStack) -> None:
+    token = f"TKT-{uuid.uuid4().hex[:6].upper()}"
+    writer = stack.secrets.family_writer
+    done = stack.api("POST", "/v1/brain/facts", writer, json={
+        "source": "notes:v1", "scope": "family", "content": f"Ticket {token} is for the leaking gutter.", "bands": False})
+    assert done.status_code == 200, done.text
+    [fact_id] = done.json()["ids"]
+    found = stack.api("POST", "/v1/brain/facts/search", writer, json={"query": token, "limit": 5})
+    assert found.status_code == 200 and [r["id"] for r in found.json()["results"]] == [fact_id]
+    assert found.json() == search(stack, writer, token) == result_of(stack.rpc("brain_search", writer, token, None, 5))
+    recalled = stack.api("POST", "/v1/brain/recall", writer, json={"query": "leaking gutter", "budget": 800}).json()
+    assert "as_of" in recalled and recalled["budget_used"] <= 800
+    body = stack.api("GET", f"/v1/brain/facts/{fact_id}/body", writer)
+    assert body.status_code == 200 and token in body.json()["body"]
+    refused = stack.api("POST", "/v1/brain/facts/search", writer, json={"query": token, "mode": "fuzzy"})
+    assert refused.status_code == 422 and refused.json() == {
+        "error": {"code": "invalid_request", "message": "mode must be keyword or hybrid"}}
+
+
+def result_of(answer: dict[str, Any]) -> Any:
+    assert "error" not in answer, answer["error"][-600:]
+    return answer["result"]

@@ -10,6 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 import memvault
 from memvault.api import errors
+from memvault.api.brain_schemas import components as brain_components
 from memvault.api.dependencies import DEPS_SCOPE_KEY, memory_router_headers
 from memvault.api.docs import docs_router
 from memvault.api.limits import BodySizeLimit, ResponseDate
@@ -22,9 +23,9 @@ DESCRIPTION = """A memory layer for LLM applications.
 **Conversation memory** (`/v1/memory…`) and the **memory router** (the OpenAI, Anthropic and
 Gemini endpoints) take a memory key: `Authorization: Bearer mk_…` or `X-Memory-Key` (the router
 reads only `X-Memory-Key`, since `Authorization` carries the provider's key). The **brain**
-(`/memory/…`, `/recall`) takes a brain credential: `Authorization: Bearer <token>` or
-`X-Memvault-Brain-Token`. Press *Authorize* and fill in what you hold; each operation sends what it
-needs. Errors are `{"error": {"code", "message"}}`."""
+(`/v1/brain/…`; its older paths `/memory/…` and `/recall` are kept, deprecated) takes a brain
+credential: `Authorization: Bearer <token>` or `X-Memvault-Brain-Token`. Press *Authorize* and fill
+in what you hold; each operation sends what it needs. Errors are `{"error": {"code", "message"}}`."""
 
 TAGS = [
     {"name": "memory", "description": "Conversation memory of one memory key: store, read, search, forget, purge."},
@@ -56,19 +57,21 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
     app.include_router(providers.router, dependencies=[Depends(memory_router_headers)])
     if docs_assets is not None:
         app.include_router(docs_router(docs_assets, app.title))
-    with_schemas(app, memory_schemas())
+    with_schemas(app, memory_schemas(), brain_components())
     return app
 
 
-def with_schemas(app: FastAPI, schemas: dict[str, dict[str, Any]]) -> None:
-    """Add ``schemas`` to the app's OpenAPI components: the routes that take or answer a core
+def with_schemas(app: FastAPI, *named: dict[str, dict[str, Any]]) -> None:
+    """Add ``named`` schemas to the app's OpenAPI components: the routes that take or answer a core
     command or result refer to them by name, since FastAPI derives schemas only from models."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            document = generate()
-            document.setdefault("components", {}).setdefault("schemas", {}).update(schemas)
+            schemas = generate().setdefault("components", {}).setdefault("schemas", {})
+            for name, schema in (item for group in named for item in group.items()):
+                if schemas.setdefault(name, schema) is not schema:
+                    raise RuntimeError(f"two OpenAPI components are named {name}")
         return app.openapi_schema or {}
 
     app.openapi = openapi  # type: ignore[method-assign]

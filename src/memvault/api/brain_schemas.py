@@ -1,73 +1,88 @@
-"""Request bodies of the brain routes, for OpenAPI and a first shape check. The core functions
-check everything again, because RPC callers reach them without FastAPI."""
+"""The brain's part of the OpenAPI document, generated from core's declarations of each operation's
+input and result (``core/brain/wire``): parameters or request body, the answer, and the components
+they name. A kept path's fields and answer carry its own names."""
 
 from __future__ import annotations
 
-from typing import Literal
+import copy
+import re
+import typing
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from memvault.api.brain_http import BrainRoute, Dialect, field_names
+from memvault.api.schemas import NDJSON
+from memvault.core.brain.wire import Schemas
 
-from memvault.core.brain.rows import EntryType
-
-SCOPE_HELP = "One of the scopes this deployment walls facts by; the credential must hold it."
-
-
-class FactIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    content: str | None = Field(None, description="The fact; secrets in it are redacted before storage.")
-    fact: str | None = Field(None, description="Alias of content.")
-    source: str | None = Field(None, description="Where the fact comes from, e.g. `files:notes/a.md`.")
-    scope: str | None = Field(None, description=SCOPE_HELP)
-    entry_type: EntryType | None = None
-    source_tier: int | None = Field(None, ge=0, le=9, description="0 is the most authoritative source.")
-    confidence: float | None = Field(None, ge=0.0, le=1.0)
-    valid_from: float | str | None = Field(None, description="Unix seconds or ISO 8601; defaults to now.")
-    pinned: bool | None = Field(None, description="Pinned facts form the recall core.")
-    supersedes: str | None = Field(None, description="Id of the fact this one replaces.")
-    importance: int | None = Field(None, description="1 (trivia) to 5 (essential); without it the brain's LLM rates it, or 3.")
+COMPONENTS = Schemas()
+_PATH_FIELD = re.compile(r"{(\w+)}")
 
 
-class WriteRequest(FactIn):
-    """One fact (the fields above) or a batch in `facts`."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "source": "notes:family", "scope": "family",
-        "facts": [{"content": "Aunt Mildred's birthday is on 14 July.", "pinned": True},
-                  {"content": "The cabin at Lake Orta has a green door.", "valid_from": "2024-06-01T00:00:00Z"}],
-    }]})
-
-    facts: list[FactIn] | None = None
-    reconcile: bool | None = Field(None, description="Retire current facts of the batch's sources it no longer holds.")
-    source_prefix: str | None = Field(None, description="Reconcile everything under this source prefix.")
+def components() -> dict[str, dict[str, Any]]:
+    return COMPONENTS.defs
 
 
-class SkillIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "slug": "pay-invoice", "scope": "business", "name": "Pay an invoice",
-        "content": "1. Check the invoice against the ledger.\n2. Pay by bank transfer.\n3. File the receipt.",
-    }]})
-
-    slug: str
-    content: str
-    name: str | None = None
-    description: str | None = None
-    scope: str | None = Field(None, description=SCOPE_HELP)
+def _declared(cls: Any) -> dict[str, Any]:
+    """The component of an input class (named in the document as the class is)."""
+    return COMPONENTS.defs[COMPONENTS.of(cls, False)["$ref"].rsplit("/", 1)[1]]
 
 
-class SyncRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"direction": "pull", "source": "files:", "since": "2025-01-01T00:00:00Z"},
-    ]})
+def _dialect_copy(ref: dict[str, Any], dialect: Dialect, output: bool) -> dict[str, Any]:
+    """A component as a kept path names it: a copy under another name with its keys renamed."""
+    if "$ref" not in ref:
+        return ref
+    name = ref["$ref"].rsplit("/", 1)[1]
+    mapping = dict(dialect.answers) if output else {ours: theirs for theirs, ours in dialect.renames.items()}
+    original = COMPONENTS.defs[name]
+    if not set(mapping) & set(original.get("properties", {})):
+        return ref
+    renamed = copy.deepcopy(original)
+    renamed["properties"] = {mapping.get(k, k): v for k, v in original["properties"].items()}
+    if "required" in renamed:
+        renamed["required"] = [mapping.get(k, k) for k in original["required"]]
+    renamed["examples"] = [{mapping.get(k, k): v for k, v in example.items()} for example in original.get("examples", [])]
+    COMPONENTS.defs["Legacy" + name] = renamed
+    return {"$ref": COMPONENTS.prefix + "Legacy" + name}
 
-    direction: Literal["push", "pull"]
-    source: str = Field(description="Source prefix the sync covers, e.g. `files:`.")
-    since: float | str | None = None
-    items: list[FactIn] | None = None
+
+def openapi_extra(route: BrainRoute) -> dict[str, Any]:
+    """The operation's parameters (GET) or request body (POST), and the parameters of its path."""
+    dialect = route.dialect or Dialect()
+    in_path = set(_PATH_FIELD.findall(route.path))
+    declared = _declared(route.op.input)
+    properties, required = declared.get("properties", {}), set(declared.get("required", []))
+    names = [dialect.theirs(name) for name in field_names(route.op)]
+    if route.when_given is not None:
+        switched = route.when_given[1]
+        properties = {**properties, **_declared(switched.input).get("properties", {})}
+        names += [name for name in field_names(switched) if name not in names]
+    parameters = [
+        _parameter(name, "path" if name in in_path else "query", properties[dialect.renames.get(name, name)],
+                   name in in_path or (route.in_query and dialect.renames.get(name, name) in required))
+        for name in names if name in in_path or route.in_query
+    ]
+    parameters += [_parameter(name, "query", {"enum": list(values)}, False) for name, values in dialect.choices.items()]
+    extra_doc: dict[str, Any] = {"parameters": parameters} if parameters else {}
+    if not route.in_query and set(properties) - {dialect.renames.get(name, name) for name in in_path}:
+        schema = _dialect_copy(COMPONENTS.of(route.op.input, False), dialect, output=False)
+        extra_doc["requestBody"] = {"required": bool(required - in_path),
+                                    "content": {"application/json": {"schema": schema}}}
+    return extra_doc
 
 
-class ConsolidateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"dryRun": True, "scopes": ["family"]}]})
+def _parameter(name: str, where: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
+    described = {k: v for k, v in schema.items() if k != "description"}
+    parameter = {"name": name, "in": where, "required": required, "schema": described}
+    if schema.get("description"):
+        parameter["description"] = schema["description"]
+    return parameter
 
-    dryRun: StrictBool | None = Field(None, description="Default true: only report what a run would propose; false stores the proposals and re-embeds changed facts.")
-    scopes: list[str] | None = Field(None, description="Some of the credential's scopes; default all of them.")
+
+def answer(route: BrainRoute) -> dict[int | str, dict[str, Any]]:
+    if route.op.name == "export_facts":
+        COMPONENTS.of(typing.get_type_hints(route.op.output)["facts"], True)
+        return {200: {"description": "Every fact the credential may read, one ExportedFact object per line.",
+                      "content": NDJSON}}
+    outputs = [route.op.output] + ([route.when_given[1].output] if route.when_given else [])
+    schemas = [_dialect_copy(COMPONENTS.of(output, True), route.dialect or Dialect(), output=True) for output in outputs]
+    schema = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
+    return {200: {"description": route.op.summary, "content": {"application/json": {"schema": schema}}}}

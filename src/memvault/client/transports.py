@@ -140,12 +140,12 @@ class HttpTransport:
         return found
 
     async def write_facts(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        written: dict[str, Any] = await self._request("POST", "/memory/write", self._brain_token, dict(payload))
+        written: dict[str, Any] = await self._request("POST", "/v1/brain/facts", self._brain_token, dict(payload))
         return written
 
     async def search_facts(self, query: str, limit: int | None) -> list[dict[str, Any]]:
-        query_string = urlencode(_without_none({"q": query, "mode": "keyword", "limit": limit}))
-        found = await self._request("GET", f"/memory/search?{query_string}", self._brain_token)
+        body = _without_none({"query": query, "mode": "keyword", "limit": limit})
+        found = await self._request("POST", "/v1/brain/facts/search", self._brain_token, body)
         return list(found["results"])
 
 

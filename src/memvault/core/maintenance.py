@@ -216,11 +216,11 @@ async def consolidate_brain(run: Run, state: dict[str, Any]) -> bool:
         return False
     credential = brain.maintenance_credential(run.deps.settings)
     found = await _guarded(run.report, "consolidate the brain",
-                           partial(brain.consolidate, run.deps, credential, {"dryRun": False}))
+                           partial(brain.CONSOLIDATE.perform, run.deps, credential, {"dry_run": False}))
     if found:
-        run.report.proposals_stored, run.report.proposals_stale = found["stored"], found["stale"]
-        run.report.broken_chains = len(found["chains"]["broken"])
-        run.report.cyclic_chains = len(found["chains"]["cyclic"])
+        run.report.proposals_stored, run.report.proposals_stale = found.stored or 0, found.stale or 0
+        run.report.broken_chains = len(found.chains.broken)
+        run.report.cyclic_chains = len(found.chains.cyclic)
     run.budget.units += 1
     return True
 

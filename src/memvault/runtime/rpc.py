@@ -97,22 +97,27 @@ def _brain(token: Any) -> CallerTokens:
     return CallerTokens(brain_token=token if isinstance(token, str) else None)
 
 
-async def brain_search(
-    deps: Deps, brain_token: str, q: str, mode: str | None = None, limit: int | None = None
-) -> dict[str, Any]:
+async def _brain_run(deps: Deps, brain_token: Any, op: brain.Operation[Any, Any], data: object) -> dict[str, Any]:
+    """One brain operation for the holder of ``brain_token``; the same result as over HTTP."""
     credential = await brain_caller(deps, _brain(brain_token))
-    return await brain.search_brain(deps, credential, q, mode or "keyword", None, None, limit)
+    answer: dict[str, Any] = brain.to_plain(await op.perform(deps, credential, data))
+    return answer
 
 
-async def brain_recall(
-    deps: Deps, brain_token: str, q: str | None = None, as_of: Any = None, budget: Any = None
-) -> dict[str, Any]:
-    credential = await brain_caller(deps, _brain(brain_token))
-    return await brain.recall(deps, credential, q, as_of, budget)
+def _given(**fields: Any) -> dict[str, Any]:
+    # JS undefined arrives as None: the operation's defaults apply then.
+    return {name: value for name, value in fields.items() if value is not None}
 
 
-async def brain_write(deps: Deps, brain_token: str, payload: Any, bands: Any = True) -> dict[str, Any]:
-    credential = await brain_caller(deps, _brain(brain_token))
-    if not isinstance(bands, bool):
-        raise InvalidInput("bands must be true or false")
-    return await brain.ingest_facts(deps, credential, payload, bands)
+async def brain_search(deps: Deps, brain_token: Any, q: Any, mode: Any = None, limit: Any = None) -> dict[str, Any]:
+    return await _brain_run(deps, brain_token, brain.SEARCH_FACTS, _given(query=q, mode=mode, limit=limit))
+
+
+async def brain_recall(deps: Deps, brain_token: Any, q: Any = None, as_of: Any = None, budget: Any = None) -> dict[str, Any]:
+    return await _brain_run(deps, brain_token, brain.RECALL, _given(query=q, as_of=as_of, budget=budget))
+
+
+async def brain_write(deps: Deps, brain_token: Any, payload: Any, bands: Any = True) -> dict[str, Any]:
+    """``bands`` false skips the write-time bands, as ``bands: false`` in the payload does."""
+    data = {"bands": bands, **payload} if isinstance(payload, Mapping) else payload
+    return await _brain_run(deps, brain_token, brain.WRITE_FACTS, data)

@@ -14,6 +14,7 @@ from banded import ids_in, judged_fixture, llm_fixture, plain_fixture, replying 
 from brain_env import Brain, close_brain, open_brain
 from fake_llm import FakeLlm
 
+from memvault.core.brain import to_plain
 from memvault.core.errors import TransientStorageError
 from memvault.core.maintenance import run_maintenance
 from memvault.core.tuning import Tuning
@@ -185,7 +186,7 @@ async def test_proposals_stay_behind_the_scope_walls(plain: Brain) -> None:
     await _decide(plain, business["id"], "accept", as_="family+shared-writer", expect=404)
     await _decide(plain, business["id"], "accept", as_="business", expect=403)
     await _decide(plain, "prop-0000000000000000", "reject", expect=404)
-    await _decide(plain, "not-a-proposal", "reject", expect=400)
+    await _decide(plain, "not-a-proposal", "reject", expect=422)
     assert await plain.count("superseded_at IS NOT NULL") == 0
 
 
@@ -193,7 +194,7 @@ async def test_bad_options_are_refused(plain: Brain) -> None:
     for body in ({"dryRun": "yes"}, {"scopes": []}, {"scopes": "business"}, {"everything": True}):
         response = await plain.client.post("/memory/consolidate", json=body, headers=plain.headers("writer"))
         assert 400 <= response.status_code < 500, body
-    assert (await plain.get("/memory/proposals", "writer", status="maybe")).status_code == 400
+    assert (await plain.get("/memory/proposals", "writer", status="maybe")).status_code == 422
 
 
 async def test_a_rejected_proposal_is_not_proposed_again_and_changes_nothing(plain: Brain) -> None:
@@ -280,7 +281,7 @@ def test_proposal_ids_are_stable() -> None:
     one = Proposal("retire", "business", ("mem-b", "mem-a"), "x", keep_id="mem-c")
     assert one.id == Proposal("retire", "business", ("mem-a", "mem-b"), "other words", keep_id="mem-c").id
     assert one.id != Proposal("retire", "business", ("mem-a", "mem-b"), "x", keep_id="mem-d").id
-    assert json.loads(json.dumps(one.out()))["status"] == "proposed"
+    assert json.loads(json.dumps(to_plain(one.out())))["status"] == "proposed"
 
 
 async def _merge_proposal(brain: Brain, fake: FakeLlm) -> dict[str, Any]:

@@ -49,20 +49,21 @@ async def test_thirty_scopes_write_search_recall_and_read_within_the_limit(deps:
     writer, reader = await brain.auth_of("all", deps), await brain.auth_of("few", deps)
     facts = [{"content": f"Ticket TKT-{n:04d} for the harbour crane was closed by team {n % 30}.",
               "scope": SCOPES[n % 30], "source": f"tickets/{n}"} for n in range(120)]
-    written = await brain.ingest_facts(deps, writer, {"facts": facts})
-    assert len(written["decisions"]) == 120
+    written = await brain.WRITE_FACTS.perform(deps, writer, {"facts": facts})
+    assert len(written.decisions) == 120
     # Reconcile and supersede by source over more ids than one batch holds.
-    again = await brain.ingest_facts(deps, writer, {"facts": facts[:90], "source_prefix": "tickets/", "reconcile": True})
-    assert again["decisions"]
-    keyword = await brain.search_brain(deps, writer, "harbour crane", limit=100)
-    assert len(keyword["results"]) == 90
-    hybrid = await brain.search_brain(deps, reader, "crane ticket", mode="hybrid", limit=100)
-    assert hybrid["results"] and all(r["scope"] != SCOPES[29] for r in hybrid["results"])
-    envelope = await brain.recall(deps, reader, "harbour crane")
-    assert envelope["facts"] and all(f["scope"] in SCOPES[:29] for f in envelope["facts"])
-    await brain.register_skill(deps, writer, {"slug": "close-ticket", "scope": SCOPES[29], "content": "Close it."})
-    assert [s["slug"] for s in (await brain.list_skills(deps, writer))["skills"]] == ["close-ticket"]
-    assert (await brain.list_skills(deps, reader))["skills"] == []
+    again = await brain.WRITE_FACTS.perform(
+        deps, writer, {"facts": facts[:90], "source_prefix": "tickets/", "reconcile": True})
+    assert again.decisions
+    keyword = await brain.SEARCH_FACTS.perform(deps, writer, {"query": "harbour crane", "limit": 100})
+    assert len(keyword.results) == 90
+    hybrid = await brain.SEARCH_FACTS.perform(deps, reader, {"query": "crane ticket", "mode": "hybrid", "limit": 100})
+    assert hybrid.results and all(r.scope != SCOPES[29] for r in hybrid.results)
+    envelope = await brain.RECALL.perform(deps, reader, {"query": "harbour crane"})
+    assert envelope.facts and all(f.scope in SCOPES[:29] for f in envelope.facts)
+    await brain.REGISTER_SKILL.perform(deps, writer, {"slug": "close-ticket", "scope": SCOPES[29], "content": "Close it."})
+    assert [s.slug for s in (await brain.LIST_SKILLS.perform(deps, writer, {})).skills] == ["close-ticket"]
+    assert (await brain.LIST_SKILLS.perform(deps, reader, {})).skills == []
     report = await brain.embed_pending(deps, brain.maintenance_credential(deps.settings), 500)
     assert report >= 0
 
@@ -71,4 +72,4 @@ async def test_a_scope_outside_the_setting_is_bad_input(deps: Deps) -> None:
     from memvault.core.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="scope must be one of"):
-        await brain.ingest_facts(deps, await brain.auth_of("all", deps), {"content": "x y z", "scope": "business"})
+        await brain.WRITE_FACTS.perform(deps, await brain.auth_of("all", deps), {"content": "x y z", "scope": "business"})

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from brain_env import Brain, brain_fixture  # noqa: F401
 
-from memvault.core.brain import register_skill
+from memvault.core.brain import REGISTER_SKILL
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlMTIz"
 SECRET_SOURCES = [
@@ -46,7 +46,7 @@ async def _register(brain: Brain, body: dict[str, Any]) -> Any:
 async def test_a_secret_in_a_source_is_refused_and_never_echoed(brain: Brain, source: str) -> None:
     response = await brain.client.post("/memory/write", headers=brain.headers("writer"),
                                        json={"content": "quarterly numbers", "source": source, "scope": "business"})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "source looks like it contains a secret" in response.text
     assert source not in response.text
     assert await brain.count() == 0 and await brain.events() == 0
@@ -55,7 +55,7 @@ async def test_a_secret_in_a_source_is_refused_and_never_echoed(brain: Brain, so
 @pytest.mark.parametrize("slug", SECRET_SLUGS)
 async def test_a_secret_in_a_slug_is_refused_before_anything_is_written(brain: Brain, slug: str) -> None:
     response = await _register(brain, {"slug": slug, "content": "steps", "scope": "business"})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "slug looks like it contains a secret" in response.text
     assert slug not in response.text
     assert await _counts(brain) == (0, 0, 0)
@@ -63,7 +63,7 @@ async def test_a_secret_in_a_slug_is_refused_before_anything_is_written(brain: B
 
 async def test_a_secret_in_a_scope_is_refused_before_anything_is_written(brain: Brain) -> None:
     response = await _register(brain, {"slug": "deploy", "content": "steps", "scope": "token=Q7v9Lm2Xk4Rt8Wp1"})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "scope looks like it contains a secret" in response.text
     assert "Q7v9Lm2Xk4Rt8Wp1" not in response.text
     assert await _counts(brain) == (0, 0, 0)
@@ -112,7 +112,7 @@ def _with_db(brain: Brain, db: RecordingDatabase) -> Any:
 
 async def test_registration_is_one_batch_holding_skill_event_and_fact(brain: Brain) -> None:
     db = RecordingDatabase(brain.deps.db)
-    await register_skill(_with_db(brain, db), await brain.credential("writer"),
+    await REGISTER_SKILL.perform(_with_db(brain, db), await brain.credential("writer"),
                          {"slug": "weekly", "content": "1. Inbox", "scope": "business"})
     write = db.batches[0]
     assert any(sql.startswith("INSERT INTO skills") for sql in write)
@@ -130,7 +130,7 @@ async def test_registration_is_one_batch_holding_skill_event_and_fact(brain: Bra
 async def test_a_failed_registration_leaves_nothing_half_written(brain: Brain, breakage: str, target: str) -> None:
     db = RecordingDatabase(brain.deps.db, breakage, target)
     with pytest.raises(Exception):  # noqa: B017 - whatever the database raises, nothing may remain
-        await register_skill(_with_db(brain, db), await brain.credential("writer"),
+        await REGISTER_SKILL.perform(_with_db(brain, db), await brain.credential("writer"),
                              {"slug": "weekly", "content": "1. Inbox", "scope": "business"})
     assert await _counts(brain) == (0, 0, 0)
 
@@ -142,7 +142,7 @@ async def test_a_failed_update_keeps_the_previous_version_whole(brain: Brain) ->
     current = await brain.deps.db.query("SELECT id, content FROM memory WHERE superseded_at IS NULL")
     brain.clock.advance(60)
     with pytest.raises(Exception):  # noqa: B017
-        await register_skill(_with_db(brain, RecordingDatabase(brain.deps.db, "poison")),
+        await REGISTER_SKILL.perform(_with_db(brain, RecordingDatabase(brain.deps.db, "poison")),
                              await brain.credential("writer"), {**skill, "content": "1. Inbox\n2. Ship"})
     assert await _counts(brain) == before
     assert await brain.deps.db.query("SELECT id, content FROM memory WHERE superseded_at IS NULL") == current

@@ -106,13 +106,14 @@ async def _every_read(brain: Brain, reader: str, query: str, as_of: float) -> li
     export = await brain.get("/memory/export", reader)
     http.append([json.loads(line) for line in export.text.splitlines()])
     credential = await auth_of(f"tok-{reader}", brain.deps)
-    rpc = [
-        await core.search_brain(brain.deps, credential, query, "hybrid", None, None, 50),
-        await core.search_brain(brain.deps, credential, query, "keyword", as_of, None, 50),
-        await core.recall(brain.deps, credential, query, None, None),
-        await core.export_rows(brain.deps, credential),
-        await core.sync(brain.deps, credential, {"direction": "pull", "source": "src:"}),
+    calls = [
+        (core.SEARCH_FACTS, {"query": query, "mode": "hybrid", "limit": 50}),
+        (core.SEARCH_FACTS, {"query": query, "as_of": as_of, "limit": 50}),
+        (core.RECALL, {"query": query}),
+        (core.EXPORT_FACTS, {}),
+        (core.SYNC, {"direction": "pull", "source": "src:"}),
     ]
+    rpc = [core.to_plain(await op.perform(brain.deps, credential, data)) for op, data in calls]
     return [*http, *rpc]
 
 
@@ -140,12 +141,12 @@ def test_no_read_path_returns_a_row_or_a_link_outside_the_credentials_scopes(fac
                         assert set(_scopes_of(chain.json())) <= allowed
                     if fact.scope not in allowed:
                         with pytest.raises(NotFound):
-                            await core.get_body(brain.deps, credential, fact_id)
+                            await core.FACT_BODY.perform(brain.deps, credential, {"id": fact_id})
                         with pytest.raises(NotFound):
-                            await core.history(brain.deps, credential, fact_id)
+                            await core.FACT_HISTORY.perform(brain.deps, credential, {"id": fact_id})
                 # The wall is not over-tight either: export holds exactly the readable rows, and
                 # a link shows whenever its other end is readable.
-                exported = await core.export_rows(brain.deps, credential)
+                exported = core.to_plain(await core.EXPORT_FACTS.perform(brain.deps, credential, {}))["facts"]
                 assert sorted(r["id"] for r in exported) == sorted(readable)
                 stored = {r["id"]: r["superseded_by"] for r in await brain.deps.db.query("SELECT id, superseded_by FROM memory")}
                 for row in exported:
@@ -200,11 +201,11 @@ def test_scores_are_the_same_whatever_lies_behind_the_wall(
 
     async def answers(brain: Brain, as_of: float) -> list[Any]:
         credential = await brain.credential(reader)
-        return [
-            await core.search_brain(brain.deps, credential, query, mode, when, kind, 50)
+        calls = [
+            (core.SEARCH_FACTS, {"query": query, "mode": mode, "as_of": when, "entry_type": kind, "limit": 50})
             for mode in ("keyword", "hybrid") for when in (None, as_of) for kind in (None, "fact")
-        ] + [await core.recall(brain.deps, credential, query, None, None),
-             await core.recall(brain.deps, credential, query, as_of, 800)]
+        ] + [(core.RECALL, {"query": query}), (core.RECALL, {"query": query, "as_of": as_of, "budget": 800})]
+        return [core.to_plain(await op.perform(brain.deps, credential, data)) for op, data in calls]
 
     async def scenario(data_dir: Path) -> None:
         brain = await open_brain(data_dir)

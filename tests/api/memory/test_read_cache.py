@@ -107,18 +107,19 @@ async def test_brain_reads_are_fresh_for_the_scopes_written_and_cached_for_the_o
         family_hash: {"name": "family", "scopes": ["family"], "writer": False},
     }))
     writer, family = await brain.auth_of("w", memvault.deps), await brain.auth_of("f", memvault.deps)
-    await brain.ingest_facts(memvault.deps, writer, {"fact": "The cabin door is green.", "scope": "family", "source": "a"})
-    first = await brain.recall(memvault.deps, family, "cabin door")
-    assert await brain.recall(memvault.deps, family, "cabin door") == first
+    write, recall = brain.WRITE_FACTS.perform, brain.RECALL.perform
+    await write(memvault.deps, writer, {"fact": "The cabin door is green.", "scope": "family", "source": "a"})
+    first = await recall(memvault.deps, family, {"query": "cabin door"})
+    assert await recall(memvault.deps, family, {"query": "cabin door"}) == first
     hits = memvault.deps.cache_stats.hits
-    await brain.ingest_facts(memvault.deps, writer, {"fact": "Invoice 7 pays the cabin door.", "scope": "business", "source": "b"})
-    assert await brain.recall(memvault.deps, family, "cabin door") == first
+    await write(memvault.deps, writer, {"fact": "Invoice 7 pays the cabin door.", "scope": "business", "source": "b"})
+    assert await recall(memvault.deps, family, {"query": "cabin door"}) == first
     assert memvault.deps.cache_stats.hits == hits + 1, "a write the reader cannot see leaves its answer cached"
-    await brain.ingest_facts(memvault.deps, writer, {"fact": "The cabin door key is under the mat.", "scope": "family", "source": "c"})
-    fresh = await brain.search_brain(memvault.deps, family, "cabin door key")
-    assert any("under the mat" in row["content"] for row in fresh["results"])
-    recalled = await brain.recall(memvault.deps, family, "cabin door")
-    assert any("under the mat" in e["content"] for e in [*recalled["recent"], *recalled["facts"]])
+    await write(memvault.deps, writer, {"fact": "The cabin door key is under the mat.", "scope": "family", "source": "c"})
+    fresh = await brain.SEARCH_FACTS.perform(memvault.deps, family, {"query": "cabin door key"})
+    assert any("under the mat" in row.content for row in fresh.results)
+    recalled = await recall(memvault.deps, family, {"query": "cabin door"})
+    assert any("under the mat" in e.content for e in [*recalled.recent, *recalled.facts])
 
 
 async def test_key_lookups_are_cached_and_memvaults_own_revocation_drops_them(memvault: Memvault) -> None:

@@ -22,14 +22,14 @@ async function searchBrain() {
     say("brain-status", "Type something to search for.");
     return;
   }
-  const params = new URLSearchParams();
-  if (query) params.set("q", query);
-  if (asOf !== null) params.set("as_of", String(asOf));
-  if (mode !== "recall") params.set("mode", mode);
+  const body = {};
+  if (query) body.query = query;
+  if (asOf !== null) body.as_of = asOf;
+  if (mode !== "recall") body.mode = mode;
   const mine = ++brainRequest;
   say("brain-status", "Searching…");
   try {
-    const data = await call((mode === "recall" ? "/recall?" : "/memory/search?") + params);
+    const data = await call(mode === "recall" ? "/v1/brain/recall" : "/v1/brain/facts/search", { method: "POST", body });
     if (mine !== brainRequest) return;
     if (mode === "recall") renderRecall(data, asOf);
     else renderSearch(data, asOf);
@@ -100,8 +100,8 @@ async function openDetail(id) {
   byId("detail-history").replaceChildren();
   say("detail-status", "");
   if (window.matchMedia("(max-width: 899px)").matches) byId("detail").scrollIntoView({ block: "start" });
-  const query = "?" + new URLSearchParams({ id });
-  const [body, history] = await Promise.allSettled([call("/memory/body" + query), call("/memory/history" + query)]);
+  const fact = "/v1/brain/facts/" + encodeURIComponent(id);
+  const [body, history] = await Promise.allSettled([call(fact + "/body"), call(fact + "/history")]);
   if (mine !== detailRequest) return;
   say("detail-body", body.status === "fulfilled" ? body.value.body : "");
   if (history.status === "fulfilled") {

@@ -1,120 +1,79 @@
-"""The brain over HTTP. Each handler resolves the credential through ``auth_of`` (the one
-chokepoint, reached by the ``CredentialParam`` dependency) and makes one call into
-``memvault.core.brain``."""
+"""The brain over HTTP: `/v1/brain/…`, one path and one method per operation, and the paths the
+brain had before (`/memory/…`, `/recall`), kept for their callers as deprecated aliases of the same
+operations with their own field names. Every handler gets the credential through the
+``CredentialParam`` dependency and makes one call into ``memvault.core.brain``."""
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Literal
+from collections.abc import Awaitable, Callable
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from memvault.api.brain_schemas import ConsolidateRequest, SkillIn, SyncRequest, WriteRequest
+from memvault.api.brain_http import BrainRoute, Dialect, brain_answer, brain_input
+from memvault.api.brain_schemas import answer, openapi_extra
 from memvault.api.dependencies import CredentialParam, DepsParam
-from memvault.api.schemas import NDJSON, error_responses
+from memvault.api.schemas import error_responses
 from memvault.core import brain
+from memvault.core.errors import InvalidField
 
-router = APIRouter(tags=["brain"], responses=error_responses(400, 401, 403, 404, 409, 413, 422, 503, 507))
+router = APIRouter(tags=["brain"], responses=error_responses(401, 403, 404, 409, 413, 422, 503, 507))
 
-Bands = Annotated[Literal["on", "off"], Query(description="`off` skips the write-time bands (bulk imports).")]
-AsOf = Annotated[str | None, Query(description="Unix seconds or ISO 8601: read the brain as it was then.")]
-
-
-@router.post("/memory/write")
-@router.post("/memory/ingest")
-async def write(body: WriteRequest, deps: DepsParam, credential: CredentialParam, bands: Bands = "on") -> dict[str, Any]:
-    """Write one fact or a batch (writer credentials, within their scopes); idempotent per source and text."""
-    return await brain.ingest_facts(deps, credential, body.model_dump(exclude_unset=True), bands == "on")
-
-
-@router.get("/memory/search")
-async def search(
-    deps: DepsParam, credential: CredentialParam, q: str = "", mode: str = "keyword", as_of: AsOf = None,
-    entry_type: Annotated[str | None, Query(alias="type")] = None, limit: int | None = None,
-) -> dict[str, Any]:
-    """Search the facts the credential may read: `keyword` (exact tokens count) or `hybrid`."""
-    return await brain.search_brain(deps, credential, q, mode, as_of, entry_type, limit)
-
-
-@router.get("/recall")
-async def recall(
-    deps: DepsParam, credential: CredentialParam, q: str | None = None, as_of: AsOf = None, budget: int | None = None
-) -> dict[str, Any]:
-    """One envelope within a token budget: pinned core, recent facts, and what matches `q`."""
-    return await brain.recall(deps, credential, q, as_of, budget)
-
-
-@router.get("/memory/body")
-async def body(deps: DepsParam, credential: CredentialParam, id: str = "") -> dict[str, Any]:
-    """A fact's full text (hook and body); absent and walled facts are both 404."""
-    return await brain.get_body(deps, credential, id)
-
-
-@router.get("/memory/history")
-async def history(deps: DepsParam, credential: CredentialParam, id: str = "") -> dict[str, Any]:
-    """A fact's supersession chain, oldest first, within the credential's scopes."""
-    return await brain.history(deps, credential, id)
-
-
-@router.get(
-    "/memory/export",
-    response_class=Response,
-    responses={200: {"description": "Every fact the credential may read, one JSON object per line.", "content": NDJSON}},
+KEPT = Dialect()
+ROUTES = (
+    BrainRoute("POST", "/v1/brain/facts", brain.WRITE_FACTS),
+    BrainRoute("POST", "/v1/brain/facts/search", brain.SEARCH_FACTS),
+    BrainRoute("GET", "/v1/brain/facts/{id}/body", brain.FACT_BODY),
+    BrainRoute("GET", "/v1/brain/facts/{id}/history", brain.FACT_HISTORY),
+    BrainRoute("POST", "/v1/brain/recall", brain.RECALL),
+    BrainRoute("GET", "/v1/brain/export", brain.EXPORT_FACTS),
+    BrainRoute("POST", "/v1/brain/skills", brain.REGISTER_SKILL),
+    BrainRoute("GET", "/v1/brain/skills", brain.LIST_SKILLS),
+    BrainRoute("GET", "/v1/brain/skills/{slug}", brain.GET_SKILL),
+    BrainRoute("POST", "/v1/brain/sync", brain.SYNC),
+    BrainRoute("POST", "/v1/brain/consolidate", brain.CONSOLIDATE),
+    BrainRoute("GET", "/v1/brain/proposals", brain.LIST_PROPOSALS),
+    BrainRoute("POST", "/v1/brain/proposals/{id}/accept", brain.ACCEPT_PROPOSAL),
+    BrainRoute("POST", "/v1/brain/proposals/{id}/reject", brain.REJECT_PROPOSAL),
+    # The seed API's paths and names.
+    BrainRoute("POST", "/memory/write", brain.WRITE_FACTS, Dialect(choices={"bands": {"on": True, "off": False}})),
+    BrainRoute("POST", "/memory/ingest", brain.WRITE_FACTS, Dialect(choices={"bands": {"on": True, "off": False}})),
+    BrainRoute("GET", "/memory/search", brain.SEARCH_FACTS, Dialect(renames={"q": "query", "type": "entry_type"})),
+    BrainRoute("GET", "/recall", brain.RECALL, Dialect(renames={"q": "query"}, answers={"as_of": "asof"})),
+    BrainRoute("GET", "/memory/body", brain.FACT_BODY, KEPT),
+    BrainRoute("GET", "/memory/history", brain.FACT_HISTORY, KEPT),
+    BrainRoute("GET", "/memory/export", brain.EXPORT_FACTS, KEPT),
+    BrainRoute("POST", "/memory/skill", brain.REGISTER_SKILL, KEPT),
+    BrainRoute("GET", "/memory/skill", brain.LIST_SKILLS, KEPT, when_given=("slug", brain.GET_SKILL)),
+    BrainRoute("POST", "/memory/sync", brain.SYNC, KEPT),
+    BrainRoute("POST", "/memory/consolidate", brain.CONSOLIDATE,
+               Dialect(renames={"dryRun": "dry_run"}, answers={"dry_run": "dryRun"})),
+    BrainRoute("GET", "/memory/proposals", brain.LIST_PROPOSALS, KEPT),
+    BrainRoute("POST", "/memory/proposals/{proposal_id}/accept", brain.ACCEPT_PROPOSAL,
+               Dialect(renames={"proposal_id": "id"})),
+    BrainRoute("POST", "/memory/proposals/{proposal_id}/reject", brain.REJECT_PROPOSAL,
+               Dialect(renames={"proposal_id": "id"})),
 )
-async def export(deps: DepsParam, credential: CredentialParam, source_prefix: str | None = None) -> Response:
-    """Every fact the credential may read, superseded ones included, as JSON lines."""
-    rows = await brain.export_rows(deps, credential, source_prefix)
-    lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    return Response(lines, media_type="application/x-ndjson")
 
 
-@router.post("/memory/skill")
-async def register_skill(body: SkillIn, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
-    """Register a skill (a named procedure) or a new version of one; writer credentials only."""
-    return await brain.register_skill(deps, credential, body.model_dump(exclude_unset=True))
+def handler(route: BrainRoute) -> Callable[[Request, DepsParam, CredentialParam], Awaitable[Response]]:
+    """The one handler of an operation's path: the request's plain input, the operation, its answer."""
+
+    async def handle(request: Request, deps: DepsParam, credential: CredentialParam) -> Response:
+        op, data = await brain_input(request, route)
+        try:
+            result = await op.perform(deps, credential, data, text=route.in_query)
+        except InvalidField as refused:
+            raise refused if route.dialect is None else route.dialect.refusal(refused) from None
+        return brain_answer(route, result)
+
+    handle.__name__ = route.op.name
+    return handle
 
 
-@router.get("/memory/skill")
-async def skill(
-    deps: DepsParam, credential: CredentialParam, slug: str | None = None, scope: str | None = None,
-    version: int | None = None,
-) -> dict[str, Any]:
-    """Without `slug`, the skills the credential may read; with it, that skill (latest or `version`)."""
-    if slug is None:
-        return await brain.list_skills(deps, credential)
-    return await brain.get_skill(deps, credential, slug, scope, version)
-
-
-@router.post("/memory/sync")
-async def sync(body: SyncRequest, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
-    """Keep a folder of notes in step: `push` reconciles its facts, `pull` returns what changed since."""
-    return await brain.sync(deps, credential, body.model_dump(exclude_unset=True))
-
-
-@router.post("/memory/consolidate")
-async def consolidate(deps: DepsParam, credential: CredentialParam, body: ConsolidateRequest | None = None) -> dict[str, Any]:
-    """Find duplicates, updates, merges and broken chains, as proposals (a dry run unless `dryRun` is false)."""
-    return await brain.consolidate(deps, credential, body.model_dump(exclude_unset=True) if body else {})
-
-
-@router.get("/memory/proposals")
-async def proposals(
-    deps: DepsParam, credential: CredentialParam,
-    status: Annotated[str | None, Query(description="open (default), accepted, rejected, stale or all.")] = None,
-    limit: int | None = None,
-) -> dict[str, Any]:
-    """Consolidation proposals over the credential's scopes, newest first."""
-    return await brain.list_proposals(deps, credential, status, limit)
-
-
-@router.post("/memory/proposals/{proposal_id}/accept")
-async def accept_proposal(proposal_id: str, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
-    """Apply a proposal (writers of its scope): supersede, never delete; 409 if a fact changed since."""
-    return await brain.accept_proposal(deps, credential, proposal_id)
-
-
-@router.post("/memory/proposals/{proposal_id}/reject")
-async def reject_proposal(proposal_id: str, deps: DepsParam, credential: CredentialParam) -> dict[str, Any]:
-    """Mark a proposal rejected; nothing else changes."""
-    return await brain.reject_proposal(deps, credential, proposal_id)
+for _route in ROUTES:
+    router.add_api_route(
+        _route.path, handler(_route), methods=[_route.method], name=_route.op.name, description=_route.op.summary,
+        summary=_route.op.name.replace("_", " ").capitalize(), deprecated=_route.deprecated or None,
+        openapi_extra=openapi_extra(_route), responses=answer(_route), response_class=Response,
+    )

@@ -24,6 +24,7 @@ from typing import Any
 from memvault.core.brain.fact_input import FactInput
 from memvault.core.brain.fact_vectors import parent_of
 from memvault.core.brain.judge import judge, rate_importance
+from memvault.core.brain.results import Decision
 from memvault.core.deps import Deps
 from memvault.core.ranking import exact_tokens
 from memvault.core.sql import in_batches, placeholders
@@ -54,11 +55,8 @@ class Verdict:
     text: str | None = None  # a merge's wording
     fallback: str | None = None  # why the judge's reply was not used
 
-    def out(self, fact_id: str | None) -> dict[str, Any]:
-        shown: dict[str, Any] = {"id": fact_id, "decision": self.decision, "existing": list(self.existing)}
-        if self.fallback:
-            shown["judge_fallback"] = self.fallback
-        return shown
+    def out(self, fact_id: str | None) -> Decision:
+        return Decision(fact_id, self.decision, list(self.existing), self.fallback or None)
 
 
 STORED = Verdict("stored")

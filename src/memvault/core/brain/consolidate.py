@@ -5,33 +5,33 @@ the same text once normalised, near-duplicates with the same exact tokens, and (
 LLM) updates, merges and contradictions — and skills of one slug family likewise. What it finds
 becomes proposals (``proposals.py``); no fact changes until one is accepted.
 
-``dryRun`` (the default) only answers what a run would do: nothing is embedded, hashed or stored."""
+``dry_run`` (the default) only answers what a run would do: nothing is embedded, hashed or stored."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.core.brain.bands import JUDGED, NEIGHBOURS, PARALLEL
+from memvault.core.brain.commands import Consolidate
 from memvault.core.brain.fact_input import norm_hash
 from memvault.core.brain.fact_vectors import EMBED_GROUP, embed_pending, full_text, parent_of
 from memvault.core.brain.judge import Judgement, judge
 from memvault.core.brain.proposals import Proposal, current_rows, mark_stale, store_proposals
+from memvault.core.brain.results import Chains, Consolidation
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.brain.skills import COLUMNS as SKILL_COLUMNS
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput
 from memvault.core.ranking import exact_tokens
 from memvault.core.sql import in_batches, placeholders
 from memvault.core.vectors import cosine
 
 log = logging.getLogger("memvault.brain")
 Row = dict[str, Any]
-FIELDS = frozenset({"dryRun", "scopes"})
 FACT_COLUMNS = ("id, scope, source, content, valid_from, updated_at, body_uri, pinned, source_tier, norm_hash, "
                 "entry_type, importance")
 # A chain longer than this is reported as cyclic: no real chain of versions gets near it.
@@ -47,50 +47,26 @@ def slug_family(slug: str) -> str:
     return slug
 
 
-def _options(payload: Any, credential: Credential) -> tuple[bool, list[str]]:
-    if payload is None:
-        payload = {}
-    if not isinstance(payload, Mapping):
-        raise InvalidInput("the body must be a JSON object")
-    unknown = set(payload) - FIELDS
-    if unknown:
-        raise InvalidInput(f"unknown consolidate fields: {', '.join(sorted(unknown))}")
-    dry_run = payload.get("dryRun", True)
-    if not isinstance(dry_run, bool):
-        raise InvalidInput("dryRun must be true or false")
-    scopes = payload.get("scopes")
-    if scopes is None:
-        return dry_run, credential.ordered_scopes
-    if not isinstance(scopes, list) or not scopes or not all(isinstance(s, str) for s in scopes):
-        raise InvalidInput("scopes must be a non-empty list of scope names")
-    for scope in scopes:
-        credential.require_scope(scope)
-    return dry_run, sorted(set(scopes))
-
-
-async def consolidate(deps: Deps, credential: Credential, payload: Any = None) -> dict[str, Any]:
+async def consolidate(deps: Deps, credential: Credential, command: Consolidate) -> Consolidation:
     """A writer over its own scopes (or some of them); the nightly cron over all of them."""
     credential.require_writer()
-    dry_run, scopes = _options(payload, credential)
+    dry_run, scopes = command.dry_run, list(command.scopes or credential.ordered_scopes)
+    for scope in scopes:
+        credential.require_scope(scope)
     scoped = Credential(credential.name, frozenset(scopes), True)
-    result: dict[str, Any] = {"dryRun": dry_run, "scopes": scopes}
-    if dry_run:
-        result["to_reembed"] = await _unembedded(deps, scoped)
-    else:
-        result["reembedded"] = await embed_pending(deps, scoped, deps.tuning.consolidate_batch)
-    result["chains"] = await chain_report(deps, scoped)
+    to_reembed = await _unembedded(deps, scoped) if dry_run else None
+    reembedded = None if dry_run else await embed_pending(deps, scoped, deps.tuning.consolidate_batch)
+    chains = await chain_report(deps, scoped)
     finding = Finding()
     for scope in scopes:
         await _fact_clusters(deps, scope, dry_run, finding)
         await _skill_clusters(deps, scope, finding)
-    if not dry_run:
-        result["stale"] = await mark_stale(deps, scopes)
-        result["stored"] = await store_proposals(deps, finding.proposals)
-        result["hashed"] = finding.hashed
-    result["proposals"] = [p.out() for p in finding.proposals]
-    if finding.degraded:
-        result["degraded"] = ["vector"]
-    return result
+    stale = None if dry_run else await mark_stale(deps, scopes)
+    stored = None if dry_run else await store_proposals(deps, finding.proposals)
+    return Consolidation(
+        dry_run=dry_run, scopes=scopes, chains=chains, proposals=[p.out() for p in finding.proposals],
+        to_reembed=to_reembed, reembedded=reembedded, stale=stale, stored=stored,
+        hashed=None if dry_run else finding.hashed, degraded=["vector"] if finding.degraded else None)
 
 
 @dataclass
@@ -116,7 +92,7 @@ async def _unembedded(deps: Deps, credential: Credential) -> int:
     return int(rows[0]["n"])
 
 
-async def chain_report(deps: Deps, credential: Credential) -> dict[str, list[str]]:
+async def chain_report(deps: Deps, credential: Credential) -> Chains:
     """Facts whose successor is missing (or that name one while current), and facts on a cycle."""
     wall, params = scope_filter(credential, "m.scope")
     broken = await deps.db.query(
@@ -131,7 +107,7 @@ async def chain_report(deps: Deps, credential: Credential) -> dict[str, list[str
         " WHERE n.superseded_by IS NOT NULL AND w.at != w.start AND w.depth < ?)"
         " SELECT DISTINCT start AS id FROM walk WHERE at = start OR depth >= ? ORDER BY start LIMIT ?",
         [*params, MAX_CHAIN, MAX_CHAIN, REPORTED])
-    return {"broken": [r["id"] for r in broken], "cyclic": [r["id"] for r in cyclic]}
+    return Chains(broken=[r["id"] for r in broken], cyclic=[r["id"] for r in cyclic])
 
 
 def _keeper(rows: Sequence[Row]) -> Row:

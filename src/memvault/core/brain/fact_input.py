@@ -1,31 +1,68 @@
-"""Parsing and checking a brain write before anything is stored: one fact or a batch, each fact
-redacted, given its deterministic id, and checked against the writer's scopes. Any problem is an
-``InvalidInput`` raised before the first write."""
+"""The brain write's input and its one parser: one fact or a batch, each fact redacted, given its
+deterministic id, and checked against the writer's scopes. Any problem is raised before the
+first write, naming the field."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, cast
 
-from memvault.core.brain.rows import ENTRY_TYPES
+from memvault.core.brain.rows import EntryType
 from memvault.core.brain.scopes import Credential, check_scope
-from memvault.core.errors import InvalidInput, PayloadTooLarge
+from memvault.core.brain.wire import parse_fields, shape, spec
+from memvault.core.errors import InvalidField, PayloadTooLarge
 from memvault.core.ranking import normalize_text
 from memvault.core.redaction import redact, refuse_secret
 from memvault.core.settings import Settings
-from memvault.core.times import parse_time
 
-ITEM_FIELDS = frozenset({
-    "content", "fact", "source", "scope", "entry_type", "source_tier", "confidence", "valid_from", "pinned", "supersedes",
-    "importance",
-})
-BATCH_FIELDS = frozenset({"facts", "reconcile", "source_prefix", "source", "scope", "entry_type"})
 MAX_SOURCE_CHARS = 512
 MAX_CONTENT_CHARS = 200_000
+SCOPE = "One of the scopes this deployment walls facts by; the credential must hold it."
+
+
+@shape
+class FactIn:
+    """One fact. In a batch, `source`, `scope` and `entry_type` default to the batch's."""
+
+    EXAMPLES: ClassVar[list[dict[str, Any]]] = [{"content": "The cabin at Lake Orta has a green door.", "source": "notes:family",
+                           "scope": "family", "valid_from": "2024-06-01T00:00:00Z"}]
+
+    content: str | None = spec("The fact; secrets in it are redacted before storage.", default=None)
+    fact: str | None = spec("Alias of content.", default=None)
+    source: str | None = spec("Where the fact comes from, e.g. `files:notes/a.md`; `api` without it.", default=None)
+    scope: str | None = spec(SCOPE + " Optional for a credential of one scope.", default=None)
+    entry_type: EntryType | None = spec("`fact` without it.", default=None)
+    source_tier: int | None = spec("0 is the most authoritative source; 2 without it.", default=None, low=0, high=9)
+    confidence: float | None = spec("1 without it.", default=None, low=0.0, high=1.0)
+    valid_from: float | None = spec("Unix seconds or ISO 8601; defaults to now.", default=None, time=True)
+    pinned: bool | None = spec("Pinned facts form the recall core.", default=None)
+    supersedes: str | None = spec("Id of the fact this one replaces.", default=None)
+    importance: int | None = spec("1 (trivia) to 5 (essential); without it the brain's LLM rates it, or 3.",
+                                  default=None, low=1, high=5)
+
+
+@shape
+class WriteFactsIn(FactIn):
+    """One fact (the fields of FactIn) or a batch in `facts`, whose `source`, `scope` and
+    `entry_type` are its facts' defaults. Idempotent per source and text."""
+
+    EXAMPLES: ClassVar[list[dict[str, Any]]] = [{
+        "source": "notes:family", "scope": "family",
+        "facts": [{"content": "Aunt Mildred's birthday is on 14 July.", "pinned": True},
+                  {"content": "The cabin at Lake Orta has a green door.", "valid_from": "2024-06-01T00:00:00Z"}],
+    }]
+
+    facts: list[FactIn] | None = spec("A batch of facts instead of one.", default=None)
+    reconcile: bool | None = spec("Retire current facts of the batch's sources it no longer holds.", default=None)
+    source_prefix: str | None = spec("Reconcile everything under this source prefix.", default=None)
+    bands: bool = spec("false skips the write-time bands (bulk imports).", default=True)
+
+
+BATCH_ONLY = ("facts", "reconcile", "source_prefix")
+ITEM_ONLY = tuple(f.name for f in dataclasses.fields(FactIn) if f.name not in ("source", "scope", "entry_type"))
 
 
 @dataclass(frozen=True)
@@ -58,12 +95,15 @@ class FactInput:
 
 
 @dataclass(frozen=True)
-class WriteRequest:
+class WriteFacts:
+    """A write once parsed: every fact gated, named and within the writer's scopes."""
+
     items: tuple[FactInput, ...]
     reconcile: bool
     source_prefix: str | None
     # Without a prefix, reconcile covers exactly these sources: the batch's own and its default.
     sources: tuple[str, ...] = ()
+    bands: bool = True
 
 
 def fact_id(source: str, content: str) -> str:
@@ -80,111 +120,92 @@ def norm_hash(text: str) -> str:
     return content_hash(normalize_text(text))
 
 
-def _text(raw: Mapping[str, Any], name: str, default: str | None, limit: int) -> str:
-    value = raw.get(name, default)
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{name} must be a non-empty string")
-    if len(value) > limit:
-        raise PayloadTooLarge(f"{name} is longer than {limit} characters")
-    return value.strip()
-
-
-def _number(raw: Mapping[str, Any], name: str, default: float, low: float, high: float) -> float:
-    value = raw.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InvalidInput(f"{name} must be a number")
-    if not low <= value <= high:
-        raise InvalidInput(f"{name} must be between {low:g} and {high:g}")
-    return float(value)
-
-
-def _scope(raw: Mapping[str, Any], defaults: Mapping[str, Any], credential: Credential, settings: Settings) -> str:
-    scope = raw.get("scope", defaults.get("scope"))
+def _scope(scope: str | None, credential: Credential, settings: Settings, where: str) -> str:
     if scope is None:
         if len(credential.scopes) != 1:
-            raise InvalidInput("scope is required: this credential may write to more than one scope")
+            raise InvalidField(f"{where}scope is required: this credential may write to more than one scope")
         return next(iter(credential.scopes))
     scope = check_scope(scope, settings)
     credential.require_scope(scope)
     return scope
 
 
-def parse_item(raw: Any, defaults: Mapping[str, Any], credential: Credential, settings: Settings) -> FactInput:
-    if not isinstance(raw, Mapping):
-        raise InvalidInput("each fact must be an object")
-    unknown = set(raw) - ITEM_FIELDS
-    if unknown:
-        raise InvalidInput(f"unknown fact fields: {', '.join(sorted(unknown))}")
-    if "content" in raw and "fact" in raw:
-        raise InvalidInput("give either content or fact, not both")
-    content_field = "fact" if "fact" in raw else "content"
-    gate = redact(_text(raw, content_field, None, MAX_CONTENT_CHARS))
-    source = _text(raw, "source", defaults.get("source", "api"), MAX_SOURCE_CHARS)
-    refuse_secret("source", source)
-    entry_type = raw.get("entry_type", defaults.get("entry_type", "fact"))
-    if entry_type not in ENTRY_TYPES:
-        raise InvalidInput(f"entry_type must be one of {', '.join(ENTRY_TYPES)}")
-    tier = raw.get("source_tier", 2)
-    if isinstance(tier, bool) or not isinstance(tier, int) or not 0 <= tier <= 9:
-        raise InvalidInput("source_tier must be an integer from 0 (most authoritative) to 9")
-    pinned = raw.get("pinned", False)
-    if not isinstance(pinned, bool):
-        raise InvalidInput("pinned must be true or false")
-    importance = raw.get("importance")
-    if importance is not None and (isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 5):
-        raise InvalidInput("importance must be an integer from 1 (trivia) to 5 (essential)")
-    supersedes = raw.get("supersedes")
-    if supersedes is not None and (not isinstance(supersedes, str) or not supersedes.startswith("mem-")):
-        raise InvalidInput("supersedes must be the id of a fact (mem-...)")
+def _source(value: str, where: str) -> str:
+    if not value.strip():
+        raise InvalidField(f"{where}source must be non-empty text")
+    if len(value) > MAX_SOURCE_CHARS:
+        raise PayloadTooLarge(f"{where}source is longer than {MAX_SOURCE_CHARS} characters")
+    refuse_secret("source", value, InvalidField)
+    return value.strip()
+
+
+def check_item(raw: FactIn, defaults: FactIn, credential: Credential, settings: Settings, where: str = "") -> FactInput:
+    """One fact of a write, its absent fields taken from ``defaults`` (the batch's)."""
+    if raw.content is not None and raw.fact is not None:
+        raise InvalidField(f"{where}content and {where}fact: give one of them, not both")
+    name, text = ("fact", raw.fact) if raw.fact is not None else ("content", raw.content)
+    if text is None or not text.strip():
+        raise InvalidField(f"{where}{name} must be non-empty text")
+    if len(text) > MAX_CONTENT_CHARS:
+        raise PayloadTooLarge(f"{where}{name} is longer than {MAX_CONTENT_CHARS} characters")
+    if raw.supersedes is not None and not raw.supersedes.startswith("mem-"):
+        raise InvalidField(f"{where}supersedes must be the id of a fact (mem-...)")
+    gate = redact(text.strip())
+    source = _source(raw.source if raw.source is not None else defaults.source or "api", where)
     return FactInput(
         id=fact_id(source, gate.text),
         content=gate.text,
         content_hash=content_hash(gate.text),
         source=source,
-        scope=_scope(raw, defaults, credential, settings),
-        entry_type=str(entry_type),
-        source_tier=tier,
-        confidence=_number(raw, "confidence", 1.0, 0.0, 1.0),
-        valid_from=parse_time(raw.get("valid_from"), "valid_from"),
-        pinned=pinned,
-        supersedes=supersedes,
+        scope=_scope(raw.scope if raw.scope is not None else defaults.scope, credential, settings, where),
+        entry_type=str(raw.entry_type or defaults.entry_type or "fact"),
+        source_tier=2 if raw.source_tier is None else raw.source_tier,
+        confidence=1.0 if raw.confidence is None else raw.confidence,
+        valid_from=raw.valid_from,
+        pinned=bool(raw.pinned),
+        supersedes=raw.supersedes,
         redacted=gate.kinds,
-        importance=importance,
+        importance=raw.importance,
     )
 
 
-def parse_write(payload: Any, credential: Credential, settings: Settings) -> WriteRequest:
-    """One fact (the payload itself) or a batch (``facts``), with optional source-scoped reconcile."""
+def parse_write(data: object, credential: Credential, settings: Settings, text: bool = False) -> WriteFacts:
+    """One fact (the data itself) or a batch (``facts``), with optional source-scoped reconcile."""
     credential.require_writer()
-    if not isinstance(payload, Mapping):
-        raise InvalidInput("the body must be a JSON object")
-    if "facts" not in payload:
-        item = parse_item(payload, {}, credential, settings)
-        return WriteRequest(items=(item,), reconcile=False, source_prefix=None, sources=(item.source,))
-    unknown = set(payload) - BATCH_FIELDS
-    if unknown:
-        raise InvalidInput(f"unknown batch fields: {', '.join(sorted(unknown))}")
-    facts, reconcile, prefix = payload["facts"], payload.get("reconcile", False), payload.get("source_prefix")
-    if not isinstance(facts, list):
-        raise InvalidInput("facts must be a list")
+    raw = parse_fields(WriteFactsIn, data, text=text)
+    given = sorted(name for name, value in cast("Mapping[str, Any]", data).items() if value is not None)
+    if raw.facts is None:
+        stray = [name for name in given if name in BATCH_ONLY]
+        if stray:
+            raise InvalidField(f"{', '.join(stray)}: only a batch (facts) takes these")
+        item = check_item(raw, FactIn(), credential, settings)
+        return WriteFacts(items=(item,), reconcile=False, source_prefix=None, sources=(item.source,), bands=raw.bands)
+    stray = [name for name in given if name in ITEM_ONLY]
+    if stray:
+        raise InvalidField(f"{', '.join(stray)}: each fact of a batch takes these, not the batch")
+    return check_batch(raw, credential, settings, "facts")
+
+
+def check_batch(raw: WriteFactsIn, credential: Credential, settings: Settings, name: str) -> WriteFacts:
+    """A batch of facts (named ``name`` in the input) with its defaults and reconcile."""
+    credential.require_writer()
+    facts, prefix = raw.facts or [], raw.source_prefix
     if len(facts) > settings.brain_max_batch:
-        raise PayloadTooLarge(f"a batch holds at most {settings.brain_max_batch} facts")
-    if not isinstance(reconcile, bool):
-        raise InvalidInput("reconcile must be true or false")
-    if prefix is not None and (not isinstance(prefix, str) or not prefix.strip()):
-        raise InvalidInput("source_prefix must be a non-empty string")
-    defaults = {k: payload[k] for k in ("source", "scope", "entry_type") if k in payload}
-    if prefix is not None and "source" not in defaults:
-        defaults["source"] = prefix
+        raise PayloadTooLarge(f"{name} holds at most {settings.brain_max_batch} facts")
+    if prefix is not None and not prefix.strip():
+        raise InvalidField("source_prefix must be non-empty text")
+    defaults = FactIn(source=raw.source if raw.source is not None else prefix, scope=raw.scope,
+                      entry_type=raw.entry_type)
     items: dict[str, FactInput] = {}
-    for raw in facts:
-        item = parse_item(raw, defaults, credential, settings)
+    for index, fact in enumerate(facts):
+        item = check_item(fact, defaults, credential, settings, f"{name}[{index}].")
         items.setdefault(item.id, item)
     if prefix is not None and any(not item.source.startswith(prefix) for item in items.values()):
-        raise InvalidInput("every fact's source must start with source_prefix")
+        raise InvalidField(f"every fact's source must start with source_prefix ({name})")
     sources = {item.source for item in items.values()}
-    if isinstance(payload.get("source"), str) and payload["source"].strip():
-        sources.add(payload["source"].strip())
-    if reconcile and prefix is None and not sources:
-        raise InvalidInput("reconcile of an empty batch needs source or source_prefix, so it knows what to retire")
-    return WriteRequest(items=tuple(items.values()), reconcile=reconcile, source_prefix=prefix, sources=tuple(sorted(sources)))
+    if raw.source is not None and raw.source.strip():
+        sources.add(raw.source.strip())
+    if raw.reconcile and prefix is None and not sources:
+        raise InvalidField("reconcile of an empty batch needs source or source_prefix, so it knows what to retire")
+    return WriteFacts(items=tuple(items.values()), reconcile=bool(raw.reconcile), source_prefix=prefix,
+                      sources=tuple(sorted(sources)), bands=raw.bands)

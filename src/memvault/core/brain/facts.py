@@ -1,4 +1,4 @@
-"""``ingest_facts``: the one brain write path (HTTP, RPC, sync and skills all use it). Idempotent
+"""``write_facts``: the one brain write path (HTTP, RPC, sync and skills all use it). Idempotent
 by id, screened by the write-time bands, atomic in the database, source-scoped reconcile, an
 ``event_log`` row for every change. Bodies longer than the hook go to the blob store first;
 embeddings follow the database write and, if they fail, are left for the nightly re-embed rather
@@ -11,14 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from memvault.core.brain.bands import STORED, Screening, Verdict, screen
-from memvault.core.brain.fact_input import FactInput, WriteRequest, parse_write
+from memvault.core.brain.fact_input import FactInput, WriteFacts
 from memvault.core.brain.fact_vectors import FactText, embed_facts
 from memvault.core.brain.freshness import bumps
 from memvault.core.brain.plan import Plan
+from memvault.core.brain.results import FactsWritten, Redaction
 from memvault.core.brain.rows import BODY_CONTENT_TYPE, BODY_PREFIX, body_key, readable_ids
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
-from memvault.core.errors import Conflict, InvalidInput
+from memvault.core.errors import Conflict, InvalidField
 from memvault.core.retry import is_transient_storage, retry
 from memvault.core.sql import in_batches, placeholders
 
@@ -46,7 +47,7 @@ async def _existing(deps: Deps, ids: Sequence[str]) -> dict[str, dict[str, Any]]
     return found
 
 
-async def _retire_candidates(deps: Deps, credential: Credential, request: WriteRequest) -> list[dict[str, Any]]:
+async def _retire_candidates(deps: Deps, credential: Credential, request: WriteFacts) -> list[dict[str, Any]]:
     wall, params = scope_filter(credential)
     base = f"SELECT id, scope, source FROM memory WHERE {wall} AND superseded_at IS NULL"
     if request.source_prefix is not None:
@@ -77,7 +78,7 @@ async def _superseded_targets(deps: Deps, credential: Credential, items: Sequenc
             found[row["id"]] = row
     missing = sorted(fid for fid in wanted if fid not in found)
     if missing:
-        raise InvalidInput(f"supersedes names no fact this credential may write: {', '.join(missing)}")
+        raise InvalidField(f"supersedes names no fact this credential may write: {', '.join(missing)}")
     pending = {}
     for fid, row in sorted(found.items()):
         if row["superseded_at"] is None:
@@ -125,11 +126,10 @@ def _sole_successors(items: Sequence[FactInput]) -> dict[str, str]:
     return {source: ids[0] for source, ids in by_source.items() if len(ids) == 1}
 
 
-async def plan_facts(deps: Deps, credential: Credential, payload: Any) -> tuple[WriteRequest, Plan]:
+async def plan_facts(deps: Deps, credential: Credential, request: WriteFacts) -> Plan:
     """Every check, read and blob write of a brain write (no bands), returning its statements
     unrun, for a caller that runs them inside its own batch (skill registration)."""
-    request = parse_write(payload, credential, deps.settings)
-    return request, await plan_request(deps, credential, request, bands=False)
+    return await plan_request(deps, credential, request, bands=False)
 
 
 async def _checked_existing(deps: Deps, credential: Credential, items: Sequence[FactInput]) -> dict[str, Any]:
@@ -157,7 +157,7 @@ def _screened(items: Sequence[FactInput], screening: Screening) -> list[tuple[Fa
     return out
 
 
-async def plan_request(deps: Deps, credential: Credential, request: WriteRequest, bands: bool) -> Plan:
+async def plan_request(deps: Deps, credential: Credential, request: WriteFacts, bands: bool) -> Plan:
     existing = await _checked_existing(deps, credential, request.items)
     screening = Screening()
     if bands:
@@ -216,13 +216,12 @@ def _apply_verdicts(plan: Plan, screened: Sequence[tuple[FactInput, FactInput | 
                 plan.link(stored, row, "contradicts")
 
 
-async def ingest_facts(deps: Deps, credential: Credential, payload: Any, bands: bool = True) -> dict[str, Any]:
-    """The brain write of every surface: parsed, screened by the write-time bands (unless
-    ``bands`` is off, as for bulk imports), stored as one batch, then embedded."""
-    request = parse_write(payload, credential, deps.settings)
+async def write_facts(deps: Deps, credential: Credential, request: WriteFacts) -> FactsWritten:
+    """The brain write of every surface: screened by the write-time bands (unless the command
+    turns them off, as for bulk imports), stored as one batch, then embedded."""
 
     async def plan_and_write() -> Plan:
-        plan = await plan_request(deps, credential, request, bands)
+        plan = await plan_request(deps, credential, request, request.bands)
         if plan.statements:
             await deps.db.batch(plan.statements)
         return plan
@@ -234,7 +233,19 @@ async def ingest_facts(deps: Deps, credential: Credential, payload: Any, bands: 
     embedding = await embed_facts(
         deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched], plan.vectors,
         plan.replaced)
-    redacted = [{"id": i.id, "kinds": list(i.redacted)} for i in request.items if i.redacted]
-    stored = [d["id"] for d in plan.decisions if d["id"] is not None]
-    return {**plan.counts, "ids": list(dict.fromkeys(stored)), "redacted": redacted, "embedding": embedding,
-            "decisions": plan.decisions}
+    return written(plan, request, embedding)
+
+
+def written(plan: Plan, request: WriteFacts, embedding: str) -> FactsWritten:
+    counts = plan.counts
+    return FactsWritten(
+        written=counts["written"], unchanged=counts["unchanged"], updated=counts["updated"],
+        revived=counts["revived"], superseded=counts["superseded"], retired=counts["retired"],
+        linked=counts["linked"], blocked=counts["blocked"],
+        ids=list(dict.fromkeys(d.id for d in plan.decisions if d.id is not None)),
+        redacted=[Redaction(i.id, list(i.redacted)) for i in request.items if i.redacted],
+        embedding=embedding, decisions=plan.decisions)
+
+
+# The name the write had before it had one verb.
+ingest_facts = write_facts

@@ -9,6 +9,7 @@ from typing import Any
 
 from memvault.core.brain.fact_input import FactInput
 from memvault.core.brain.fact_vectors import passage_statements
+from memvault.core.brain.results import Decision
 
 Statement = tuple[str, Sequence[Any]]
 DEFAULT_IMPORTANCE = 3
@@ -31,7 +32,7 @@ class Plan:
         self.counts = dict.fromkeys(
             ("written", "unchanged", "updated", "revived", "superseded", "retired", "linked", "blocked"), 0)
         self.touched: list[FactInput] = []
-        self.decisions: list[dict[str, Any]] = []
+        self.decisions: list[Decision] = []
         self.vectors: dict[str, list[float]] = {}  # hook vectors the bands computed
         self.scopes: set[str] = set()  # written to, so their cached reads move on
 

@@ -11,21 +11,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.brain.fact_input import WriteRequest, parse_item
+from memvault.core.brain.commands import ListProposals, ProposalRef, RegisterSkill, check_skill
+from memvault.core.brain.fact_input import FactIn, WriteFacts, check_item
 from memvault.core.brain.fact_vectors import FactText, embed_facts, retire_vectors
 from memvault.core.brain.facts import hook_of, plan_request
 from memvault.core.brain.freshness import bumps
 from memvault.core.brain.plan import Plan, Statement, event
-from memvault.core.brain.rows import parse_limit
+from memvault.core.brain.results import (
+    NamedFact,
+    ProposalAccepted,
+    ProposalList,
+    ProposalRejected,
+    ProposedChange,
+    StoredProposal,
+)
+from memvault.core.brain.rows import EntryType
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.brain.skills import COLUMNS as SKILL_COLUMNS
 from memvault.core.brain.skills import embed_mirrors, plan_skill, skill_source
 from memvault.core.deps import Deps
-from memvault.core.errors import Conflict, InvalidInput, NotFound
+from memvault.core.errors import Conflict, NotFound
 from memvault.core.sql import in_batches, placeholders
 
 KINDS = ("merge", "retire", "skill_merge", "skill_retire")
-STATUSES = ("open", "accepted", "rejected", "stale")
 # Where a merged fact comes from: never a synced source, so a folder sync cannot retire it.
 MERGED_SOURCE = "consolidation"
 # How long an accept may hold its claim on a proposal before a consolidation run hands it back.
@@ -50,9 +58,9 @@ class Proposal:
         key = json.dumps([self.kind, self.scope, sorted(self.fact_ids), self.keep_id, self.text])
         return "prop-" + hashlib.md5(key.encode()).hexdigest()[:16]
 
-    def out(self, status: str = "proposed") -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "scope": self.scope, "fact_ids": list(self.fact_ids),
-                "keep_id": self.keep_id, "text": self.text, "reason": self.reason, "status": status}
+    def out(self, status: str = "proposed") -> ProposedChange:
+        return ProposedChange(self.id, self.kind, self.scope, list(self.fact_ids), self.keep_id, self.text, self.reason,
+                              status)
 
 
 def _row_out(row: dict[str, Any]) -> dict[str, Any]:
@@ -80,24 +88,23 @@ async def store_proposals(deps: Deps, proposals: Sequence[Proposal]) -> int:
     return len(fresh)
 
 
-async def list_proposals(deps: Deps, credential: Credential, status: Any = "open", limit: Any = None) -> dict[str, Any]:
+async def list_proposals(deps: Deps, credential: Credential, command: ListProposals) -> ProposalList:
     """The proposals of the credential's scopes, newest first, with the text of each fact they name."""
-    if status is None or status == "":
-        status = "open"
-    if status != "all" and status not in STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join((*STATUSES, 'all'))}")
     wall, params = scope_filter(credential)
-    where = wall if status == "all" else f"{wall} AND status = ?"
+    where = wall if command.status == "all" else f"{wall} AND status = ?"
     rows = await deps.db.query(
         f"SELECT {COLUMNS} FROM proposals WHERE {where} ORDER BY created_at DESC, id LIMIT ?",
-        [*params, *([] if status == "all" else [status]), parse_limit(limit, 50)])
+        [*params, *([] if command.status == "all" else [command.status]), command.limit])
     proposals = [_row_out(row) for row in rows]
     named = {fid for p in proposals if not p["kind"].startswith("skill_") for fid in [*p["fact_ids"], p["keep_id"]] if fid}
     texts = await _fact_texts(deps, credential, named)
+    out = []
     for p in proposals:
+        facts = None
         if not p["kind"].startswith("skill_"):
-            p["facts"] = [{"id": fid, "content": texts.get(fid)} for fid in [*p["fact_ids"], *filter(None, [p["keep_id"]])]]
-    return {"proposals": proposals}
+            facts = [NamedFact(fid, texts.get(fid)) for fid in [*p["fact_ids"], *filter(None, [p["keep_id"]])]]
+        out.append(StoredProposal(**p, facts=facts))
+    return ProposalList(out)
 
 
 async def _fact_texts(deps: Deps, credential: Credential, ids: set[str]) -> dict[str, str]:
@@ -110,9 +117,7 @@ async def _fact_texts(deps: Deps, credential: Credential, ids: set[str]) -> dict
     return found
 
 
-async def _proposal(deps: Deps, credential: Credential, proposal_id: Any) -> dict[str, Any]:
-    if not isinstance(proposal_id, str) or not proposal_id.startswith("prop-") or len(proposal_id) > 64:
-        raise InvalidInput("id must be a proposal id (prop-...)")
+async def _proposal(deps: Deps, credential: Credential, proposal_id: str) -> dict[str, Any]:
     credential.require_writer()
     wall, params = scope_filter(credential)
     rows = await deps.db.query(f"SELECT {COLUMNS} FROM proposals WHERE {wall} AND id = ?", [*params, proposal_id])
@@ -134,18 +139,18 @@ def _taken(proposal: dict[str, Any]) -> Conflict:
     return Conflict(f"proposal {proposal['id']} is being decided or already decided by another request")
 
 
-async def reject_proposal(deps: Deps, credential: Credential, proposal_id: Any) -> dict[str, Any]:
-    proposal = await _proposal(deps, credential, proposal_id)
+async def reject_proposal(deps: Deps, credential: Credential, ref: ProposalRef) -> ProposalRejected:
+    proposal = await _proposal(deps, credential, ref.id)
     rejected = await deps.db.execute(
         "UPDATE proposals SET status = 'rejected', decided_at = ?, decided_by = ? WHERE id = ? AND status = 'open'",
         (deps.clock(), credential.name, proposal["id"]))
     if not rejected:
         raise _taken(proposal)
-    return {"id": proposal["id"], "status": "rejected"}
+    return ProposalRejected(proposal["id"], "rejected")
 
 
-async def accept_proposal(deps: Deps, credential: Credential, proposal_id: Any) -> dict[str, Any]:
-    proposal = await _proposal(deps, credential, proposal_id)
+async def accept_proposal(deps: Deps, credential: Credential, ref: ProposalRef) -> ProposalAccepted:
+    proposal = await _proposal(deps, credential, ref.id)
     if proposal["kind"] in ("merge", "retire"):
         return await _accept_facts(deps, credential, proposal)
     return await _accept_skills(deps, credential, proposal)
@@ -191,7 +196,7 @@ def _stale(named: Sequence[str], current: dict[str, Any]) -> str | None:
     return f"no longer current: {', '.join(gone)}" if gone else None
 
 
-async def _accept_facts(deps: Deps, credential: Credential, proposal: dict[str, Any]) -> dict[str, Any]:
+async def _accept_facts(deps: Deps, credential: Credential, proposal: dict[str, Any]) -> ProposalAccepted:
     scope, ids = proposal["scope"], list(proposal["fact_ids"])
     named = [*ids, *filter(None, [proposal["keep_id"]])]
     current = await current_facts(deps, scope, named)
@@ -203,10 +208,11 @@ async def _accept_facts(deps: Deps, credential: Credential, proposal: dict[str, 
         heir = proposal["keep_id"]
     else:
         merged = [current[fid] for fid in ids]
-        item = parse_item({"content": proposal["text"], "source": MERGED_SOURCE, "scope": scope,
-                           "entry_type": merged[0]["entry_type"], "pinned": any(bool(r["pinned"]) for r in merged),
-                           "importance": max(int(r["importance"]) for r in merged)}, {}, credential, deps.settings)
-        plan = await plan_request(deps, credential, WriteRequest((item,), False, None, (item.source,)), bands=False)
+        item = check_item(FactIn(content=proposal["text"], source=MERGED_SOURCE, scope=scope,
+                                 entry_type=EntryType(merged[0]["entry_type"]),
+                                 pinned=any(bool(r["pinned"]) for r in merged),
+                                 importance=max(int(r["importance"]) for r in merged)), FactIn(), credential, deps.settings)
+        plan = await plan_request(deps, credential, WriteFacts((item,), False, None, (item.source,)), bands=False)
         heir = item.id
     for fid in ids:
         if fid != heir:
@@ -218,8 +224,7 @@ async def _accept_facts(deps: Deps, credential: Credential, proposal: dict[str, 
                                  for i in plan.touched], replaced=True)
     else:
         await retire_vectors(deps)
-    return {"id": proposal["id"], "status": "accepted", "kind": proposal["kind"], "successor": heir,
-            "superseded": [fid for fid in ids if fid != heir]}
+    return ProposalAccepted(proposal["id"], "accepted", proposal["kind"], heir, [fid for fid in ids if fid != heir])
 
 
 def _retire_skill(skill: dict[str, Any], heir: str, now: float, actor: str) -> list[Statement]:
@@ -238,7 +243,7 @@ async def _mirror_rows(deps: Deps, scope: str, skills: Sequence[dict[str, Any]])
         f"AND source IN ({placeholders(len(sources))})", [scope, *sources])
 
 
-async def _accept_skills(deps: Deps, credential: Credential, proposal: dict[str, Any]) -> dict[str, Any]:
+async def _accept_skills(deps: Deps, credential: Credential, proposal: dict[str, Any]) -> ProposalAccepted:
     """skill_retire: the named skills (and their mirrored facts) are superseded by the kept one.
     skill_merge: the kept skill's slug gets a new version saying the merged text; the others are
     superseded by it."""
@@ -251,11 +256,13 @@ async def _accept_skills(deps: Deps, credential: Credential, proposal: dict[str,
     statements: list[Statement] = []
     added: Plan | None = None
     if proposal["kind"] == "skill_merge":
-        planned = await plan_skill(deps, credential, {"slug": keep["slug"], "scope": scope, "name": keep["name"],
-                                                      "description": keep["description"], "content": proposal["text"]})
+        merged = check_skill(RegisterSkill(slug=keep["slug"], scope=scope, name=keep["name"],
+                                           description=keep["description"], content=proposal["text"]),
+                             credential, deps.settings)
+        planned = await plan_skill(deps, credential, merged)
         statements += planned.statements
         added = planned.mirror
-        heir = str(planned.answer["skill"]["id"])
+        heir = planned.answer.skill.id
         heir_fact = next((item.id for item in added.touched), None)
     else:
         heir = keep_id
@@ -270,8 +277,7 @@ async def _accept_skills(deps: Deps, credential: Credential, proposal: dict[str,
     if added is not None:
         await embed_mirrors(deps, added)
     await retire_vectors(deps)
-    return {"id": proposal["id"], "status": "accepted", "kind": proposal["kind"], "successor": heir,
-            "superseded": [s["id"] for s in retired]}
+    return ProposalAccepted(proposal["id"], "accepted", proposal["kind"], heir, [s["id"] for s in retired])
 
 
 async def mark_stale(deps: Deps, scopes: Sequence[str]) -> int:

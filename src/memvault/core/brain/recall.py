@@ -9,17 +9,16 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from memvault.core.brain.commands import Recall
 from memvault.core.brain.freshness import cached_read
-from memvault.core.brain.rows import FACT_COLUMNS, parse_bounded_int, visible
+from memvault.core.brain.results import RecallCore, RecallEntry, Recollection
+from memvault.core.brain.rows import FACT_COLUMNS, visible
 from memvault.core.brain.scopes import Credential
-from memvault.core.brain.search import MAX_QUERY_CHARS, hybrid_search
+from memvault.core.brain.search import hybrid_search
 from memvault.core.brain.signals import count_recalls
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput
-from memvault.core.times import parse_time
 from memvault.core.tokens import estimate_tokens
 
-MAX_BUDGET = 100_000
 Row = dict[str, Any]
 
 
@@ -80,25 +79,23 @@ async def _tier_rows(deps: Deps, credential: Credential, when: float | None, pin
     )
 
 
-async def recall(deps: Deps, credential: Credential, q: Any = None, as_of: Any = None, budget: Any = None) -> dict[str, Any]:
-    """The envelope for ``q``; a repeated one comes from the read cache until a readable scope is written."""
-    return await cached_read(deps, credential, "brain-recall", [q, as_of, budget],
-                             lambda: _envelope(deps, credential, q, as_of, budget))
+async def recall(deps: Deps, credential: Credential, command: Recall) -> Recollection:
+    """The envelope for the command; a repeated one comes from the read cache until a readable scope is written."""
+    return await cached_read(deps, credential, "brain-recall", command, Recollection,
+                             lambda: _envelope(deps, credential, command))
 
 
-async def _envelope(deps: Deps, credential: Credential, q: Any, as_of: Any, budget: Any) -> dict[str, Any]:
-    if q is not None and (not isinstance(q, str) or len(q) > MAX_QUERY_CHARS):
-        raise InvalidInput(f"q must be text of at most {MAX_QUERY_CHARS} characters")
-    when = parse_time(as_of, "as_of")
+async def _envelope(deps: Deps, credential: Credential, command: Recall) -> Recollection:
+    when = command.as_of
     settings = deps.settings
     tiers = (settings.recall_core_tokens, settings.recall_recent_tokens, settings.recall_archival_tokens)
-    total = parse_bounded_int(budget, "budget", sum(tiers), MAX_BUDGET)
+    total = command.budget or sum(tiers)
     scale = min(1.0, total / max(sum(tiers), 1))
     core_cap, recent_cap, archival_cap = (int(t * scale) for t in tiers)
     taken: set[str] = set()
 
     core_entries, core_used = pack(((r, None) for r in await _tier_rows(deps, credential, when, True)), core_cap, taken)
-    query = (q or "").strip()
+    query = (command.query or "").strip()
     recent_cap += 0 if query else core_cap - core_used
     recent, recent_used = pack(((r, None) for r in await _tier_rows(deps, credential, when, False)), recent_cap, taken)
     facts: list[dict[str, Any]] = []
@@ -113,13 +110,17 @@ async def _envelope(deps: Deps, credential: Credential, q: Any, as_of: Any, budg
         count_recalls(deps, [entry["id"] for entry in facts])
     version = hashlib.sha256("|".join(f"{e['id']}" for e in core_entries).encode()).hexdigest()[:16]
     sources = list(dict.fromkeys(e["source"] for e in [*core_entries, *recent, *facts]))
-    return {
-        "core": {"version": version, "entries": core_entries, "tokens": core_used},
-        "recent": recent,
-        "facts": facts,
-        "asof": when if when is not None else deps.clock(),
-        "budget": total,
-        "budget_used": core_used + recent_used + archival_used,
-        "sources": sources,
-        "degraded": list(degraded),
-    }
+    return Recollection(
+        core=RecallCore(version=version, entries=_entries(core_entries), tokens=core_used),
+        recent=_entries(recent),
+        facts=_entries(facts),
+        as_of=when if when is not None else deps.clock(),
+        budget=total,
+        budget_used=core_used + recent_used + archival_used,
+        sources=sources,
+        degraded=list(degraded),
+    )
+
+
+def _entries(packed: list[dict[str, Any]]) -> list[RecallEntry]:
+    return [RecallEntry(**entry) for entry in packed]

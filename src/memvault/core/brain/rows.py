@@ -1,5 +1,5 @@
-"""What every brain read shares: the visibility predicate (scope wall + point in time), the
-public shape of a fact with its links walled, and input parsing helpers that give clear errors."""
+"""What every brain read shares: the visibility predicate (scope wall + point in time) and the
+public fields of a fact with its links walled."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput
 from memvault.core.sql import in_batches, placeholders
 
 
@@ -25,7 +24,6 @@ class EntryType(StrEnum):
     LOOP = "loop"
 
 
-ENTRY_TYPES = tuple(kind.value for kind in EntryType)
 FACT_COLUMNS = (
     "id, entry_type, scope, source, source_tier, content, confidence, valid_from, superseded_at, "
     "superseded_by, body_uri, embed_id, content_hash, embedded_at, updated_at, created_at, pinned, redacted, importance"
@@ -73,7 +71,7 @@ async def walled_side_rows(
 
 
 async def readable_links(deps: Deps, credential: Credential, rows: Sequence[dict[str, Any]]) -> set[str]:
-    """The ids ``fact_out`` may show as links of ``rows``, which were read through the wall. A
+    """The ids ``fact_fields`` may show as links of ``rows``, which were read through the wall. A
     writer holding several scopes may supersede a fact from another scope, so a link can point
     past the reader's wall; such a link is shown as null, never as the other row's id."""
     own = {row["id"] for row in rows}
@@ -81,8 +79,8 @@ async def readable_links(deps: Deps, credential: Credential, rows: Sequence[dict
     return own | await readable_ids(deps, credential, linked)
 
 
-def fact_out(row: dict[str, Any], readable: Collection[str], **extra: Any) -> dict[str, Any]:
-    """The public, JSON-able shape of a fact row; ``readable`` comes from ``readable_links``."""
+def fact_fields(row: dict[str, Any], readable: Collection[str]) -> dict[str, Any]:
+    """The fields of ``results.Fact`` from a fact row; ``readable`` comes from ``readable_links``."""
     successor = row["superseded_by"]
     return {
         "id": row["id"],
@@ -101,33 +99,7 @@ def fact_out(row: dict[str, Any], readable: Collection[str], **extra: Any) -> di
         "pinned": bool(row["pinned"]),
         "importance": row.get("importance", 3),
         "redacted": [k for k in str(row.get("redacted") or "").split(",") if k],
-        **extra,
     }
-
-
-def parse_bounded_int(value: Any, name: str, default: int, maximum: int) -> int:
-    """An integer query parameter in [1, maximum]; absent or empty means ``default``."""
-    if value is None or value == "":
-        return default
-    try:
-        number = int(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{name} must be an integer") from exc
-    if not 1 <= number <= maximum:
-        raise InvalidInput(f"{name} must be between 1 and {maximum}")
-    return number
-
-
-def parse_limit(value: Any, default: int, maximum: int = 200) -> int:
-    return parse_bounded_int(value, "limit", default, maximum)
-
-
-def parse_entry_type(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if value not in ENTRY_TYPES:
-        raise InvalidInput(f"type must be one of {', '.join(ENTRY_TYPES)}")
-    return str(value)
 
 
 def body_key(content_hash: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from memvault.core import keys
 from memvault.core.access import AccessIdentity, email_identity
 from memvault.core.deps import Deps
-from memvault.core.errors import Forbidden, InvalidInput, MemvaultError, Unauthorized
+from memvault.core.errors import Forbidden, InvalidField, InvalidInput, MemvaultError, Unauthorized
 from memvault.core.settings import Settings
 
 
@@ -58,7 +58,7 @@ def maintenance_credential(settings: Settings) -> Credential:
 def check_scope(scope: object, settings: Settings) -> str:
     """A scope a write names: one of the deployment's scopes, or bad input."""
     if not isinstance(scope, str) or scope not in settings.brain_scopes:
-        raise InvalidInput(f"scope must be one of {', '.join(settings.brain_scopes)}")
+        raise InvalidField(f"scope must be one of {', '.join(settings.brain_scopes)}")
     return scope
 
 

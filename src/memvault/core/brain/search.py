@@ -13,29 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.brain.bm25 import FACTS, PASSAGES, ranked, score_of
+from memvault.core.brain.commands import SearchFacts
 from memvault.core.brain.fact_vectors import parent_of
 from memvault.core.brain.freshness import cached_read
-from memvault.core.brain.rows import (
-    FACT_COLUMNS,
-    fact_out,
-    parse_entry_type,
-    parse_limit,
-    readable_links,
-    visible,
-    walled_side_rows,
-)
+from memvault.core.brain.results import FoundFact, FoundFacts
+from memvault.core.brain.rows import FACT_COLUMNS, fact_fields, readable_links, visible, walled_side_rows
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.signals import rerank
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput
 from memvault.core.ranking import reciprocal_rank_fusion
 from memvault.core.sql import in_batches, placeholders
-from memvault.core.times import parse_time
 
 log = logging.getLogger("memvault.brain")
 
-MODES = ("keyword", "hybrid")
-MAX_QUERY_CHARS = 1000
 # Passages asked for per result wanted: several may belong to one fact.
 PASSAGES_PER_RESULT = 3
 Row = dict[str, Any]
@@ -143,40 +133,21 @@ async def hybrid_search(
     return Hits(reranked[:limit])
 
 
-def _snippet(row: Row) -> dict[str, str]:
-    return {"snippet": row["snippet"]} if row.get("snippet") else {}
+async def search_facts(deps: Deps, credential: Credential, command: SearchFacts) -> FoundFacts:
+    """Walled rows, ranked; a repeated search comes from the read cache until a readable scope is written."""
+    return await cached_read(deps, credential, "brain-search", command, FoundFacts,
+                             lambda: _search(deps, credential, command))
 
 
-async def search_brain(
-    deps: Deps, credential: Credential, q: Any, mode: Any = "keyword", as_of: Any = None, entry_type: Any = None,
-    limit: Any = None,
-) -> dict[str, Any]:
-    """``GET /memory/search`` and its RPC twin: checked input, walled rows, one JSON shape; a
-    repeated search comes from the read cache until a readable scope is written."""
-    return await cached_read(deps, credential, "brain-search", [q, mode, as_of, entry_type, limit],
-                             lambda: _search(deps, credential, q, mode, as_of, entry_type, limit))
-
-
-async def _search(deps: Deps, credential: Credential, q: Any, mode: Any, as_of: Any, entry_type: Any,
-                  limit: Any) -> dict[str, Any]:
-    if not isinstance(q, str) or not q.strip():
-        raise InvalidInput("q must be a non-empty query")
-    if len(q) > MAX_QUERY_CHARS:
-        raise InvalidInput(f"q is longer than {MAX_QUERY_CHARS} characters")
-    mode = mode or "keyword"
-    if mode not in MODES:
-        raise InvalidInput("mode must be keyword or hybrid")
-    when = parse_time(as_of, "as_of")
-    kind = parse_entry_type(entry_type)
-    count = parse_limit(limit, deps.settings.search_limit)
-    if mode == "keyword":
-        hits = Hits(await keyword_search(deps, credential, q, count, when, kind))
+async def _search(deps: Deps, credential: Credential, command: SearchFacts) -> FoundFacts:
+    count = command.limit or deps.settings.search_limit
+    kind = None if command.entry_type is None else str(command.entry_type)
+    if command.mode == "keyword":
+        hits = Hits(await keyword_search(deps, credential, command.query, count, command.as_of, kind))
     else:
-        hits = await hybrid_search(deps, credential, q, count, when, kind)
+        hits = await hybrid_search(deps, credential, command.query, count, command.as_of, kind)
     readable = await readable_links(deps, credential, [row for row, _ in hits.found])
-    return {
-        "mode": mode,
-        "as_of": when,
-        "results": [fact_out(row, readable, score=round(score, 6), **_snippet(row)) for row, score in hits.found],
-        "degraded": list(hits.degraded),
-    }
+    return FoundFacts(
+        mode=command.mode, as_of=command.as_of, degraded=list(hits.degraded),
+        results=[FoundFact(**fact_fields(row, readable), score=round(score, 6), snippet=row.get("snippet") or None)
+                 for row, score in hits.found])

@@ -9,23 +9,21 @@ event and the mirrored fact are written in one atomic batch; embedding follows i
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.brain.fact_input import MAX_CONTENT_CHARS
+from memvault.core.brain.commands import CheckedSkill, GetSkill, ListSkills
+from memvault.core.brain.fact_input import MAX_CONTENT_CHARS, FactIn, WriteFactsIn, check_batch
 from memvault.core.brain.fact_vectors import FactText, embed_facts
 from memvault.core.brain.facts import hook_of, plan_facts
 from memvault.core.brain.plan import Plan, Statement, event
-from memvault.core.brain.scopes import Credential, check_scope, scope_filter
+from memvault.core.brain.results import Skill, SkillFound, SkillList, SkillRegistered, SkillSummary
+from memvault.core.brain.rows import EntryType
+from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidInput, NotFound, PayloadTooLarge
-from memvault.core.redaction import redact, refuse_secret
-from memvault.core.settings import Settings
+from memvault.core.errors import NotFound, PayloadTooLarge
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-FIELDS = frozenset({"slug", "name", "description", "content", "scope"})
 COLUMNS = "id, slug, scope, version, name, description, content, content_hash, created_at, superseded_at, superseded_by"
 
 
@@ -33,36 +31,13 @@ def skill_id(scope: str, slug: str, version: int) -> str:
     return f"skill-{hashlib.md5(f'{scope}|{slug}'.encode()).hexdigest()[:12]}-v{version}"
 
 
-def _slug(value: Any) -> str:
-    if not isinstance(value, str) or not SLUG.match(value):
-        raise InvalidInput("slug must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
-    return value
-
-
-def _scope(payload: Mapping[str, Any], credential: Credential, settings: Settings) -> str:
-    scope = payload.get("scope")
-    if isinstance(scope, str):
-        refuse_secret("scope", scope)
-    if scope is None and len(credential.scopes) == 1:
-        scope = next(iter(credential.scopes))
-    scope = check_scope(scope, settings)
-    credential.require_scope(scope)
-    return scope
-
-
-def _text(payload: Mapping[str, Any], name: str, default: str | None, limit: int) -> tuple[str, tuple[str, ...]]:
-    value = payload.get(name, default)
-    if not isinstance(value, str) or (name == "content" and not value.strip()):
-        raise InvalidInput(f"{name} must be {'non-empty ' if name == 'content' else ''}text")
-    if len(value) > limit:
-        raise InvalidInput(f"{name} is longer than {limit} characters")
-    gate = redact(value.strip())
-    return gate.text, gate.kinds
-
-
-def _out(row: Mapping[str, Any], with_content: bool = True) -> dict[str, Any]:
+def _summary(row: Mapping[str, Any]) -> dict[str, Any]:
     keys = ["id", "slug", "scope", "version", "name", "description", "content_hash", "created_at", "superseded_at"]
-    return {k: row[k] for k in [*keys, *(["content"] if with_content else [])]}
+    return {k: row[k] for k in keys}
+
+
+def _skill(row: Mapping[str, Any]) -> Skill:
+    return Skill(**_summary(row), content=row["content"])
 
 
 @dataclass
@@ -72,25 +47,14 @@ class SkillPlan:
 
     statements: list[Statement]
     mirror: Plan
-    answer: dict[str, Any]
+    answer: SkillRegistered
 
 
-async def plan_skill(deps: Deps, credential: Credential, payload: Any) -> SkillPlan:
-    """Every check and read of registering a skill; the statements are left to the caller, which
-    may run them in a larger batch (accepting a consolidation proposal)."""
+async def plan_skill(deps: Deps, credential: Credential, skill: CheckedSkill) -> SkillPlan:
+    """Every read of registering a skill; the statements are left to the caller, which may run
+    them in a larger batch (accepting a consolidation proposal)."""
     credential.require_writer()
-    if not isinstance(payload, Mapping):
-        raise InvalidInput("the body must be a JSON object")
-    unknown = set(payload) - FIELDS
-    if unknown:
-        raise InvalidInput(f"unknown skill fields: {', '.join(sorted(unknown))}")
-    if isinstance(payload.get("slug"), str):
-        refuse_secret("slug", payload["slug"])
-    slug = _slug(payload.get("slug"))
-    scope = _scope(payload, credential, deps.settings)
-    content, kinds = _text(payload, "content", None, MAX_CONTENT_CHARS)
-    name, name_kinds = _text(payload, "name", slug, 200)
-    description, description_kinds = _text(payload, "description", "", 2000)
+    slug, scope, name, description, content = skill.slug, skill.scope, skill.name, skill.description, skill.content
     fact = f"Skill {name} ({slug}): {description}\n\n{content}"
     if len(fact) > MAX_CONTENT_CHARS:
         raise PayloadTooLarge(f"name, description and content together are longer than {MAX_CONTENT_CHARS} characters")
@@ -101,10 +65,9 @@ async def plan_skill(deps: Deps, credential: Credential, payload: Any) -> SkillP
         [*params, scope, slug],
     )
     latest = rows[0] if rows else None
-    redacted = sorted(set(kinds + name_kinds + description_kinds))
+    redacted = list(skill.redacted)
     if latest is not None and latest["superseded_at"] is None and latest["content_hash"] == digest:
-        return SkillPlan([], Plan(deps.clock(), credential.name), {"status": "unchanged", "skill": _out(latest),
-                                                                   "redacted": redacted})
+        return SkillPlan([], Plan(deps.clock(), credential.name), SkillRegistered("unchanged", _skill(latest), redacted))
     now, version = deps.clock(), (latest["version"] + 1 if latest else 1)
     new_id = skill_id(scope, slug, version)
     statements: list[Statement] = []
@@ -115,15 +78,15 @@ async def plan_skill(deps: Deps, credential: Credential, payload: Any) -> SkillP
                        [new_id, slug, scope, version, name, description, content, digest, now]))
     statements.append(event(now, credential.name, "skill_registered", new_id, scope, f"skill:{slug}",
                             version=version, content_hash=digest))
-    mirrored, plan = await plan_facts(deps, credential, {
-        "facts": [{"content": fact, "entry_type": "skill"}], "source": skill_source(scope, slug), "scope": scope,
-        "reconcile": True,
-    })
+    mirrored = check_batch(WriteFactsIn(facts=[FactIn(content=fact, entry_type=EntryType.SKILL)],
+                                        source=skill_source(scope, slug), scope=scope, reconcile=True),
+                           credential, deps.settings, "content")
+    plan = await plan_facts(deps, credential, mirrored)
     # The mirrored fact passed the gate whole; whatever it caught is reported with the fields'.
     redacted = sorted({*redacted, *(kind for item in mirrored.items for kind in item.redacted)})
     row = dict(zip([c.strip() for c in COLUMNS.split(",")],
                    [new_id, slug, scope, version, name, description, content, digest, now, None, None], strict=True))
-    answer = {"status": "registered" if version == 1 else "updated", "skill": _out(row), "redacted": redacted}
+    answer = SkillRegistered("registered" if version == 1 else "updated", _skill(row), redacted)
     return SkillPlan([*statements, *plan.statements], plan, answer)
 
 
@@ -134,8 +97,8 @@ async def embed_mirrors(deps: Deps, plan: Plan) -> None:
                       replaced=plan.replaced)
 
 
-async def register_skill(deps: Deps, credential: Credential, payload: Any) -> dict[str, Any]:
-    planned = await plan_skill(deps, credential, payload)
+async def register_skill(deps: Deps, credential: Credential, skill: CheckedSkill) -> SkillRegistered:
+    planned = await plan_skill(deps, credential, skill)
     if planned.statements:
         await deps.db.batch(planned.statements)
         await embed_mirrors(deps, planned.mirror)
@@ -147,28 +110,25 @@ def skill_source(scope: str, slug: str) -> str:
     return f"skill:{scope}/{slug}"
 
 
-async def get_skill(deps: Deps, credential: Credential, slug: Any, scope: Any = None, version: Any = None) -> dict[str, Any]:
+async def get_skill(deps: Deps, credential: Credential, command: GetSkill) -> SkillFound:
     wall, params = scope_filter(credential)
-    extra: list[Any] = [*params, _slug(slug)]
+    extra: list[Any] = [*params, command.slug]
     where = f"{wall} AND slug = ?"
-    if scope is not None:
-        where, extra = f"{where} AND scope = ?", [*extra, scope]
-    if version is None:
+    if command.scope is not None:
+        where, extra = f"{where} AND scope = ?", [*extra, command.scope]
+    if command.version is None:
         where += " AND superseded_at IS NULL"
     else:
-        try:
-            where, extra = f"{where} AND version = ?", [*extra, int(version)]
-        except (TypeError, ValueError) as exc:
-            raise InvalidInput("version must be an integer") from exc
+        where, extra = f"{where} AND version = ?", [*extra, command.version]
     rows = await deps.db.query(f"SELECT {COLUMNS} FROM skills WHERE {where} ORDER BY created_at DESC LIMIT 1", extra)
     if not rows:
         raise NotFound("no such skill")
-    return {"skill": _out(rows[0])}
+    return SkillFound(_skill(rows[0]))
 
 
-async def list_skills(deps: Deps, credential: Credential) -> dict[str, Any]:
+async def list_skills(deps: Deps, credential: Credential, command: ListSkills) -> SkillList:
     wall, params = scope_filter(credential)
     rows = await deps.db.query(
         f"SELECT {COLUMNS} FROM skills WHERE {wall} AND superseded_at IS NULL ORDER BY slug, scope", params
     )
-    return {"skills": [_out(row, with_content=False) for row in rows]}
+    return SkillList([SkillSummary(**_summary(row)) for row in rows])

@@ -1,0 +1,99 @@
+"""The brain's operations: each one name (its verb on every surface), one parser from plain data to
+its typed command, one function ``(deps, credential, command) -> result``, and the classes its
+input and result are declared by. Every surface calls ``perform``; none checks input itself."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from memvault.core.brain import commands, fact_input, results
+from memvault.core.brain.consolidate import consolidate
+from memvault.core.brain.facts import write_facts
+from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
+from memvault.core.brain.read import export_facts, fact_body, fact_history, sync
+from memvault.core.brain.recall import recall
+from memvault.core.brain.scopes import Credential
+from memvault.core.brain.search import search_facts
+from memvault.core.brain.skills import get_skill, list_skills, register_skill
+from memvault.core.brain.wire import parse_fields
+from memvault.core.deps import Deps
+from memvault.core.settings import Settings
+
+C = TypeVar("C")
+R = TypeVar("R")
+Parser = Callable[[object, Credential, Settings, bool], C]
+
+
+@dataclass(frozen=True)
+class Operation(Generic[C, R]):
+    name: str
+    summary: str
+    input: type  # the dataclass whose fields are the input's, on every surface
+    output: Any  # the result's class (a union where an operation answers one of two)
+    parse: Parser[C]
+    run: Callable[[Deps, Credential, C], Awaitable[R]]
+
+    async def perform(self, deps: Deps, credential: Credential, data: object, text: bool = False) -> R:
+        """Parse ``data`` (``text``: its values came as text, as a query string carries them) and run."""
+        return await self.run(deps, credential, self.parse(data, credential, deps.settings, text))
+
+
+def _data_only(parse: Callable[[object, bool], C]) -> Parser[C]:
+    """A parser that needs nothing of the caller: the input alone decides."""
+    return lambda data, _credential, _settings, text: parse(data, text)
+
+
+def _fields(cls: type[C]) -> Parser[C]:
+    """The parser of an input its fields say everything about."""
+    return lambda data, _credential, _settings, text: parse_fields(cls, data, text=text)
+
+
+WRITE_FACTS: Operation[fact_input.WriteFacts, results.FactsWritten] = Operation(
+    "write_facts", "Write one fact or a batch (writer credentials, within their scopes); idempotent per source and "
+    "text.", fact_input.WriteFactsIn, results.FactsWritten, fact_input.parse_write, write_facts)
+SEARCH_FACTS: Operation[commands.SearchFacts, results.FoundFacts] = Operation(
+    "search_facts", "Search the facts the credential may read: `keyword` (exact tokens count) or `hybrid`.",
+    commands.SearchFacts, results.FoundFacts, _fields(commands.SearchFacts), search_facts)
+RECALL: Operation[commands.Recall, results.Recollection] = Operation(
+    "recall", "One envelope within a token budget: pinned core, recent facts, and what matches `query`.",
+    commands.Recall, results.Recollection, _fields(commands.Recall), recall)
+FACT_BODY: Operation[commands.FactRef, results.FactBody] = Operation(
+    "fact_body", "A fact's full text (hook and body); absent and walled facts are both 404.",
+    commands.FactRef, results.FactBody, _data_only(commands.parse_fact_ref), fact_body)
+FACT_HISTORY: Operation[commands.FactRef, results.FactHistory] = Operation(
+    "fact_history", "A fact's supersession chain, oldest first, within the credential's scopes.",
+    commands.FactRef, results.FactHistory, _data_only(commands.parse_fact_ref), fact_history)
+EXPORT_FACTS: Operation[commands.ExportFacts, results.ExportedFacts] = Operation(
+    "export_facts", "Every fact the credential may read, superseded ones included, as JSON lines.",
+    commands.ExportFacts, results.ExportedFacts, _fields(commands.ExportFacts), export_facts)
+REGISTER_SKILL: Operation[commands.CheckedSkill, results.SkillRegistered] = Operation(
+    "register_skill", "Register a skill (a named procedure) or a new version of one; writer credentials only.",
+    commands.RegisterSkill, results.SkillRegistered, commands.parse_register_skill, register_skill)
+GET_SKILL: Operation[commands.GetSkill, results.SkillFound] = Operation(
+    "get_skill", "A skill the credential may read: its current version, or `version`.",
+    commands.GetSkill, results.SkillFound, _data_only(commands.parse_get_skill), get_skill)
+LIST_SKILLS: Operation[commands.ListSkills, results.SkillList] = Operation(
+    "list_skills", "The current skills the credential may read, without their content.",
+    commands.ListSkills, results.SkillList, _fields(commands.ListSkills), list_skills)
+SYNC: Operation[commands.Sync, results.SyncPushed | results.SyncPulled] = Operation(
+    "sync", "Keep a folder of notes in step: `push` reconciles its facts, `pull` returns what changed since.",
+    commands.Sync, results.SyncPushed | results.SyncPulled, _data_only(commands.parse_sync), sync)
+CONSOLIDATE: Operation[commands.Consolidate, results.Consolidation] = Operation(
+    "consolidate", "Find duplicates, updates, merges and broken chains, as proposals (a dry run unless `dry_run` is "
+    "false); writer credentials only.",
+    commands.Consolidate, results.Consolidation, _data_only(commands.parse_consolidate), consolidate)
+LIST_PROPOSALS: Operation[commands.ListProposals, results.ProposalList] = Operation(
+    "list_proposals", "Consolidation proposals over the credential's scopes, newest first.",
+    commands.ListProposals, results.ProposalList, _fields(commands.ListProposals), list_proposals)
+ACCEPT_PROPOSAL: Operation[commands.ProposalRef, results.ProposalAccepted] = Operation(
+    "accept_proposal", "Apply a proposal (writers of its scope): supersede, never delete; 409 if a fact changed since.",
+    commands.ProposalRef, results.ProposalAccepted, _data_only(commands.parse_proposal_ref), accept_proposal)
+REJECT_PROPOSAL: Operation[commands.ProposalRef, results.ProposalRejected] = Operation(
+    "reject_proposal", "Mark a proposal rejected; nothing else changes.",
+    commands.ProposalRef, results.ProposalRejected, _data_only(commands.parse_proposal_ref), reject_proposal)
+
+OPERATIONS: dict[str, Operation[Any, Any]] = {op.name: op for op in (
+    WRITE_FACTS, SEARCH_FACTS, RECALL, FACT_BODY, FACT_HISTORY, EXPORT_FACTS, REGISTER_SKILL, GET_SKILL, LIST_SKILLS,
+    SYNC, CONSOLIDATE, LIST_PROPOSALS, ACCEPT_PROPOSAL, REJECT_PROPOSAL)}
