@@ -119,3 +119,19 @@ def test_the_budget_leaves_connections_room_under_any_limit() -> None:
         budget = fd_budget(64, fd_limit)
         assert 1 <= budget.open_vaults <= 64 and budget.connections >= 8
     assert fd_budget(64, 1024).open_vaults == 64
+
+
+def test_a_logged_exception_is_one_gated_line_without_a_traceback() -> None:
+    import logging
+
+    from memvault.cli.server_limits import OneLineFormatter
+
+    try:
+        raise OSError("card 4111 1111 1111 1111 refused\nsecond line")
+    except OSError:
+        record = logging.LogRecord("memvault", logging.ERROR, __file__, 1, "open failed", None, sys.exc_info())
+    record.exc_text = "Traceback (most recent call last): cached by someone else"
+    line = OneLineFormatter("%(levelname)s: %(message)s").format(record)
+    assert line.startswith("ERROR: open failed | OSError: card ") and "\n" not in line
+    assert "4111 1111 1111 1111" not in line and "Traceback" not in line and "second line" not in line
+    assert record.exc_text == "Traceback (most recent call last): cached by someone else"  # left for other handlers

@@ -14,6 +14,7 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from memvault.api.errors import error_body
+from memvault.core.redaction.logs import loggable
 
 log = logging.getLogger("memvault.server")
 
@@ -55,19 +56,25 @@ def fd_budget(open_vaults: int, fd_limit: int | None = None) -> FdBudget:
 
 class OneLineFormatter(logging.Formatter):
     """A record on one line; an exception as its type and first line, without a traceback: a
-    traceback opens source files (which fail when descriptors run out) and may quote a caller's
-    data."""
+    traceback opens source files (which fails when descriptors run out) and is long. The line
+    passes the secret gate, as every record's message already has."""
 
     def formatException(self, ei: Any) -> str:
         exc = ei[1]
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
-        return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+        return loggable(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
 
     def formatStack(self, stack_info: str) -> str:
         return ""
 
     def format(self, record: logging.LogRecord) -> str:
-        return super().format(record).replace("\n", " | ")
+        # Rendered from the exception itself: not a traceback another formatter or the record
+        # factory may have cached on the record (and left there for other handlers).
+        cached, record.exc_text = record.exc_text, None
+        try:
+            return super().format(record).replace("\n", " | ")
+        finally:
+            record.exc_text = cached
 
 
 def logging_config(level: str) -> dict[str, Any]:
