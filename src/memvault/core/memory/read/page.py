@@ -8,6 +8,7 @@ from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.metadata import metadata_value
 from memvault.core.memory.names import vault_name
+from memvault.core.memory.read.vaults import written
 
 # SQLite's LIMIT and OFFSET are 64-bit: larger numbers would fail in the store, not as bad input.
 MAX_PAGE = 500
@@ -21,6 +22,8 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
         raise InvalidInput("limit must be positive and offset not negative")
     if limit > MAX_PAGE or offset > MAX_OFFSET:
         raise InvalidInput(f"limit must be at most {MAX_PAGE} and offset at most {MAX_OFFSET}")
+    if not await written(deps, key_id, session_id):
+        return []
     vault = deps.vaults.vault(vault_name(key_id, session_id))
     # Newest first; messages of the same moment newest-arrived first (the buffer is in arrival order).
     pending = sorted(reversed(await vault.pending()), key=lambda m: -m.timestamp)

@@ -16,6 +16,7 @@ from memvault.core.errors import InvalidInput
 from memvault.core.memory.assemble import rank_items, without_repeats
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.read.race import elapsed_ms, race
+from memvault.core.memory.read.vaults import written
 from memvault.core.memory.windows import WindowPolicy, fill_in_order
 from memvault.core.models import SearchItem, SearchQuery, SearchResult
 
@@ -53,7 +54,9 @@ async def search_memory(
         raise InvalidInput("query must not be empty")
     if (limit is not None and limit < 1) or budget < 1:
         raise InvalidInput("limit and budget_tokens must be positive")
-    names = [vault_name(key_id, None)] + ([vault_name(key_id, session_id)] if session_id else [])
+    names = [vault_name(key_id, None)]
+    if session_id and await written(deps, key_id, session_id):
+        names.append(vault_name(key_id, session_id))
 
     async def compute() -> SearchResult:
         return await _search(deps, key_id, names, query, limit, budget, now, exclude)
