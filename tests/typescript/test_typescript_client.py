@@ -4,6 +4,7 @@ this test starts on 127.0.0.1 with a fresh memory key."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -92,3 +93,26 @@ def test_the_vitest_suite_passes_in_workerd(memvault: tuple[str, str]) -> None:
     assert done.returncode == 0, output[-8000:]
     [summary] = re.findall(r"^\s*Tests\s+(.*)$", output, re.MULTILINE)
     assert re.fullmatch(r"\d+ passed \(\d+\)", summary.strip()), summary
+
+
+def test_the_readmes_bot_type_checks_against_the_package(tmp_path: Path) -> None:
+    """The README's five lines, as a bot would write them (``answer`` is the bot's own model call)."""
+    readme = (PACKAGE / "README.md").read_text()
+    block = re.search(r"```ts\n(.*?)```", readme, re.DOTALL)
+    assert block, "the README shows the bot's code in a ```ts block"
+    prelude = ("declare function answer(history: readonly { role: string; content: string }[], text: string, "
+               "degraded: boolean): Promise<string>;\n")
+    (tmp_path / "bot.ts").write_text(prelude + block.group(1))
+    config = json.loads((PACKAGE / "tsconfig.json").read_text())
+    config["compilerOptions"].update({
+        "typeRoots": [str(ROOT / "node_modules" / "@cloudflare")], "types": ["workers-types"],
+        "paths": {"@memvault/client": [str(PACKAGE / "src" / "index.ts")]}})
+    config["include"] = [str(tmp_path / "bot.ts")]
+    (tmp_path / "tsconfig.json").write_text(json.dumps(config))
+    checked = run([tool("tsc"), "-p", str(tmp_path / "tsconfig.json")])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_example_bot_type_checks_against_the_package() -> None:
+    checked = run([tool("tsc"), "-p", str(ROOT / "examples" / "typescript_bot" / "tsconfig.json")])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
