@@ -12,8 +12,8 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 # A block's info string names its language; a second word `cloudflare` marks a block that needs a
 # Cloudflare account, which the suite checks statically instead of running.
-RUNNABLE = {"sh", "bash", "python"}
-DATA = {"json", "jsonl", "text"}
+RUNNABLE = {"sh", "bash", "python", "js", "ts", "typescript"}
+DATA = {"json", "jsonl", "text", "toml"}
 FENCE = re.compile(r"^(?P<indent> *)```(?P<info>[^`]*)$")
 HEADING = re.compile(r"^#{1,6} (?P<title>.+?)\s*$")
 
