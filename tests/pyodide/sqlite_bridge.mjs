@@ -22,6 +22,8 @@ const answer = (text) => {
   if (encoded.length > bytes.length) {
     return answer(JSON.stringify({ error: "answer larger than the bridge buffer" }));
   }
+  // An answer the caller has not read yet (a late one it gave up on) is never overwritten mid-read.
+  while (Atomics.load(flag, 0) === 1) Atomics.wait(flag, 0, 1, 1000);
   bytes.set(encoded);
   Atomics.store(flag, 1, encoded.length);
   Atomics.store(flag, 0, 1);
@@ -39,17 +41,27 @@ export function startSqliteHost(python) {
   const flag = new Int32Array(shared, 0, 2);
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { shared, python, script: HOST_SCRIPT } });
   const decoder = new TextDecoder();
+  let sent = 0;
   return {
+    // Each request carries a sequence number the host echoes: after a call timed out, its late
+    // answer is read and dropped instead of being taken for the next call's.
     call(request) {
-      Atomics.store(flag, 0, 0);
-      worker.postMessage(request);
-      if (Atomics.wait(flag, 0, 0, TIMEOUT_MS) === "timed-out") {
-        throw new Error(`sqlite host gave no answer in ${TIMEOUT_MS} ms`);
+      const seq = ++sent;
+      const deadline = Date.now() + TIMEOUT_MS;
+      worker.postMessage({ ...request, seq });
+      for (;;) {
+        const left = deadline - Date.now();
+        if (left <= 0 || Atomics.wait(flag, 0, 0, left) === "timed-out") {
+          throw new Error(`sqlite host gave no answer in ${TIMEOUT_MS} ms`);
+        }
+        const text = decoder.decode(new Uint8Array(shared, 8, Atomics.load(flag, 1)).slice());
+        Atomics.store(flag, 0, 0);
+        Atomics.notify(flag, 0);
+        const answer = JSON.parse(text);
+        if (answer.seq != null && answer.seq !== seq) continue;
+        if (answer.error) throw new Error(answer.error);
+        return answer;
       }
-      const text = decoder.decode(new Uint8Array(shared, 8, Atomics.load(flag, 1)).slice());
-      const answer = JSON.parse(text);
-      if (answer.error) throw new Error(answer.error);
-      return answer;
     },
     close: () => worker.terminate(),
   };

@@ -118,10 +118,13 @@ def split(script: str) -> list[str]:
 def main() -> None:
     host = Host()
     for line in sys.stdin:
+        request: dict[str, Any] = {}
         try:
-            answer = host.handle(json.loads(line))
+            request = json.loads(line)
+            answer = host.handle(request)
         except Exception as exc:
             answer = {"error": f"{type(exc).__name__}: {exc}"}
+        answer["seq"] = request.get("seq")
         sys.stdout.write(json.dumps(answer, allow_nan=False) + "\n")
         sys.stdout.flush()
 
