@@ -1,9 +1,11 @@
-"""The command blocks of docs/brain.md, run as a reader runs them from the clone: the brain-token
-commands of "Walls" on a data folder of their own, and the folder sync of "Sync a folder of notes"
-against the real local server, with the reader's URL and token where the page shows placeholders."""
+"""The blocks of docs/brain.md, run as a reader runs them from the clone: the brain-token commands of
+"Walls" on a data folder of their own, and the folder sync of "Sync a folder of notes" against the
+real local server, with the reader's URL and token where the page shows placeholders; the
+credential examples of "Walls" read by memvault's own parsers."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -11,6 +13,9 @@ from pathlib import Path
 
 import httpx
 from doc_pages import DOCS, ROOT, blocks_under
+
+from memvault.core.brain.scopes import parse_access_users, parse_credentials
+from memvault.core.settings import load_settings
 
 sys.path.insert(0, str(ROOT / "tests" / "api"))
 from test_local_server import free_port, server
@@ -70,3 +75,19 @@ def test_the_folder_sync_runs_as_written(tmp_path: Path) -> None:
         note.unlink()
         run(as_reader(pull), tmp_path, env)
     assert note.read_text() == "The dinghy's outboard takes two-stroke oil mixed 1:50.\n"
+
+
+def test_the_credential_examples_are_what_memvault_reads() -> None:
+    credentials, users = (b.text for b in blocks_under(PAGE, "Walls") if b.kind == "json")
+    # The page shortens each sha256 to its first characters: the reader puts a whole digest there.
+    tokens = {"9f86d0": "test", "60303a": "test2"}
+    for prefix, token in tokens.items():
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        assert digest.startswith(prefix)
+        credentials = credentials.replace(f'"{prefix}..."', f'"{digest}"')
+    scopes = load_settings({}).brain_scopes
+    parsed = {c.name: c for c in parse_credentials(credentials, scopes).values()}
+    assert (parsed["telegram-bot"].writer, parsed["brain-writer"].writer) == (False, True)
+    assert parsed["telegram-bot"].scopes == {"family", "shared"} and parsed["brain-writer"].scopes == set(scopes)
+    mapped = parse_access_users(users, credentials, scopes)
+    assert mapped == {"alice@example.com": parsed["telegram-bot"], "bob@example.com": "key_3f9c0d1e2a4b5c6d"}
