@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -28,12 +29,13 @@ def environment(data_dir: Path) -> dict[str, str]:
 
 
 @contextmanager
-def server(data_dir: Path, port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+def server(data_dir: Path, port: int, env: dict[str, str] | None = None, output: IO[bytes] | None = None) -> Iterator[str]:
+    """The server until the block ends; ``output`` takes all it prints (its logs), if given."""
     process = subprocess.Popen(
         [str(MEMVAULT), "serve", "--host", "127.0.0.1", "--port", str(port)],
         env=env or environment(data_dir),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=output or subprocess.DEVNULL,
+        stderr=output or subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{port}"
     try:

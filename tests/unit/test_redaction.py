@@ -19,7 +19,7 @@ SECRETS = [
     ("anthropic sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv", API_KEY, "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv"),
     ("stripe sk_live_51HxYzAbCdEfGhIjKl", API_KEY, "sk_live_51HxYzAbCdEfGhIjKl"),
     ("publishable pk-test-0123456789abcdefXYZ", API_KEY, "pk-test-0123456789abcdefXYZ"),
-    ("aws AKIAIOSFODNN7EXAMPLE key", API_KEY, "AKIAIOSFODNN7EXAMPLE"),
+    ("aws AKIAVQJXXVBOTHD0WTFL key", API_KEY, "AKIAVQJXXVBOTHD0WTFL"),
     ("token ghp_16C7e42F292c6912E7710c838347Ae178B4a in CI", API_KEY, "ghp_16C7e42F292c6912E7710c838347Ae178B4a"),
     ("slack xoxb-1234567890-abcdefghij", API_KEY, "xoxb-1234567890-abcdefghij"),
     ("xoxp-98765-43210-zyxwvut", API_KEY, "xoxp-98765-43210-zyxwvut"),
@@ -40,7 +40,7 @@ SECRETS = [
     ("ref 12 4242.4242.4242.4242", CARD_NUMBER, "4242.4242.4242.4242"),
     ("SSN 123.45.6789 on the form", SSN, "123.45.6789"),
     ("his SSN is 536228745", SSN, "536228745"),
-    ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", API_KEY, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("aws_secret_access_key=AbQcEFUV2fsjGHb6HrlEOS47WgjKCu+0xxKhg5Qj", API_KEY, "AbQcEFUV2fsjGHb6HrlEOS47WgjKCu+0xxKhg5Qj"),
     ("maps key AIzaWV1mKaUyvBPs0jSO2Jkf08MMF1ulMMCw3XV", API_KEY, "AIzaWV1mKaUyvBPs0jSO2Jkf08MMF1ulMMCw3XV"),
     ("app token xapp-1-A0123456789-2790321408149-1a1bc7f90d4794d3f706", API_KEY, "2790321408149-1a1bc7f90d4794d3f706"),
     ("session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlMTIz", TOKEN, "eyJzdWIiOiIxMjM0In0"),
@@ -76,6 +76,9 @@ BENIGN = [
     "IBAN DE89 3704 0044 0532 0130 00",
     "password: reset it from the login page",
     "max_tokens=4096",
+    # Vendors' documented example keys are published to be copied: they open nothing.
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+    "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 ]
 
 
@@ -100,7 +103,7 @@ def test_card_breadcrumb_keeps_only_the_last_four() -> None:
 
 
 def test_several_kinds_in_one_text_are_all_reported_once() -> None:
-    result = redact("AKIAIOSFODNN7EXAMPLE and 123-45-6789 and 123-45-6780 and 4242424242424242")
+    result = redact("AKIAVQJXXVBOTHD0WTFL and 123-45-6789 and 123-45-6780 and 4242424242424242")
     assert set(result.kinds) == {API_KEY, SSN, CARD_NUMBER}
     assert len(result.kinds) == 3
     assert "6789" not in result.text and "6780" not in result.text
@@ -131,3 +134,33 @@ def test_context_secrets_keep_their_label() -> None:
 def test_a_password_named_but_not_given_is_kept() -> None:
     for text in ("Password is required.", "password=${DB_PASSWORD}", "login(user=user, password=password)"):
         assert redact(text).text == text
+
+
+def test_log_records_are_gated_whoever_makes_them_and_however_they_are_formatted() -> None:
+    import io
+    import logging
+
+    from memvault.core.redaction.logs import install_log_redaction
+
+    install_log_redaction()
+    install_log_redaction()  # twice adds nothing
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    made_later = logging.getLogger("a.library.made.after.install")
+    made_later.addHandler(handler)
+    made_later.propagate = False
+    try:
+        made_later.warning("db_password=%s", "s3cretP@ss")
+        made_later.warning("charged %d", 4111111111111111)
+        made_later.warning("GET %s", "/v1/memory?session_id=db.internal%3A5432%3Abilling%3Arw%3AK9v%2322pLx")
+        try:
+            raise ValueError("bad key ghp_N8gaW18vjsgJ0Wu8FxTwXqxni7z9KwRkNr4a")
+        except ValueError:
+            made_later.exception("failed")
+    finally:
+        made_later.removeHandler(handler)
+    printed = out.getvalue()
+    for secret in ("s3cretP@ss", "4111111111111111", "K9v", "ghp_N8gaW18vjsgJ0Wu8FxTwXqxni7z9KwRkNr4a"):
+        assert secret not in printed
+    assert printed.count("[redacted:") >= 4 and "ValueError" in printed

@@ -1,53 +1,62 @@
-"""The secret corpus in tests/data/secrets: 76 secrets (cards, SSNs, vendor keys, tokens, passwords,
-private keys) that must disappear and 74 harmless look-alikes (invoice, order, phone and tracking
-numbers, dates, ISBNs, IBANs, versions, hashes, words that start like a key) that must come back
-verbatim. Redaction is idempotent, and a 200 KB adversarial input is handled well under a second."""
+"""The secret corpus (tests/secret_corpus.py): every secret the gate was tuned on disappears and
+every tuned look-alike comes back verbatim; over the whole corpus, held-out split included, at least
+97 % of secrets are caught and at most 2 % of look-alikes are touched; the share per family and
+split is printed. Redaction is idempotent, and 200 KB of adversarial input costs well under a
+second of CPU."""
 
 from __future__ import annotations
 
-import json
+import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from memvault.core.redaction import API_KEY, CARD_NUMBER, PASSWORD, PRIVATE_KEY, SSN, TOKEN, redact
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "secrets"
+from memvault.core.redaction import redact
+from secret_corpus import HARMLESS, SECRETS, Case, caught, report, shares
 
-
-def _load(name: str) -> list[dict[str, Any]]:
-    with (CORPUS / name).open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-SECRETS = _load("secrets.jsonl")
-HARMLESS = _load("harmless.jsonl")
+TUNED_SECRETS = [case for case in SECRETS if case.split == "tuned"]
+TUNED_HARMLESS = [case for case in HARMLESS if case.split == "tuned"]
 
 
-def test_the_corpus_holds_at_least_60_of_each_and_every_kind() -> None:
-    assert len(SECRETS) >= 60 and len(HARMLESS) >= 60
-    assert {case["kind"] for case in SECRETS} == {CARD_NUMBER, SSN, API_KEY, PRIVATE_KEY, PASSWORD, TOKEN}
-    assert all(case["secret"] in case["text"] for case in SECRETS)
+def test_the_corpus_holds_150_secrets_and_150_look_alikes_with_a_held_out_split() -> None:
+    assert len(SECRETS) >= 150 and len(HARMLESS) >= 150
+    assert sum(case.split == "heldout" for case in SECRETS) >= 0.25 * len(SECRETS)
+    assert sum(case.split == "heldout" for case in HARMLESS) >= 0.25 * len(HARMLESS)
+    assert len({case.family for case in SECRETS}) >= 30
+    assert all(case.secret and case.secret in case.text for case in SECRETS)
 
 
-@pytest.mark.parametrize("case", SECRETS, ids=[f"{n}-{c['kind']}" for n, c in enumerate(SECRETS)])
-def test_every_secret_disappears_and_its_kind_is_reported(case: dict[str, Any]) -> None:
-    result = redact(case["text"])
-    assert case["secret"] not in result.text
-    assert case["kind"] in result.kinds
-    assert f"[redacted:{case['kind']}" in result.text
+@pytest.mark.parametrize("case", TUNED_SECRETS, ids=[f"{n}-{c.family}" for n, c in enumerate(TUNED_SECRETS)])
+def test_every_tuned_secret_disappears_and_its_kind_is_reported(case: Case) -> None:
+    result = redact(case.text)
+    assert caught(case, result.text), result.text
+    if case.kind:
+        assert case.kind in result.kinds
+        assert f"[redacted:{case.kind}" in result.text
 
 
-@pytest.mark.parametrize("case", HARMLESS, ids=range(len(HARMLESS)))
-def test_every_harmless_text_comes_back_verbatim(case: dict[str, Any]) -> None:
-    result = redact(case["text"])
-    assert result.text == case["text"]
+@pytest.mark.parametrize("case", TUNED_HARMLESS, ids=[f"{n}-{c.family}" for n, c in enumerate(TUNED_HARMLESS)])
+def test_every_tuned_look_alike_comes_back_verbatim(case: Case) -> None:
+    result = redact(case.text)
+    assert result.text == case.text
     assert result.kinds == ()
 
 
-@pytest.mark.parametrize("text", [c["text"] for c in SECRETS + HARMLESS], ids=range(len(SECRETS) + len(HARMLESS)))
+def test_across_the_whole_corpus_97_percent_are_caught_and_2_percent_touched(capsys: pytest.CaptureFixture[str]) -> None:
+    caught_table = shares(SECRETS, lambda case: caught(case, redact(case.text).text))
+    kept_table = shares(HARMLESS, lambda case: redact(case.text).text == case.text)
+    with capsys.disabled():
+        print("\n" + report("secrets caught", caught_table) + "\n" + report("look-alikes kept", kept_table))
+    found = sum(n for n, _ in caught_table.values())
+    kept = sum(n for n, _ in kept_table.values())
+    assert found >= 0.97 * len(SECRETS), f"{found}/{len(SECRETS)} caught"
+    assert len(HARMLESS) - kept <= 0.02 * len(HARMLESS), f"{len(HARMLESS) - kept}/{len(HARMLESS)} touched"
+
+
+@pytest.mark.parametrize("text", [c.text for c in SECRETS + HARMLESS], ids=range(len(SECRETS) + len(HARMLESS)))
 def test_redacting_redacted_text_changes_nothing(text: str) -> None:
     once = redact(text)
     twice = redact(once.text)
@@ -59,8 +68,14 @@ def test_labels_stay_and_values_go() -> None:
     assert redact("db_password=s3cretP@ss").text == "db_password=[redacted:password]"
     assert redact('{"password": "P@ssw0rd!2024"}').text == '{"password": "[redacted:password]"}'
     assert redact("SSN 219099999").text == "SSN [redacted:ssn]"
-    assert redact("the secret access key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY").text == (
+    assert redact("the secret access key is pdzPaEMM1ZA7V0FhHVJWDBt2hWdQZUm14QhoxhLP").text == (
         "the secret access key is [redacted:api_key]")
+
+
+def test_unicode_disguises_are_seen_through_and_the_rest_of_the_text_is_kept_as_sent() -> None:
+    text = "caf\u00e9 card 4111\u00a01111\u20131111\u201311\u200b11 \u2014 thanks"
+    assert redact(text).text == "caf\u00e9 card [redacted:card_number ending 1111] \u2014 thanks"
+    assert redact("ＳＳＮ：５３６－２２－８７４５").text == "ＳＳＮ：[redacted:ssn]"
 
 
 def _fill(unit: str, size: int = 200_000) -> str:
@@ -72,19 +87,29 @@ def _fill(unit: str, size: int = 200_000) -> str:
 ADVERSARIAL = {
     "digits": _fill("4"),
     "digit groups": _fill("4111 "),
+    "digit lines": _fill("4111\n"),
     "near SSNs": _fill("123-45-"),
     "dotted digits": _fill("1."),
     "identifier": _fill("a_"),
     "key prefix": _fill("sk-"),
     "key tail": "sk-" + _fill("aB3"),
     "password labels": _fill("password: "),
+    "chained labels": _fill("password=token="),
     "prose labels": _fill("password for a "),
     "open quote": 'password: "' + _fill("x"),
     "aws context": _fill("secretaccesskey" + "A" * 39 + " "),
     "jwt start": _fill("eyJaaaaaaaaaa.eyaaaaaaaa"),
     "pem": _fill("-----BEGIN RSA RSA "),
+    "pem begins": _fill("-----BEGIN PRIVATE KEY-----\n"),
     "ssn context": "ssn " + _fill("12 "),
     "url": "http://" + _fill("a:"),
+    "url at signs": "http://" + _fill("a@"),
+    "schemes": _fill("https://u:p@h "),
+    "seed words": _fill("abandon ability "),
+    "credential words": _fill("token key secret "),
+    "commands": _fill("mysql -u a -p "),
+    "netrc": _fill("machine a login b "),
+    "unicode": _fill("p\u00e4ssw\u00f6rd\u00a0=\u2013x\u200b "),
     "mixed": _fill("4111-1111 password=x SSN 123 eyJ.a sk-aB3 secret access key AKIA 1Z xoxb- ghp_ "),
 }
 

@@ -17,6 +17,7 @@ from memvault.api.limits import BodySizeLimit, ResponseDate
 from memvault.api.routes import brain, health, memory, portal, providers
 from memvault.api.schemas import memory_schemas
 from memvault.core.deps import Deps
+from memvault.core.redaction.logs import install_log_redaction
 
 DESCRIPTION = """A memory layer for LLM applications.
 
@@ -43,6 +44,7 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
         docs_url=None if docs_assets else "/docs", redoc_url=None if docs_assets else "/redoc",
     )
     app.state.deps = deps
+    install_log_redaction()
     # Provider paths have their own, larger limit, enforced as the body streams in and answered in
     # their provider's error envelope.
     app.add_middleware(

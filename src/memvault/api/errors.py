@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 
 from memvault.api.providers import CODECS
 from memvault.core.errors import MemvaultError
+from memvault.core.redaction.logs import loggable
 
 log = logging.getLogger("memvault.api")
 
@@ -79,7 +80,7 @@ async def _framework(request: Request, exc: HTTPException) -> JSONResponse:
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     # The type only: an exception's text may quote stored memory.
-    log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
+    log.error("unexpected %s on %s %s", type(exc).__name__, request.method, loggable(request.url.path))
     return render(request.url.path, 500, "internal_error", "memvault failed to answer this request")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.errors import InvalidField, InvalidInput
-from memvault.core.redaction import refuse_secret
+from memvault.core.redaction import redact, refuse_secret
 from memvault.core.times import parse_time
 
 MAX_ID_CHARS = 200
@@ -29,6 +29,15 @@ def check_id(value: object, where: str) -> str:
     text = str(value)
     if not text.strip() or len(text) > MAX_ID_CHARS or not text.isprintable():
         raise InvalidField(f"{where} must be 1 to {MAX_ID_CHARS} printable characters")
+    return text
+
+
+def check_stored_id(value: object, where: str) -> str:
+    """``check_id`` for an id that is stored or names a vault (a message's id, a session's): it
+    also passes the secret gate, refused rather than redacted, since a redacted id would silently
+    name something else."""
+    text = check_id(value, where)
+    refuse_secret(where, text, InvalidField)
     return text
 
 
@@ -90,7 +99,8 @@ class Choice(Rule):
     def parse(self, value: object, where: str) -> str:
         chosen = value.strip().lower() if self.any_case and isinstance(value, str) else value
         if chosen not in self.options:
-            raise InvalidField(f"{where} must be one of {', '.join(self.options)}, got {str(value)[:40]!r}")
+            # The value is echoed as the gate leaves it: a caller's error is printed and logged.
+            raise InvalidField(f"{where} must be one of {', '.join(self.options)}, got {redact(str(value)[:40]).text!r}")
         return str(chosen)
 
     def schema(self) -> dict[str, Any]:
@@ -160,10 +170,7 @@ class Identifier(Rule):
     def parse(self, value: object, where: str) -> str | None:
         if self.empty_is_absent and value == "":
             return None
-        text = check_id(value, where)
-        if self.stored:
-            refuse_secret(where, text, InvalidField)
-        return text
+        return check_stored_id(value, where) if self.stored else check_id(value, where)
 
     def schema(self) -> dict[str, Any]:
         shortest = 0 if self.empty_is_absent else 1

@@ -40,9 +40,9 @@ async def test_no_secret_is_stored_anywhere(brain: Brain) -> None:
         assert secret not in stored
         assert secret not in str(result)
     skill = await brain.client.post("/memory/skill", headers=brain.headers("writer"), json={
-        "slug": "deploy", "scope": "family", "content": "export KEY=AKIAIOSFODNN7EXAMPLE then run"})
+        "slug": "deploy", "scope": "family", "content": "export KEY=AKIAVQJXXVBOTHD0WTFL then run"})
     assert skill.json()["redacted"] == ["api_key"]
-    assert "AKIAIOSFODNN7EXAMPLE" not in await _everything_stored(brain)
+    assert "AKIAVQJXXVBOTHD0WTFL" not in await _everything_stored(brain)
 
 
 async def test_benign_look_alikes_are_stored_verbatim(brain: Brain) -> None:
@@ -54,3 +54,29 @@ async def test_benign_look_alikes_are_stored_verbatim(brain: Brain) -> None:
     found = (await brain.get("/memory/search", "business", q="invoice 20028")).json()["results"]
     assert found and "#20028" in found[0]["content"]
     assert (await brain.get("/memory/search", "business", q="4242")).json()["results"]
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from secret_corpus import HARMLESS as CORPUS_HARMLESS  # noqa: E402
+from secret_corpus import SECRETS as CORPUS_SECRETS  # noqa: E402
+from secret_corpus import leaks, sample  # noqa: E402
+
+
+async def test_no_secret_of_the_corpus_sample_is_stored_by_a_brain_write(brain: Brain) -> None:
+    cases = sample(CORPUS_SECRETS)
+    facts = [{"content": case.text, "source": f"corpus-{n}"} for n, case in enumerate(cases)]
+    result = await brain.write({"scope": "family", "facts": facts}, bands="off")
+    assert result["written"] == len(cases)
+    assert len(result["redacted"]) == len(cases)
+    assert leaks(cases, await _everything_stored(brain)) == []
+    assert leaks(cases, str(result)) == []
+
+
+async def test_the_corpus_look_alikes_are_stored_verbatim_by_a_brain_write(brain: Brain) -> None:
+    texts = sorted({case.text.strip() for case in sample(CORPUS_HARMLESS)})
+    result = await brain.write({"scope": "business", "facts": [{"content": t, "source": f"k{n}"} for n, t in enumerate(texts)]},
+                               bands="off")
+    assert result["redacted"] == []
+    rows = await brain.deps.db.query("SELECT content FROM memory")
+    assert sorted(r["content"] for r in rows) == texts

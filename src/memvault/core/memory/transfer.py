@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.contract import MAX_ID_CHARS, check_id
+from memvault.core.contract import MAX_ID_CHARS, check_id, check_stored_id
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidField, InvalidInput
 from memvault.core.memory.messages import message_from
@@ -52,11 +52,12 @@ def _session_of_label(label: object, where: str) -> str | None:
         return None
     session = label.removeprefix(SESSION_PREFIX) if isinstance(label, str) and label.startswith(SESSION_PREFIX) else ""
     try:
-        return check_id(session, f"{where}.vault")
+        check_id(session, f"{where}.vault")
     except InvalidField:
         raise InvalidField(
             f"{where}.vault must be {CORE!r} or 'session:<id>' (an id of 1 to {MAX_ID_CHARS} printable characters)"
         ) from None
+    return check_stored_id(session, f"{where}.vault")
 
 
 def message_record(message: Message, said_again: Sequence[str] = (), last_said: float | None = None) -> dict[str, Any]:
@@ -97,7 +98,7 @@ def held_from(raw: object, now: float, where: str, session_id: str | None = None
     """A record as the message to store (None for a chunk, or a message marked ``"memory": false``).
     ``session_id`` is the vault of a record that names none; a record naming another is refused."""
     if session_id is not None:
-        check_id(session_id, "session_id")
+        check_stored_id(session_id, "session_id")
     if not isinstance(raw, Mapping):
         raise InvalidInput(f"{where} must be an object")
     kind = raw.get("type", "pending")

@@ -19,7 +19,7 @@ from memvault.core.memory.names import session_of, vault_name
 from memvault.core.memory.sync import rebuild_mirror, sync_mirror
 from memvault.core.models import AppendResult, EmbeddingModel, Message, StoreResult
 from memvault.core.ports import VaultClient
-from memvault.core.redaction import redact, refuse_secret
+from memvault.core.redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +32,8 @@ async def store_conversation(
     stored and embedded before the next, so memory stays flat however long the list; a failure
     leaves the slices before it stored, and sending the list again (same ids) stores nothing twice
     and completes it. The mirror then applies the vault's log in bounded pages."""
-    cleaned: list[Message] = []
     kinds: list[str] = []
-    for message in messages:
-        redaction = redact(message.content)
-        kinds.extend(redaction.kinds)
-        if redaction.kinds:
-            message = replace(message, content=redaction.text)
-        if message.metadata is not None:
-            gate = redact_metadata(message.metadata)
-            kinds.extend(gate.kinds)
-            message = replace(message, metadata=gate.text)
-        cleaned.append(message)
+    cleaned = [gated(message, kinds) for message in messages]
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     model = EmbeddingModel(deps.embedder.model_id, deps.embedder.dimension)
@@ -67,10 +57,23 @@ async def store_conversation(
     )
 
 
+def gated(message: Message, kinds: list[str]) -> Message:
+    """``message`` as it may be stored: every text of it through the secret gate (its content, its
+    model, its metadata), each kind of secret found added to ``kinds``. Its id was refused by its
+    parser if it held one (``Identifier``)."""
+    content, model = redact(message.content), redact(message.model) if message.model else None
+    metadata = redact_metadata(message.metadata) if message.metadata is not None else None
+    for gate in (content, model, metadata):
+        if gate is not None:
+            kinds.extend(kind for kind in gate.kinds if kind not in kinds)
+    return replace(message, content=content.text, model=model.text if model else message.model,
+                   metadata=metadata.text if metadata else None)
+
+
 async def _registered(deps: Deps, key_id: str, name: str) -> VaultClient:
-    session = session_of(name)
-    if session is not None:
-        refuse_secret("session id", session)  # the vault's name is stored in the shared database
+    # A session id reaching here passed the secret gate where it was parsed (``check_stored_id``);
+    # names read back from the database are not judged again, so a vault named before the gate
+    # changed can still be cleared, purged and flushed.
     try:
         await MirrorStore(deps.db).register(key_id, name, deps.clock())
     except MemvaultError:

@@ -1,0 +1,94 @@
+"""The secret gate every stored or logged text passes. A secret is replaced by a breadcrumb naming
+its kind, never its value (``[redacted:password]``, ``[redacted:card_number ending 1111]``);
+identifiers that hold one are refused instead, since a redacted identifier would silently name
+something else.
+
+What counts as a secret, each family in its own module: payment cards and SSNs (``numbers``);
+vendors' key and token shapes (``vendors``); values under a credential label in any
+configuration or prose form (``labels``); what a header, a command line, ``.netrc`` or ``.pgpass``
+puts in a credential's place (``positions``); URL userinfo and random runs beside a credential word
+(``urls``); private keys of every common format and wallet seeds (``blocks``). What does not —
+placeholders, masks, references, code, prose and vendors' documented example keys — is decided in
+``values``. Rules read the text normalised (``spans``: NFKC, format characters dropped, Unicode
+spaces and dashes made plain), and what they find is cut from the text as it was sent.
+
+Every rule is linear in the text: variable runs are anchored where they start and bounded, and a
+rule that looks around a word looks within a fixed distance."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from memvault.core.errors import InvalidInput
+from memvault.core.redaction.blocks import PRIVATE_KEY, SEED_PHRASE, key_shapes, pem_blocks, seed_phrases
+from memvault.core.redaction.labels import PASSWORD, TOKEN, assignments, elements, kind_of, value_is_secret
+from memvault.core.redaction.numbers import CARD_NUMBER, SSN, cards, luhn_valid, ssns
+from memvault.core.redaction.positions import command_lines, credential_files, headers
+from memvault.core.redaction.spans import Hit, merged, normalise
+from memvault.core.redaction.urls import near_credential_words, userinfo
+from memvault.core.redaction.vendors import API_KEY, vendor_tokens
+
+__all__ = [
+    "API_KEY", "CARD_NUMBER", "PASSWORD", "PRIVATE_KEY", "SEED_PHRASE", "SSN", "TOKEN", "Redaction", "breadcrumb",
+    "luhn_valid", "redact", "redact_field", "refuse_secret",
+]
+
+RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
+    pem_blocks, key_shapes, seed_phrases, vendor_tokens, userinfo, headers, command_lines, credential_files,
+    assignments, elements, near_credential_words, ssns, cards,
+)
+
+
+_BREADCRUMB = re.compile(r"\[redacted:[a-z_]+(?: ending \d{4})?\]")
+
+
+@dataclass(frozen=True)
+class Redaction:
+    text: str
+    kinds: tuple[str, ...]
+
+    @property
+    def redacted(self) -> bool:
+        return bool(self.kinds)
+
+
+def breadcrumb(kind: str) -> str:
+    return f"[redacted:{kind}]"
+
+
+def redact(text: str) -> Redaction:
+    normal = normalise(text)
+    # A breadcrumb already in the text reads as a mask, so redacting twice changes nothing.
+    scanned = _BREADCRUMB.sub(lambda crumb: "*" * len(crumb.group(0)), normal.text)
+    hits = merged(hit for rule in RULES for hit in rule(scanned))
+    if not hits:
+        return Redaction(text, ())
+    pieces: list[str] = []
+    done = 0
+    for hit in hits:
+        start, end = normal.original(hit.start, hit.end)
+        pieces += [text[done:start], hit.replacement or breadcrumb(hit.kind)]
+        done = end
+    pieces.append(text[done:])
+    return Redaction("".join(pieces), tuple(sorted({hit.kind for hit in hits})))
+
+
+def redact_field(name: str, value: str) -> Redaction:
+    """A value kept under a field's ``name`` (a metadata key, an environment variable): all of it
+    goes when the name says it is a credential and it is not a placeholder; otherwise the gate
+    looks for secrets inside it as in any text."""
+    if value_is_secret(name, value.strip()):
+        kind = kind_of(name)
+        return Redaction(breadcrumb(kind), (kind,))
+    return redact(value)
+
+
+def refuse_secret(name: str, value: str, refusal: type[InvalidInput] = InvalidInput) -> None:
+    """Identifiers (sources, skill slugs, scopes, message and session ids) pass the same gate as
+    text but are refused, never redacted: a redacted identifier would silently name something else.
+    ``refusal`` is the error raised (a field of a command is refused as ``InvalidField``)."""
+    kinds = redact(value).kinds
+    if kinds:
+        raise refusal(f"{name} looks like it contains a secret ({', '.join(kinds)}); {name}s are identifiers")

@@ -1,0 +1,99 @@
+"""Private keys in every common format: PEM blocks of any type (``-----BEGIN … PRIVATE KEY-----``,
+PGP's ``PRIVATE KEY BLOCK``, SSH2's four-dash frame; a pasted block cut short too), the raw
+OpenSSH key body, PuTTY's ``Private-Lines``, age identities, kubeconfig ``client-key-data``, the
+private members of a JWK, wallet keys (WIF and extended ``xprv`` keys, checked by their
+base58check checksum) and BIP-39 seed phrases. Certificates and public keys are kept."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.bip39 import BIP39_WORDS
+from memvault.core.redaction.spans import Hit
+
+PRIVATE_KEY = "private_key"
+SEED_PHRASE = "seed_phrase"
+
+_BEGIN = re.compile(r"-{4,5} ?BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?) ?-{4,5}")
+_END = re.compile(r"-{4,5} ?END (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?) ?-{4,5}")
+# What follows a BEGIN line when no END does (a paste cut short): header lines and base64 runs,
+# across line breaks and JSON's escaped ones.
+_BODY = re.compile(r"(?:(?:\s|\\[nr])*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\n\\]*))+")
+_SHAPES = re.compile(
+    r"(?P<putty>Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:[A-Za-z0-9+/=]+[ \t]*\r?\n?)+(?:Private-MAC:[ \t]*[0-9a-fA-F]+)?)"
+    r"|(?<![A-Za-z0-9])(?P<age>AGE-SECRET-KEY-1[0-9A-Z]{50,})"
+    r"|(?i:client-key-data|private-key-data)[\"']?[ \t]*:[ \t]*[\"']?(?P<kube>[A-Za-z0-9+/=]{16,})"
+    r"|\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"[ \t]*:[ \t]*\\?\"(?P<jwk>[" r"A-Za-z0-9_-]{20,})\\?\""
+    r"|(?<![A-Za-z0-9+/])(?P<openssh>b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,})"
+    r"|(?<![A-Za-z0-9])(?P<xprv>[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,112})(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])(?P<wif>[59c][1-9A-HJ-NP-Za-km-z]{50}|[KLc][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])"
+)
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[a-z]{3,8}(?:[ \t,]+|[ \t]*\r?\n[ \t]*)(?:\d{1,2}[.)][ \t]*)?){11,}[a-z]{3,8}"
+                       r"(?![A-Za-z])")
+_WORD = re.compile(r"[a-z]+")
+SEED_WORDS = 12
+
+
+def base58check(text: str) -> bool:
+    """Whether ``text`` is base58 whose last four bytes are the double SHA-256 of the rest."""
+    number = 0
+    for char in text:
+        number = number * 58 + _BASE58.index(char)
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    raw = b"\0" * (len(text) - len(text.lstrip("1"))) + raw
+    body, check = raw[:-4], raw[-4:]
+    return len(raw) > 4 and hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == check
+
+
+def pem_blocks(text: str) -> Iterator[Hit]:
+    """From BEGIN to its END, or to where the key's characters stop when the paste was cut short."""
+    begins = list(_BEGIN.finditer(text))
+    if not begins:
+        return
+    ends = list(_END.finditer(text))
+    starts = [end.start() for end in ends]
+    for number, begin in enumerate(begins):
+        following = begins[number + 1].start() if number + 1 < len(begins) else len(text)
+        index = bisect.bisect_left(starts, begin.end())
+        if index < len(ends) and ends[index].start() < following:
+            yield Hit(begin.start(), ends[index].end(), PRIVATE_KEY)
+            continue
+        body = _BODY.match(text, begin.end())
+        yield Hit(begin.start(), body.end() if body else begin.end(), PRIVATE_KEY)
+
+
+def key_shapes(text: str) -> Iterator[Hit]:
+    for match in _SHAPES.finditer(text):
+        group = next(name for name, value in match.groupdict().items() if value is not None)
+        value = match.group(group)
+        if group == "wif" and not base58check(value):
+            continue
+        if group == "xprv" and not base58check(value):
+            continue
+        yield Hit(match.start(group), match.end(group), PRIVATE_KEY)
+
+
+def seed_phrases(text: str) -> Iterator[Hit]:
+    """Twelve or more BIP-39 words in a row (numbered or not): a wallet's seed phrase."""
+    for run in _SEED_RUN.finditer(text):
+        words = list(_WORD.finditer(run.group(0)))
+        first = count = 0
+        for index, word in enumerate(words):
+            if word.group(0) in BIP39_WORDS:
+                if count == 0:
+                    first = index
+                count += 1
+                continue
+            if count >= SEED_WORDS:
+                yield _seed(run, words, first, index - 1)
+            count = 0
+        if count >= SEED_WORDS:
+            yield _seed(run, words, first, len(words) - 1)
+
+
+def _seed(run: re.Match[str], words: list[re.Match[str]], first: int, last: int) -> Hit:
+    return Hit(run.start() + words[first].start(), run.start() + words[last].end(), SEED_PHRASE)

@@ -1,0 +1,158 @@
+"""Secrets that a label reveals: a credential word ending a key's name (``password``, ``DB_PASS``,
+``dbPassword``, ``x-api-key``, ``client_secret``, ``AccountKey``, ``MYSQL_PWD``, ``sig``) followed by
+its value in any of the forms a configuration or a sentence gives it: ``key=value``, ``key: value``,
+``"key": "value"``, TOML and INI, ``<key>value</key>``, ``<add key="…Password" value="…"/>``,
+``key value``, and prose ("the password for the NAS is …"). The label stays, the value goes.
+
+Labels differ in how sure they are: a password, secret or token label takes any value that is not
+a placeholder, code or prose; a ``key``, ``auth`` or ``signature`` label (also a cache key, an
+author, a signature line) takes only values that look generated; and a value given after a bare
+space (``password reset``) must look generated whatever the label."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import code, generated, placeholder, prose
+
+PASSWORD = "password"
+TOKEN = "token"
+API_KEY = "api_key"
+PRIVATE_KEY = "private_key"
+STRONG, WEAK = "strong", "weak"
+
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "pw", "pswd", "pass"})
+_STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey"}
+_STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
+_WEAK_WORDS = frozenset({"auth", "sig", "signature", "pat"})
+# A key named for something that is not a credential: its value is an identifier or is public.
+_NOT_CREDENTIAL_KEYS = frozenset(
+    "public pub foreign sort partition cache idempotency dedup dedupe routing lookup object row hash index unique "
+    "composite map dict translation group message event hot short natural surrogate tracking ssh gpg "
+    "kms".split()
+)
+_STRONG_KEYS = frozenset(
+    "private secret api access account shared preshared master signing encryption decryption client app auth sas "
+    "storage subscription webhook hmac jwt license licence consumer admin root service session".split()
+)
+_WORDS = r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|secret|token|key|credentials?|creds|auth|sig|signature|pat"
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+_BARE = r"(?:[^\s\"'`<>;&,\\|]|&(?![\w.-]{1,40}=)|,(?![\s\"']))"
+_VALUE = (r"(?:\\?\"(?P<dq>[^\"\\\n]{1,300})\\?\"|\\?'(?P<sq>[^'\\\n]{1,300})\\?'"
+          r"|(?P<bare>[^\s\"'`<>;&,\\|\[]" + _BARE + r"{0,511}))")
+_SEP = r"(?P<sep>[ \t]*(?::=|=>|->|=|:)[ \t]*)"
+_PROSE = r"[ \t]+(?P<prose>is|was|are|=):?[ \t]+"
+_ASSIGNMENT = re.compile(
+    r"(?P<label>(?<![A-Za-z0-9_.-])(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r"))"
+    r"(?![A-Za-z0-9])\\?[\"']?"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
+    r"|" + _SEP.replace("sep", "sep2") + "|" + _PROSE.replace("prose", "prose2") + r"|(?P<space>[ \t]+))"
+    + _VALUE
+)
+_ELEMENT = re.compile(
+    r"<(?P<label>[A-Za-z_][\w.:-]{0,60})(?:[ \t][^<>\n]{0,200})?>(?P<value>[^<>\n]{1,300})</(?P=label)>"
+)
+_ATTRIBUTES = re.compile(
+    r"(?i:key|name)[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,60})\"[ \t]+(?i:value)[ \t]*=[ \t]*\"(?P<value>[^\"\n]{1,300})\""
+)
+_PROSE_GOES_ON = re.compile(r"[ \t]+[a-z]+\b")
+# A label that a condition leads (``if not password:``) is code testing a variable, and its colon
+# opens a block rather than a value.
+_CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
+
+
+def label_strength(label: str) -> str | None:
+    """How surely a value under ``label`` is a secret: STRONG, WEAK, or None (not a credential's name)."""
+    words = [word.lower() for word in _CAMEL.findall(label)]
+    if not words:
+        return None
+    last, before = words[-1], words[-2] if len(words) > 1 else ""
+    if last in _STRONG_WORDS or last.endswith(_STRONG_ENDINGS):
+        return STRONG
+    if last == "key" or last.endswith(("accesskey", "accountkey", "secretkey", "privatekey")):
+        if before in _NOT_CREDENTIAL_KEYS:
+            return None
+        return STRONG if before in _STRONG_KEYS or last != "key" else WEAK
+    return WEAK if last in _WEAK_WORDS else None
+
+
+def kind_of(label: str) -> str:
+    words = [word.lower() for word in _CAMEL.findall(label)] or [""]
+    if words[-1] in _PASSWORD_WORDS or words[-1].endswith(("password", "passwd", "passphrase")):
+        return PASSWORD
+    if words[-1].endswith("key"):
+        return PRIVATE_KEY if "private" in words or words[-1] == "privatekey" else API_KEY
+    return TOKEN
+
+
+def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool = False) -> bool:
+    """Whether ``value``, given under ``label``, is a secret. ``spaced``: it followed the label
+    after a bare space; ``sentence``: after "is", or with more words of a sentence after it."""
+    strength = label_strength(label)
+    if strength is None or placeholder(value) or code(value):
+        return False
+    if spaced:
+        return generated(value) and (strength == STRONG or len(value) >= 16)
+    if strength == WEAK:
+        return generated(value)
+    if sentence and (prose(value) or (kind_of(label) != PASSWORD and value.isalpha())):
+        # People pick words as passwords; tokens and secrets are made by machines, so a word after
+        # "the secret to bread is" is the rest of the sentence.
+        return False
+    password = kind_of(label) == PASSWORD
+    if value.isdigit():
+        return password and len(value) >= 4
+    return len(value) >= (3 if password else 6)
+
+
+def _trimmed(value: str) -> str:
+    """A bare value less the punctuation of the sentence around it (a closing bracket stays when
+    the value opened it)."""
+    while value and value[-1] in ".,;:'\")]}":
+        closing = value[-1]
+        opener = {")": "(", "]": "[", "}": "{"}.get(closing)
+        if opener is not None and value.count(opener) >= value.count(closing):
+            break
+        value = value[:-1]
+    return value
+
+
+def _value(match: re.Match[str]) -> tuple[str, int, int]:
+    group = next(name for name in ("dq", "sq", "bare") if match.group(name) is not None)
+    value, start = match.group(group), match.start(group)
+    if group == "bare" and not value.endswith(("...", "\u2026")):
+        value = _trimmed(value)
+    return value, start, start + len(value)
+
+
+def assignments(text: str) -> Iterator[Hit]:
+    position = 0
+    while (match := _ASSIGNMENT.search(text, position)) is not None:
+        position = match.end("label")
+        label = match.group("label")
+        if _condition(label, match):
+            continue
+        value, start, end = _value(match)
+        bare = match.group("bare") is not None
+        sentence = match.group("prose") is not None or match.group("prose2") is not None or (
+            bare and value.isalpha() and value.islower() and bool(_PROSE_GOES_ON.match(text, end)))
+        if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence):
+            yield Hit(start, end, kind_of(label))
+            position = max(position, end)
+
+
+def _condition(label: str, match: re.Match[str]) -> bool:
+    separator = match.group("sep") or match.group("sep2") or ""
+    return separator.strip() == ":" and not _CONDITION_WORDS.isdisjoint(label.lower().split()[:-1])
+
+
+def elements(text: str) -> Iterator[Hit]:
+    """``<password>…</password>`` and ``<add key="SmtpPassword" value="…"/>``."""
+    for pattern in (_ELEMENT, _ATTRIBUTES):
+        for match in pattern.finditer(text):
+            label, value = match.group("label"), match.group("value").strip()
+            if value and value_is_secret(label, value):
+                yield Hit(match.start("value"), match.end("value"), kind_of(label))

@@ -1,0 +1,88 @@
+"""Secrets that their place gives away though no ``key=value`` label names them: HTTP
+authorization headers and schemes (``Authorization: Bearer …``, ``Basic …``, ``token …``),
+command lines (``curl -u user:pass``, ``--password pass``, ``mysql -pPASS``, ``sshpass -p``,
+``redis-cli -a``, ``docker login -p``), ``.netrc`` entries (``machine … login … password …``) and
+``.pgpass`` lines (``host:port:database:user:password``)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.labels import PASSWORD, STRONG, TOKEN, label_strength
+from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import generated, placeholder
+
+_AUTHORIZATION = re.compile(
+    r"(?i:(?<![\w-])(?:proxy-)?authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
+    r"(?:(?P<scheme>[A-Za-z][\w-]{0,30})[ \t]+)?(?P<value>[^\s\"',;\\]{6,1024})"
+)
+_SCHEME = re.compile(r"(?<![\w-])(?P<scheme>(?i:bearer|token|bot|basic))[ \t]+(?P<value>[A-Za-z0-9._~+/=-]{12,1024})")
+_USER_PASS = re.compile(
+    r"(?<!\S)(?:-u|--user|--proxy-user|--http-user)(?:[ \t]+|=)\\?[\"']?(?P<user>[^\s:\"']{0,100}):(?P<value>[^\s\"']{1,300})"
+)
+_LONG_FLAG = re.compile(r"(?<![\w-])--?(?P<label>[A-Za-z][\w-]{0,40})[ \t]+\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})")
+_COMMAND_FLAG = re.compile(
+    r"(?<![\w-])(?P<command>(?i:mysql\w*|mariadb\w*|sshpass|mongo\w*|docker[ \t]+login|podman[ \t]+login|"
+    r"helm[ \t]+registry[ \t]+login|twine|redis-cli|unzip|zip|7z))\b[^\n|;&]{0,300}?"
+    r"(?<!\S)(?P<flag>-p|-a|-P)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})"
+)
+_ATTACHED_ONLY = ("mysql", "mariadb", "7z")  # `mysql -p db` prompts for the password and opens db
+_FLAG_OF = {"redis-cli": "-a", "zip": "-P", "unzip": "-P"}
+_NETRC = re.compile(
+    r"(?<![\w-])(?i:machine[ \t]+\S+|default|login[ \t]+\S+)"
+    r"(?:\s+(?i:login|account|port|protocol)[ \t]+\S+){0,4}\s+(?i:password|passwd)[ \t]+(?P<value>\S{1,300})"
+)
+_PGPASS = re.compile(
+    r"(?m)^[ \t]*(?P<host>[A-Za-z0-9*][\w.*-]{0,252}):(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:(?P<value>(?:[^\s:\\]|\\.){1,300})[ \t]*$"
+)
+
+
+def _basic(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return generated(value)
+    return ":" in decoded or generated(value)
+
+
+def headers(text: str) -> Iterator[Hit]:
+    for match in _AUTHORIZATION.finditer(text):
+        value = match.group("value")
+        if not placeholder(value) and (match.group("scheme") or generated(value)):
+            yield Hit(match.start("value"), match.end("value"), TOKEN)
+    for match in _SCHEME.finditer(text):
+        value, scheme = match.group("value"), match.group("scheme").lower()
+        if not placeholder(value) and (_basic(value) if scheme == "basic" else generated(value, 12)):
+            yield Hit(match.start("value"), match.end("value"), TOKEN)
+
+
+def command_lines(text: str) -> Iterator[Hit]:
+    for match in _USER_PASS.finditer(text):
+        value = match.group("value").rstrip(".,;)")
+        if not placeholder(value) and not value.isdigit() and not placeholder(match.group("user") or "x"):
+            yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
+    for match in _LONG_FLAG.finditer(text):
+        value = match.group("value")
+        if label_strength(match.group("label")) == STRONG and not placeholder(value) and not value.isdigit():
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    for match in _COMMAND_FLAG.finditer(text):
+        command, flag = match.group("command").lower().split()[0], match.group("flag")
+        wanted = next((f for name, f in _FLAG_OF.items() if command.startswith(name)), "-p")
+        attached_only = command.startswith(_ATTACHED_ONLY)
+        if flag != wanted or (attached_only and match.group("gap")) or placeholder(match.group("value")):
+            continue
+        yield Hit(match.start("value"), match.end("value"), PASSWORD)
+
+
+def credential_files(text: str) -> Iterator[Hit]:
+    """``.netrc`` and ``.pgpass`` entries."""
+    for match in _NETRC.finditer(text):
+        if not placeholder(match.group("value")):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    for match in _PGPASS.finditer(text):
+        host, value = match.group("host"), match.group("value")
+        if (host == "*" or any(c.isalpha() for c in host)) and not placeholder(value):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)

@@ -1,0 +1,90 @@
+"""Where secrets are looked for and where they are cut out. Rules read a normalised copy of the
+text: compatibility forms folded (NFKC: full-width digits and letters become ASCII), format
+characters dropped (zero-width spaces and joiners, soft hyphens, direction marks), every Unicode
+space a plain space and every Unicode dash a hyphen. Each character of the copy remembers the
+character of the original it came from, so what a rule finds is cut from the original text and
+everything around it comes back exactly as it was sent."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d")
+_LINE_BREAKS = frozenset("\x85\u2028\u2029")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A secret found in the normalised text: ``text[start:end]``, of ``kind``; ``replacement``
+    stands in for it (None: the kind's breadcrumb)."""
+
+    start: int
+    end: int
+    kind: str
+    replacement: str | None = None
+
+
+@dataclass(frozen=True)
+class Normalised:
+    text: str
+    origins: tuple[int, ...] | None  # each character's index in the original; None: the same text
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        if self.origins is None:
+            return start, end
+        return self.origins[start], self.origins[end - 1] + 1
+
+
+@lru_cache(maxsize=4096)
+def _fold(char: str) -> str:
+    if char in _DASHES:
+        return "-"
+    if char in _LINE_BREAKS:
+        return "\n"
+    category = unicodedata.category(char)
+    if category == "Cf":
+        return ""
+    if category == "Zs":
+        return " "
+    return unicodedata.normalize("NFKC", char)
+
+
+def normalise(text: str) -> Normalised:
+    if text.isascii():
+        return Normalised(text, None)
+    pieces: list[str] = []
+    origins: list[int] = []
+    done = 0
+    for run in _NON_ASCII.finditer(text):
+        start, end = run.span()
+        pieces.append(text[done:start])
+        origins.extend(range(done, start))
+        for index in range(start, end):
+            folded = _fold(text[index])
+            pieces.append(folded)
+            origins.extend([index] * len(folded))
+        done = end
+    pieces.append(text[done:])
+    origins.extend(range(done, len(text)))
+    return Normalised("".join(pieces), tuple(origins))
+
+
+def merged(hits: Iterable[Hit]) -> list[Hit]:
+    """Overlapping hits as one (the earliest one's kind and replacement), in order."""
+    out: list[Hit] = []
+    for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
+        if hit.end <= hit.start:
+            continue
+        if out and hit.start < out[-1].end:
+            last = out[-1]
+            if hit.end > last.end:
+                out[-1] = Hit(last.start, hit.end, last.kind, None if last.replacement is None or hit.kind != last.kind
+                              else last.replacement)
+            continue
+        out.append(hit)
+    return out

@@ -1,0 +1,73 @@
+"""Credentials in URLs, and long random runs beside a credential word.
+
+A URL's userinfo is read as a person pastes it, not as RFC 3986 wants it: any scheme
+(``postgresql+psycopg2://``, ``mongodb+srv://``, ``jdbc:mysql://``), an empty user
+(``redis://:pw@host``), and ``:``, ``/`` or ``@`` inside the password (the host follows the last
+``@`` before the URL ends). A userinfo without ``:`` is a token when it looks generated
+(``https://TOKEN@github.com``).
+
+Beside a credential word ("here's the prod credential, handle with care 8fK2…", "the signing
+secret is below" and the key on the next line), a run of 20 or more near-random characters is a
+secret although no ``=`` or ``:`` ties it to the word."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.labels import PASSWORD, TOKEN
+from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import generated, placeholder, random_token
+
+_SCHEME = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://")
+_AUTHORITY = re.compile(r"[^\s\"'<>`]{1,512}")
+_HOST = re.compile(r"(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?(?=$|[/?#,;)\]}])")
+
+_CREDENTIAL_WORD = re.compile(
+    r"(?i)(?<![a-z])(?:pass(?:word|wd|phrase)|secret|token|api[ _-]?key|credentials?|private[ _-]?key|"
+    r"access[ _-]?key|signing[ _-]?key|auth(?:orization)?)(?![a-z])"
+)
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]{20,1024}")
+# Where a run starts: a window looks at the runs that start inside it, however far they reach.
+_RUN_START = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]")
+_NOT_SECRET_BEFORE = re.compile(r"(?i)(?:commit|sha\d*|hash|digest|checksum|rev(?:ision)?|id|uuid)[\s:=#@]*$")
+_VAULTED = re.compile(r"\s*[:=]?\s*(?:!vault|ENC\[|\$ANSIBLE_VAULT)")
+_NEARBY = 120
+
+
+def userinfo(text: str) -> Iterator[Hit]:
+    for scheme in _SCHEME.finditer(text):
+        authority = _AUTHORITY.match(text, scheme.end())
+        if authority is None:
+            continue
+        candidate = authority.group(0)
+        at = candidate.rfind("@")
+        while at > 0 and not _HOST.match(candidate, at + 1):
+            at = candidate.rfind("@", 0, at)
+        if at <= 0:
+            continue
+        info, start = candidate[:at], authority.start()
+        user, colon, password = info.partition(":")
+        if "/" in user:  # an @ in a path, not a userinfo
+            continue
+        if colon:
+            if password and not placeholder(password):
+                yield Hit(start + len(user) + 1, start + at, PASSWORD)
+        elif generated(user, 16):
+            yield Hit(start, start + at, TOKEN)
+
+
+def near_credential_words(text: str) -> Iterator[Hit]:
+    scanned = 0  # candidates that start before this were looked at already
+    for word in _CREDENTIAL_WORD.finditer(text):
+        if _VAULTED.match(text, word.end()):
+            continue
+        start, reach = max(word.end(), scanned), min(len(text), word.end() + _NEARBY)
+        scanned = max(scanned, reach)
+        for found in _RUN_START.finditer(text, start, reach):
+            run = _CANDIDATE.match(text, found.start())
+            if run is None:
+                continue
+            value = run.group(0).rstrip(".=")
+            if random_token(value) and not _NOT_SECRET_BEFORE.search(text, max(0, run.start() - 12), run.start()):
+                yield Hit(run.start(), run.end(), TOKEN)

@@ -1,0 +1,123 @@
+"""Whether a value found where a secret goes is one. Values that only name or point at a secret are
+kept: placeholders and masks (``changeme``, ``<your-api-key>``, ``${TOKEN}``, ``{{ secret }}``,
+``****``, ``sk-...``, runs of ``x``), references to a secret store (Ansible ``!vault``, sops
+``ENC[...]``, ``op://``, Key Vault references), code that reads one (``read_secret(...)``,
+``self.password``), prose after a label ("the password is too short"), and the example keys
+vendors print in their documentation, which carry the word EXAMPLE (``AKIAIOSFODNN7EXAMPLE``):
+documented examples are published to be copied and open nothing."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+PLACEHOLDER_WORDS = frozenset(
+    "changeme change_me change-me changeit changethis password passwd passphrase pass pwd secret token apikey "
+    "api_key api-key key value none null nil undefined true false yes no empty blank unset notset not_set redacted "
+    "hidden masked mask placeholder sample dummy fake test testing todo tbd tbc xxx foo bar baz foobar qux "
+    "string str text required optional default auto prompt ask stdin n/a na mypassword yourpassword mysecret "
+    "yoursecret mytoken yourtoken secretkey secret_key replace_me replaceme insert_here".split()
+)
+_TEMPLATE = re.compile(
+    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{\w+\}$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
+    r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
+    r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$",
+    re.IGNORECASE,
+)
+_DOCUMENTED = re.compile(r"example", re.IGNORECASE)
+_MASK_CHARS = "xX*•●·#?.…-_~"
+_NOT_COUNTED = str.maketrans("", "", _MASK_CHARS)
+_COUNTED = re.compile(r"[\w" + re.escape(_MASK_CHARS) + r"]")
+_LOWER, _UPPER, _DIGIT, _SYMBOL = (re.compile(p) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^\w\s.-]"))
+_CODE = re.compile(
+    r"^[A-Za-z_][\w.]*[(\[]|^(?:self|this|cls|config|settings|conf|cfg|env|os|process|ctx|request|params|args|"
+    r"options|opts|props|secrets|vars|creds|credentials)\.[\w.\[\]\"']+$",
+)
+_LABEL_WORD = re.compile(r"pass(?:word|wd|phrase)?|token|secret|key|pwd", re.IGNORECASE)
+PROSE_WORDS = frozenset(
+    "the a an your my our their his her its this that these those same see use ask set reset change changed check "
+    "enter type not no yes is was are be been being must should will would can could cannot may might at in on for "
+    "to from with without via by and or but if when then than too very so also only just still now again here there "
+    "stored saved sent shared updated expired forgotten rotated managed strong weak long short simple easy hard good "
+    "bad incorrect correct wrong invalid valid protected enabled disabled policy manager field hint prompt length "
+    "rules requirements required optional unchanged missing empty blank case sensitive encrypted hashed secure "
+    "insecure different new old same hidden visible reused expiring unknown known none something anything "
+    "nothing what which who how why where where's isn't wasn't doesn't don't please under over above below".split()
+)
+_LETTERS, _DIGITS = re.compile(r"[A-Za-z]"), re.compile(r"[0-9]")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?$")
+_WORDY = re.compile(r"^[A-Za-z]+(?:[-_ ][A-Za-z]+)*$")
+
+
+def shannon(text: str) -> float:
+    """Bits per character of ``text`` as drawn from its own characters."""
+    if not text:
+        return 0.0
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in Counter(text).values())
+
+
+def masked(value: str) -> bool:
+    """Mostly mask characters (``xxxx``, ``****``, ``sk_live_XXXX``): a shape, not a value."""
+    counted = len(_COUNTED.findall(value))
+    masks = len(value) - len(value.translate(_NOT_COUNTED))
+    return counted > 0 and masks >= 4 and masks * 10 >= counted * 6
+
+
+def documented_example(value: str) -> bool:
+    return bool(_DOCUMENTED.search(value))
+
+
+def placeholder(value: str) -> bool:
+    """Stands for a secret without being one (a template, a mask, a reference, a documented example)."""
+    text = value.strip().strip("\"'`")
+    if not text or text.lower() in PLACEHOLDER_WORDS:
+        return True
+    if text.endswith(("...", "\u2026")) and len(text.rstrip(".\u2026")) <= 12:
+        return True
+    return bool(_TEMPLATE.search(text)) or masked(text) or documented_example(text)
+
+
+def code(value: str) -> bool:
+    """Code that reads a secret (``get_password()``, ``self.token``, ``db_password``) holds none itself."""
+    if _CODE.match(value):
+        return True
+    return not any(c.isdigit() for c in value) and ("_" in value or "." in value) and bool(_LABEL_WORD.search(value)) \
+        and value.replace("_", "").replace(".", "").isalpha()
+
+
+def classes(value: str) -> int:
+    """How many of lower case, upper case, digits and symbols ``value`` mixes (an upper-case first
+    letter alone does not count)."""
+    return sum(1 for found in (_LOWER.search(value), _UPPER.search(value, 1), _DIGIT.search(value),
+                                _SYMBOL.search(value)) if found)
+
+
+def generated(value: str, least: int = 8) -> bool:
+    """Reads as made by a machine or a password rule rather than as words: long enough, and mixing
+    digits, symbols or cases (``7fH2kLq9``, ``Tr0ub4dor&3``, a hex or base64 run)."""
+    if len(value) < least or placeholder(value) or _VERSION.match(value) or _WORDY.match(value):
+        return False
+    if value.isdigit():
+        return len(value) >= 20
+    kinds = classes(value)
+    return kinds >= 3 or (kinds == 2 and any(c.isdigit() for c in value)) or (
+        kinds == 2 and len(value) >= 16 and shannon(value) >= 3.5)
+
+
+def random_token(value: str) -> bool:
+    """A long run that can only be a generated key (no label needed beside it): 20 characters or
+    more, letters and digits mixed, near-random. Paths, URLs, versions and file names are not."""
+    if len(value) < 20 or placeholder(value) or ("/" in value and "." in value) or "://" in value:
+        return False
+    if _VERSION.match(value) or re.search(r"\.[A-Za-z]{2,4}$", value):
+        return False
+    letters, digits = len(_LETTERS.findall(value)), len(_DIGITS.findall(value))
+    return letters >= 4 and digits >= 2 and shannon(value) >= 3.3
+
+
+def prose(value: str) -> bool:
+    """A word of a sentence rather than a value ("the password is too short", "reset it")."""
+    word = value.strip(".,;:!?\"'()").lower()
+    return word in PROSE_WORDS or (word.isalpha() and word.endswith(("ed", "ing", "ly")))

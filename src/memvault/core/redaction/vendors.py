@@ -1,0 +1,136 @@
+"""Keys and tokens recognisable without a label: the shapes vendors give their credentials (a
+documented prefix, then a random run of a documented length and alphabet). A shape only counts
+when its random part reads as random: ``sk-onboarding-checklist``, ``ghp_xxxx…`` and the
+documentation's ``…EXAMPLE`` keys keep their text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import documented_example, masked, shannon
+
+API_KEY = "api_key"
+TOKEN = "token"
+
+_B64 = "A-Za-z0-9+/="
+_URL64 = r"A-Za-z0-9_\-"
+
+# Each family once, as its documentation describes it; grouped by the kind the breadcrumb names.
+_KEYS = (
+    r"sk-ant-(?:api|admin|oat|ort|sid)\d\d-[" + _URL64 + r"]{20,}",
+    r"sk-(?:proj|svcacct|admin|None|or-v1|lf)-[" + _URL64 + r"]{16,}",
+    r"(?:sk|pk)-[" + _URL64 + r"]{16,}",
+    r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"sk_[a-f0-9]{32,}",
+    r"whsec_[A-Za-z0-9+/]{16,}",
+    r"gh[pousr]_[A-Za-z0-9_]{30,}(?:[.-][" + _URL64 + r".]+)?",
+    r"github_pat_[A-Za-z0-9_]{30,}",
+    r"gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt|soat|ffct|wt|rtr)-[" + _URL64 + r".]{20,}",
+    r"GR1348941[" + _URL64 + r"]{20,}",
+    r"xox[abeoprs]-[A-Za-z0-9-]{10,}",
+    r"xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9-]{20,}",
+    r"xapp-\d-[A-Za-z0-9-]{20,}",
+    r"AIza[" + _URL64 + r"]{35}",
+    r"GOCSPX-[" + _URL64 + r"]{20,}",
+    r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",
+    r"[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
+    r"SG\.[" + _URL64 + r"]{16,32}\.[" + _URL64 + r"]{30,50}",
+    r"key-[0-9a-f]{32}",
+    r"[0-9a-f]{32}-(?:[0-9a-f]{8}-[0-9a-f]{8}|us\d{1,2})(?![A-Za-z0-9])",
+    r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])",
+    r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+    r"dckr_(?:pat|oat)_[" + _URL64 + r"]{20,}",
+    r"AT(?:ATT|CTT)[" + _URL64 + r"=]{50,}",
+    r"ATBB[A-Za-z0-9]{28,}",
+    r"npm_[A-Za-z0-9]{30,}",
+    r"pypi-Ag[" + _URL64 + r"]{50,}",
+    r"(?:hf|api_org)_[A-Za-z0-9]{30,}",
+    r"do[opr]_v1_[a-f0-9]{64}",
+    r"HRKU-[" + _URL64 + r"]{20,}",
+    r"cf(?:k|ut|at)_[A-Za-z0-9]{40,}",
+    r"lin_api_[A-Za-z0-9]{30,}",
+    r"(?:ntn|secret)_[A-Za-z0-9]{40,}",
+    r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+    r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+    r"figd_[" + _URL64 + r"]{30,}",
+    r"sntry[su]_[" + _B64 + r"_-]{30,}",
+    r"gl(?:c|sa)_[" + _B64 + r"_-]{30,}",
+    r"NR(?:AK|II|JS)-[A-Za-z0-9]{20,}",
+    r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9._-]{40,}",
+    r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{30,}",
+    r"sbp_[a-f0-9]{40}|sb_secret_[" + _URL64 + r"]{20,}",
+    r"gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|(?:pplx|xai)-[A-Za-z0-9]{40,}|pcsk_[A-Za-z0-9_]{50,}",
+    r"EAA[A-Za-z0-9]{80,}|sq0(?:atp|csp)-[" + _URL64 + r"]{22,}",
+    r"access_token\$production\$[a-z0-9]{16}\$[a-f0-9]{32}",
+    r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}(?:-[A-Z0-9]{5}){4}",
+    r"dapi[a-f0-9]{32}(?:-\d)?|rubygems_[a-f0-9]{48}|oy2[a-z0-9]{43}",
+    r"LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{32}",
+    r"CFPAT-[" + _URL64 + r"]{40,}|tfp_[" + _URL64 + r"]{40,}|re_[A-Za-z0-9]{8,}_[A-Za-z0-9]{16,}",
+    r"nfp_[A-Za-z0-9]{36,}|fo1_[" + _URL64 + r"]{40,}|rnd_[A-Za-z0-9]{30,}|pul-[a-f0-9]{40}",
+    r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|mlsn\.[a-f0-9]{64}",
+    r"shippo_(?:live|test)_[a-f0-9]{40}|EZ[AT]K[A-Za-z0-9]{54}|FLWSECK(?:_TEST)?-[a-f0-9]{32}-X",
+    r"(?:api|sdk|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+)
+_TOKENS = (
+    r"eyJ[" + _URL64 + r"]{8,}\.ey[" + _URL64 + r"]{8,}\.[" + _URL64 + r"]*",
+    r"ya29\.[" + _URL64 + r"]{20,}",
+    r"1//0[" + _URL64 + r"]{30,}",
+    r"4/0A[" + _URL64 + r"]{30,}",
+    r"(?:FwoGZXIvYXdzE|IQoJb3JpZ2lu)[A-Za-z0-9/+=]{40,}",
+    r"[MNO][" + _URL64 + r"]{23,27}\.[" + _URL64 + r"]{6}\.[" + _URL64 + r"]{27,40}",
+    r"\d{6,12}:[" + _URL64 + r"]{35}(?![" + _URL64 + r"])",
+    r"hv[sbr]\.[" + _URL64 + r"]{20,}|s\.[A-Za-z0-9]{24}(?![A-Za-z0-9])|b\.AAAAAQ[" + _URL64 + r"]{40,}",
+    r"[A-Za-z0-9]{14}\.atlasv1\.[" + _URL64 + r"=]{60,}",
+    r"sk\.eyJ[" + _URL64 + r"]{50,}\.[" + _URL64 + r"]{20,}|ops_eyJ[" + _B64 + r"_-]{50,}",
+    r"AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}",
+    r"y0_[" + _URL64 + r"]{50,}",
+)
+_START = r"(?<![A-Za-z0-9_])"
+_KEY_SHAPES = re.compile(_START + r"(?:" + "|".join(_KEYS) + r")")
+_TOKEN_SHAPES = re.compile(_START + r"(?:" + "|".join(_TOKENS) + r")")
+# Webhook URLs carry their secret in the path.
+_WEBHOOKS = re.compile(
+    r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/]{20,})"
+    r"|discord(?:app)?\.com/api/webhooks/\d+/(?P<discord>[" + _URL64 + r"]{40,})"
+    r"|webhook\.office\.com/webhookb2/(?P<teams>[A-Za-z0-9@/_-]{40,})"
+)
+_PARTS = re.compile(r"[A-Za-z0-9]+")
+
+
+def random_enough(token: str) -> bool:
+    """Some stretch of 8 or more letters and digits mixes two of lower case, upper case and digits,
+    each at least twice (or is a long varied upper-case run); and the token is no mask or
+    documented example."""
+    if masked(token) or documented_example(token):
+        return False
+    for part in _PARTS.findall(token):
+        if len(part) >= 8:
+            counts = (sum(c.islower() for c in part), sum(c.isupper() for c in part), sum(c.isdigit() for c in part))
+            if sum(n >= 2 for n in counts) >= 2:
+                return True
+            # One class only: upper case and digits (an AWS key id's base32) if long and varied, never words.
+            if len(part) >= 16 and not counts[0] and shannon(part) >= 3.0:
+                return True
+    return False
+
+
+def _shaped(token: str) -> bool:
+    # Slack's tokens are dash-separated numbers and words: their digits, not their mix, mark them.
+    if token.startswith(("xox", "xapp")):
+        return sum(c.isdigit() for c in token) >= 4 and not masked(token) and not documented_example(token)
+    return random_enough(token)
+
+
+def vendor_tokens(text: str) -> Iterator[Hit]:
+    for pattern, kind in ((_KEY_SHAPES, API_KEY), (_TOKEN_SHAPES, TOKEN)):
+        for match in pattern.finditer(text):
+            token = match.group(0)
+            if _shaped(token):
+                yield Hit(match.start(), match.end(), kind)
+    for match in _WEBHOOKS.finditer(text):
+        group = next(name for name in ("secret", "discord", "teams") if match.group(name) is not None)
+        if random_enough(match.group(group)):
+            yield Hit(match.start(group), match.end(group), TOKEN)

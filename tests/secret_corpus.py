@@ -1,0 +1,144 @@
+"""The secret corpus in tests/data/secrets: secrets that must disappear and look-alikes that must
+come back verbatim, each with its family. ``secrets.jsonl`` and ``harmless.jsonl`` are the cases
+the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on.
+
+A case gives its secret literally (``secret``), or as a ``shape`` that is generated here, so
+that no credential-shaped literal sits in the repository: ``<b62:36>`` is 36 random base62
+characters; also ``hex``, ``HEX``, ``b64``, ``b64url``, ``UPNUM``, ``digits``, ``bech32`` runs,
+``<wif>`` and ``<xprv>`` (wallet keys with a valid base58check checksum) and ``<bip39:N>`` (N seed
+words). The random source is seeded per case, so every run sees the same corpus."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import string
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memvault.core.redaction.bip39 import BIP39_WORDS
+
+CORPUS = Path(__file__).resolve().parent / "data" / "secrets"
+ALPHABETS = {
+    "b62": string.ascii_letters + string.digits,
+    "hex": "0123456789abcdef",
+    "HEX": "0123456789ABCDEF",
+    "b64": string.ascii_letters + string.digits + "+/",
+    "b64url": string.ascii_letters + string.digits + "-_",
+    "UPNUM": string.ascii_uppercase + string.digits,
+    "digits": string.digits,
+    "bech32": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+}
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_PART = re.compile(r"<(\w+)(?::(\d+))?>")
+
+
+@dataclass(frozen=True)
+class Case:
+    family: str
+    text: str
+    secret: str | None  # None for a look-alike
+    kind: str | None
+    split: str  # "tuned" or "heldout"
+
+
+def _base58check(payload: bytes) -> str:
+    data = payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    number, out = int.from_bytes(data, "big"), ""
+    while number:
+        number, rest = divmod(number, 58)
+        out = BASE58[rest] + out
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + out
+
+
+def materialise(shape: str, rng: random.Random) -> str:
+    words = sorted(BIP39_WORDS)
+
+    def part(match: re.Match[str]) -> str:
+        name, size = match.group(1), int(match.group(2) or 0)
+        if name == "wif":
+            return _base58check(b"\x80" + rng.randbytes(32) + b"\x01")
+        if name == "xprv":
+            return _base58check(bytes.fromhex("0488ade4") + rng.randbytes(41) + b"\0" + rng.randbytes(32))
+        if name == "bip39":
+            return " ".join(rng.choice(words) for _ in range(size))
+        return "".join(rng.choice(ALPHABETS[name]) for _ in range(size))
+
+    return _PART.sub(part, shape)
+
+
+def _load(name: str, split: str) -> list[Case]:
+    cases = []
+    with (CORPUS / name).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle):
+            if not line.strip():
+                continue
+            raw = json.loads(line)
+            secret, text = raw.get("secret"), raw["text"]
+            if "shape" in raw:
+                secret = materialise(raw["shape"], random.Random(f"{name}:{number}"))
+                text = text.replace("{secret}", secret)
+            cases.append(Case(raw.get("family", "misc"), text, secret, raw.get("kind"), split))
+    return cases
+
+
+SECRETS = _load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
+HARMLESS = _load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
+
+
+def caught(case: Case, stored: str) -> bool:
+    """The secret is gone from what was stored (its characters in order, whatever stands between)."""
+    assert case.secret is not None
+    return case.secret not in stored
+
+
+def shares(cases: Iterable[Case], passed: Callable[[Case], bool]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(split, family) -> (passed, total)."""
+    table: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for case in cases:
+        row = table[(case.split, case.family)]
+        row[0] += passed(case)
+        row[1] += 1
+    return {key: (row[0], row[1]) for key, row in sorted(table.items())}
+
+
+def report(title: str, table: dict[tuple[str, str], tuple[int, int]]) -> str:
+    lines = [title]
+    for split in ("tuned", "heldout"):
+        rows = {family: counts for (s, family), counts in table.items() if s == split}
+        done, total = sum(n for n, _ in rows.values()), sum(t for _, t in rows.values())
+        if total:
+            lines.append(f"  {split}: {done}/{total} = {100 * done / total:.1f}%")
+            lines += [f"    {family:<20} {n}/{t}" for family, (n, t) in rows.items()]
+    return "\n".join(lines)
+
+
+def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
+    """The first ``per_family`` cases of each (split, family): every family on every surface,
+    at a cost a surface test can pay."""
+    taken: dict[tuple[str, str], int] = defaultdict(int)
+    out = []
+    for case in cases:
+        if taken[(case.split, case.family)] < per_family:
+            taken[(case.split, case.family)] += 1
+            out.append(case)
+    return out
+
+
+def leaks(cases: Iterable[Case], text: str) -> list[str]:
+    """The secrets of ``cases`` that ``text`` holds, as sent or percent-escaped (as a URL carries
+    them), found in the text as it is and unescaped."""
+    from urllib.parse import quote, quote_plus, unquote_plus
+
+    plain = unquote_plus(text)
+    found = []
+    for case in cases:
+        assert case.secret is not None
+        forms = {case.secret, quote(case.secret, safe=""), quote_plus(case.secret)}
+        if any(form in text for form in forms) or case.secret in plain:
+            found.append(f"{case.family}: {case.secret}")
+    return found
