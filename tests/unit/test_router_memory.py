@@ -52,6 +52,12 @@ def test_store_flags_limit_and_session() -> None:
     assert parsed.session_id == "s1"
 
 
+@pytest.mark.parametrize("session", ["x" * 200, "ü/?#% ☕ chat", "50%"])
+def test_the_router_takes_every_session_id_the_memory_api_takes(session: str) -> None:
+    # As the server hands a header over: its UTF-8 bytes, each read as one Latin-1 character.
+    assert options(**{"X-Session-ID": session.encode().decode("latin-1")}).session_id == session
+
+
 @pytest.mark.parametrize(
     "headers",
     [

@@ -114,3 +114,15 @@ def test_purge_removes_older_memory_from_vault_and_mirror(stack: MainStack) -> N
                      lambda: (s := vault_stats(stack, sid)) and s["mirror_rows"] == s["vault_rows"] and s, 60)
     assert stats["vault_rows"] == 0
     assert search(stack, sid, "lighthouse keeper")["items"] == []
+
+
+def test_a_non_ascii_session_header_names_the_vault_the_same_id_names_elsewhere(stack: MainStack) -> None:
+    session_id = f"café ☕ {uuid.uuid4().hex[:8]}"
+    stored = stack.api("POST", "/v1/memory", stack.secrets.memory_key,
+                       json={"messages": [{"role": "user", "content": "The kettle is on the stove.", "id": "k/1?"}]},
+                       headers={"X-Session-ID": session_id.encode()})  # the UTF-8 bytes, as clients send them
+    assert stored.status_code == 200, stored.text
+    page = stack.api("GET", "/v1/memory", stack.secrets.memory_key, params={"session_id": session_id})
+    assert page.status_code == 200 and [m["id"] for m in page.json()["items"]] == ["k/1?"], page.text
+    forgotten = stack.api("DELETE", "/v1/memory/k%2F1%3F", stack.secrets.memory_key, params={"session_id": session_id})
+    assert forgotten.json() == {"forgotten": ["k/1?"], "not_found": []}, forgotten.text

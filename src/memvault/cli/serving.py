@@ -24,13 +24,21 @@ def serve(host: str, port: int, data_dir: Path | None) -> None:
     portal and the API docs at /docs, over the data folder."""
     import uvicorn
 
+    from memvault.cli.server_limits import bounded_protocol, fd_budget, logging_config
     from memvault.runtime.local import create_local_app
 
     folder, settings = open_folder(data_dir, create=True)
+    budget = fd_budget(settings.open_vaults)
+    if budget.open_vaults < settings.open_vaults:
+        say(f"warning: the open-file limit ({budget.fd_limit}) leaves room for {budget.open_vaults} open vaults, "
+            f"not the {settings.open_vaults} MEMVAULT_OPEN_VAULTS asks for")
     say(f"serving on http://{host}:{port} (stop with Ctrl-C)")
     # The app dates its responses itself; a relayed provider response keeps the provider's Server.
-    uvicorn.run(create_local_app(environment(folder)), host=host, port=port, log_level=settings.log_level,
-                server_header=False, date_header=False)
+    app = create_local_app({**environment(folder), "MEMVAULT_OPEN_VAULTS": str(budget.open_vaults)})
+    uvicorn.run(app, host=host, port=port, log_level=settings.log_level, server_header=False, date_header=False,
+                http=bounded_protocol(budget.connections, settings.idle_connection_seconds),
+                timeout_keep_alive=max(1, round(settings.idle_connection_seconds)),
+                log_config=logging_config(settings.log_level))
 
 
 @click.command("mcp")
@@ -46,12 +54,13 @@ def mcp(key: str | None, brain_token: str | None, data_dir: Path | None) -> None
 
     async def work(deps: Deps) -> None:
         from memvault.api.mcp.tools import mcp_server
-        from memvault.runtime.local import start_local
+        from memvault.runtime.local import closing_idle_vaults, start_local
 
         await start_local(deps)
         tokens = CallerTokens(memory_key=key or None, brain_token=brain_token or None)
         say("serving MCP on stdio")
         # A wrong or revoked secret is a tool error the client shows, not a refusal to start.
-        await mcp_server(deps, lambda _: tokens).run_stdio_async()
+        async with closing_idle_vaults(deps):
+            await mcp_server(deps, lambda _: tokens).run_stdio_async()
 
     with_deps(data_dir, work)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import string
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +35,20 @@ class AccessUnavailable(MemvaultError, status=503, code="access_unavailable"):
     """The team's key set could not be fetched, so no Access token can be checked."""
 
 
+# Emails are compared exactly but for the case of ASCII letters (domains are ASCII-case-insensitive,
+# and providers treat local parts alike): Unicode case folding would make `straße@` and `strasse@`,
+# two mailboxes, one user.
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def email_identity(email: str) -> str:
+    """The form an email is compared in: trimmed, ASCII letters lower-cased, nothing else changed."""
+    return email.strip().translate(_ASCII_LOWER)
+
+
 @dataclass(frozen=True)
 class AccessIdentity:
-    """An email a verified Access token vouches for (casefolded)."""
+    """An email a verified Access token vouches for (in ``email_identity`` form)."""
 
     email: str
 
@@ -119,4 +131,4 @@ async def access_identity(deps: Deps, assertion: str) -> AccessIdentity:
     email = claims.get("email")
     if not isinstance(email, str) or "@" not in email:
         raise InvalidToken("the Access token names no user email")
-    return AccessIdentity(email.strip().casefold())
+    return AccessIdentity(email_identity(email))

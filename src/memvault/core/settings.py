@@ -40,6 +40,13 @@ def _whole(raw: str) -> int:
     return value
 
 
+def _seconds(raw: str) -> float:
+    value = float(raw)
+    if not value > 0:
+        raise ValueError("must be a positive number of seconds")
+    return value
+
+
 def _hours(raw: str) -> float:
     return float(raw) * 3600.0
 
@@ -97,6 +104,8 @@ class Settings:
     search_limit: int = setting("20", "Default number of results of a brain search (conversation-memory search fills its token budget instead, capped only by a `limit` the caller gives).", _count)
     read_page_size: int = setting("50", "Default number of messages one `get_memory` page holds.", _count)
     race_timeout_ms: int = setting("1500", "How long retrieval waits for vault or mirror (and brain hybrid search for its vector channel) before giving up.", _count)
+    open_vaults: int = setting("64", "Local mode: most vault files the server holds open at once (each takes three file descriptors and its vector codes in memory); the one used least recently is closed to open another, so a folder may hold any number of vaults.", _count)
+    idle_connection_seconds: float = setting("10", "Local server: a connection that has not sent a whole request's headers this many seconds after it opened or after its last response is closed.", _seconds)
     vector_memory_mb: int = setting("64", "Most memory one vault's vector codes may take (8 + dimension/8 bytes a row); past it the codes are read in pages on each search.", _count)
     brain_max_batch: int = setting("500", "Most facts one brain write may carry.", _count)
     brain_llm_timeout_ms: int = setting("20000", "How long one answer of the brain's LLM may take before the fact is kept as it is.", _count)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib.util
+import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -28,6 +31,11 @@ from memvault.core.resilient import with_retries
 from memvault.core.settings import Settings, load_settings
 from memvault.core.tuning import Tuning
 
+log = logging.getLogger(__name__)
+# A vault no call has used for this long is closed: the pool bounds how many stay open under load,
+# this lets a quiet server hold none.
+VAULT_IDLE_SECONDS = 60.0
+
 # Inside the data folder: the shared database, and the blob store (backups under ``backups/``).
 DATABASE_FILE = "memvault.sqlite3"
 BLOBS_FOLDER = "blobs"
@@ -44,7 +52,7 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
     return Deps(
         settings=settings,
         tuning=tuning,
-        vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings, tuning)),
+        vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings, tuning), settings.open_vaults),
         db=stores.db,
         embedder=stores.embedder,
         background=AsyncioBackground(),
@@ -86,6 +94,31 @@ async def start_local(deps: Deps) -> None:
     await memory.sync_all(deps)
 
 
+@asynccontextmanager
+async def closing_idle_vaults(deps: Deps) -> AsyncIterator[None]:
+    """While a local process serves: every so often, close the vaults idle for ``VAULT_IDLE_SECONDS``."""
+    vaults = deps.vaults
+    if not isinstance(vaults, LocalVaultDirectory):
+        yield
+        return
+
+    async def sweep() -> None:
+        while True:
+            await asyncio.sleep(VAULT_IDLE_SECONDS / 4)
+            try:
+                await asyncio.to_thread(vaults.close_idle, VAULT_IDLE_SECONDS)
+            except Exception as exc:  # the next sweep tries again; the pool still bounds what is open
+                log.warning("closing idle vaults failed: %s", type(exc).__name__)
+
+    task = asyncio.create_task(sweep())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 def docs_assets() -> Path:
     """Swagger UI and ReDoc as the `fastapi-offline` package ships them (the local extra installs
     it); only its files are read, never its code."""
@@ -108,7 +141,7 @@ def create_local_app(environ: Mapping[str, str]) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await start_local(deps)
-        async with serving_mcp():
+        async with serving_mcp(), closing_idle_vaults(deps):
             yield
         await close_local_deps(deps)
 

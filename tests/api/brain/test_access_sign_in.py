@@ -183,8 +183,9 @@ async def test_an_unreachable_team_is_a_503(tmp_path: Path, keys: Keys) -> None:
 @pytest.mark.parametrize(
     "overrides",
     [{"MEMVAULT_ACCESS_AUD": ""}, {"MEMVAULT_ACCESS_USERS": json.dumps({"fam@example.com": "nobody"})},
-     {"MEMVAULT_ACCESS_USERS": "[1]"}],
-    ids=["no audience", "unknown credential name", "not an object"],
+     {"MEMVAULT_ACCESS_USERS": "[1]"},
+     {"MEMVAULT_ACCESS_USERS": json.dumps({"ann@example.com": "family", "ANN@Example.com": "writer"})}],
+    ids=["no audience", "unknown credential name", "not an object", "one email twice"],
 )
 async def test_half_configured_access_is_a_500_not_a_way_in(tmp_path: Path, keys: Keys, overrides: dict[str, str]) -> None:
     with team_server(Team(published={"k1": keys["k1"]})) as team:
@@ -192,5 +193,24 @@ async def test_half_configured_access_is_a_500_not_a_way_in(tmp_path: Path, keys
         try:
             response = await signed_in(brain, team.token(brain.clock.now))
             assert response.status_code == 500, response.text
+        finally:
+            await close_brain(brain)
+
+
+async def test_emails_are_compared_exactly_but_for_ascii_case(tmp_path: Path, keys: Keys) -> None:
+    """`straße@` and `strasse@` are two mailboxes: Unicode case folding would make them one user."""
+    users = {"straße@example.com": "writer", "strasse@example.com": "family"}
+    with team_server(Team(published={"k1": keys["k1"]})) as team:
+        brain = await open_access_brain(tmp_path, team.issuer, MEMVAULT_ACCESS_USERS=json.dumps(users))
+        try:
+            def name_of(email: str) -> Any:
+                return signed_in(brain, team.token(brain.clock.now, email=email))
+
+            assert (await name_of("straße@example.com")).json()["name"] == "writer"
+            assert (await name_of("STRAßE@EXAMPLE.COM")).json()["name"] == "writer"
+            assert (await name_of("strasse@example.com")).json()["name"] == "family"
+            assert (await name_of("STRASSE@example.com")).json()["name"] == "family"
+            for stranger in ("ſtrasse@example.com", "straẞe@example.com", "straße@example.com\u200b"):
+                assert (await name_of(stranger)).status_code == 403, stranger
         finally:
             await close_brain(brain)

@@ -179,7 +179,8 @@ async def test_nothing_cleared_comes_back_through_the_mirror_fallback(memvault: 
 async def test_a_full_disk_under_the_vault_is_a_507_and_stores_nothing(memvault: Memvault) -> None:
     await store(memvault, chat(0, 5))
     vault = memvault.deps.vaults.vault(f"{memvault.key_id}:core")
-    connection = vault._sql._conn  # type: ignore[attr-defined]
+    # The connection the vault pool holds open for this vault (it stays open: the pool is not full).
+    connection = memvault.deps.vaults._pool[f"{memvault.key_id}:core"].sql._conn  # type: ignore[attr-defined]
     pages = connection.execute("PRAGMA page_count").fetchone()[0]
     connection.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own SQLITE_FULL from here on
     response = await memvault.client.post("/v1/memory", json={"messages": chat(100, 150, topic="wide " * 8)}, headers=memvault.auth)

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -80,7 +81,7 @@ class Surfaces:
             "search": {"http": self.http_json("POST", "/v1/memory/search"), "rpc": self.rpc_search,
                        "rpc-key": self.rpc_key_search, "mcp": self.mcp_tool("memory_search"), "cli": self.cli_search,
                        **self.client_calls("search")},
-            "forget": {"http": self.http_forget, "rpc": self.rpc_forget, "rpc-key": self.rpc_key_forget,
+            "forget": {"http": self.http_forget, "http-body": self.http_json("POST", "/v1/memory/forget"), "rpc": self.rpc_forget, "rpc-key": self.rpc_key_forget,
                        "mcp": self.mcp_tool("memory_forget"), "cli": self.cli_forget},
             "stats": {"http": self.http_json("GET", "/v1/memory/stats"), "cli": self.cli_stats},
         }
@@ -111,7 +112,8 @@ class Surfaces:
     async def http_forget(self, data: dict[str, Any]) -> Outcome:
         (message_id,) = data["ids"]
         query = {"session_id": data["session_id"]} if data.get("session_id") else {}
-        return await self.http("DELETE", f"/v1/memory/{message_id}", params=query, headers=self.mv.auth)
+        # The id percent-encoded as one path segment, `/` included.
+        return await self.http("DELETE", f"/v1/memory/{quote(message_id, safe='')}", params=query, headers=self.mv.auth)
 
     async def rpc_store(self, data: dict[str, Any]) -> Outcome:
         args = clone([data.get("session_id"), data["messages"], data.get("metadata")])
@@ -316,3 +318,31 @@ async def test_every_surface_refuses_the_same_bad_input_alike(
     # Nothing was stored, and no session vault was made for a refused call.
     assert stats is not None and set(stats["vaults"]) <= {"core"}
     assert all(v["vault"]["messages"] + v["vault"]["buffered_messages"] == 0 for v in stats["vaults"].values())
+
+
+# Ids of any printable characters: path and query syntax, percent signs, spaces, non-ASCII, 200 long.
+HOSTILE_IDS = ["a/b", "a/../b", "/lead", "trail/", "50%", "%2F", "what?x=1&y", "#tag", "two words", "ünï/cødé ☕",
+               "+plus+", "x" * 200]
+
+
+async def test_an_id_of_any_printable_characters_is_forgotten_on_every_surface(surfaces: Opened) -> None:
+    async with surfaces() as opened:
+        for surface, forget in opened.supporting("forget").items():
+            session = f"s/{surface}?#% é"
+            messages = [{"role": "user", "content": f"Note {n} of {surface}.", "id": i} for n, i in enumerate(HOSTILE_IDS)]
+            stored = await opened.http_store({"messages": messages, "session_id": session.encode()})
+            assert stored.result is not None, (surface, stored)
+            for message_id in HOSTILE_IDS:
+                answer = await forget({"ids": [message_id], "session_id": session})
+                assert answer.result == {"forgotten": [message_id], "not_found": []}, (surface, message_id, answer)
+            left = await opened.http_read({"session_id": session})
+            assert left.result is not None and left.result["items"] == [], (surface, left)
+
+
+async def test_a_forget_path_without_an_id_is_refused_and_clears_nothing(surfaces: Opened) -> None:
+    async with surfaces() as opened:
+        await opened.http_store({"messages": lamp("kept")})
+        refused = await opened.http("DELETE", "/v1/memory/", headers=opened.mv.auth)
+        assert refused.status == 422 and refused.message is not None and "ids" in refused.message
+        page = await opened.http_read({})
+        assert page.result is not None and len(page.result["items"]) == 2

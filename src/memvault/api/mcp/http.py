@@ -10,8 +10,11 @@ from contextlib import AbstractAsyncContextManager
 
 from fastapi import FastAPI
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memvault.api.dependencies import caller_tokens
+from memvault.api.errors import render
 from memvault.api.mcp.memory_tools import McpContext
 from memvault.api.mcp.tools import mcp_server
 from memvault.core.callers import CallerTokens
@@ -37,5 +40,24 @@ def mount_mcp(app: FastAPI, deps: Deps) -> Callable[[], AbstractAsyncContextMana
         # may listen on any address.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    for route in transport.routes:
+        if isinstance(route, Route) and route.path == PATH:
+            route.app = _posts_only(route.app)
     app.router.routes.extend(transport.routes)
     return server.session_manager.run
+
+
+def _posts_only(app: ASGIApp) -> ASGIApp:
+    """Only POST reaches the transport. Its GET would open an event stream for messages the server
+    sends unasked, which a stateless server never has: held open by anyone, it would only hold a
+    connection and a file descriptor; its DELETE ends a session, and there are none."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] != "POST":
+            refusal = render(PATH, 405, "method_not_allowed", "MCP over HTTP takes POST only (stateless: no event stream)",
+                             headers={"Allow": "POST"})
+            await refusal(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return guarded

@@ -53,9 +53,15 @@ async def clear(request: Request, deps: DepsParam, key: KeyParam) -> dict[str, A
     return plain_object(await perform(deps, key, CLEAR, dict(request.query_params), text=True))
 
 
-@router.delete("/{message_id}", response_model=None, openapi_extra=documented(FORGET, query=("session_id",)))
+@router.post("/forget", response_model=None, openapi_extra=documented(FORGET, body=True))
+async def forget_many(deps: DepsParam, key: KeyParam, body: JsonBody = None) -> dict[str, Any]:
+    """Forget messages by id (as stored, or as search items list them in `source_ids`); any id, as JSON text."""
+    return plain_object(await perform(deps, key, FORGET, body))
+
+
+@router.delete("/{message_id:path}", response_model=None, openapi_extra=documented(FORGET, query=("session_id",)))
 async def forget(message_id: str, request: Request, deps: DepsParam, key: KeyParam) -> dict[str, Any]:
-    """Forget one message (its id as stored, or as search items list it in `source_ids`)."""
+    """Forget one message (its id as stored, or as search items list it in `source_ids`), percent-encoded in the path."""
     data = {**request.query_params, "ids": [message_id]}
     return plain_object(await perform(deps, key, FORGET, data, text=True))
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.core import keys
-from memvault.core.access import AccessIdentity
+from memvault.core.access import AccessIdentity, email_identity
 from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, InvalidField, InvalidInput, MemvaultError, Unauthorized
 from memvault.core.settings import Settings
@@ -102,7 +102,7 @@ STORED_ID = re.compile(r"key_[0-9a-f]{16}")
 
 @functools.lru_cache(maxsize=8)
 def parse_access_users(raw: str, credentials: str, scopes: tuple[str, ...]) -> dict[str, Credential | str]:
-    """``MEMVAULT_ACCESS_USERS``: casefolded email -> the credential of the name it gives in
+    """``MEMVAULT_ACCESS_USERS``: email (``email_identity``) -> the credential of the name it gives in
     ``MEMVAULT_BRAIN_CREDENTIALS``, or the id of a stored brain credential (looked up on each
     request, so revoking it takes the grant away at once)."""
     try:
@@ -122,7 +122,10 @@ def parse_access_users(raw: str, credentials: str, scopes: tuple[str, ...]) -> d
                 "each value in MEMVAULT_ACCESS_USERS must name exactly one credential of MEMVAULT_BRAIN_CREDENTIALS"
                 " or be the id of a stored brain credential"
             )
-        users[str(email).strip().casefold()] = named[0] if named else name
+        identity, granted = email_identity(str(email)), named[0] if named else name
+        if users.get(identity, granted) != granted:
+            raise CredentialsMisconfigured(f"MEMVAULT_ACCESS_USERS names {identity} twice, with different credentials")
+        users[identity] = granted
     return users
 
 

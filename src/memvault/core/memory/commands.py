@@ -52,7 +52,7 @@ READ_REQUEST = Spec("ReadRequest", (
 FORGET_REQUEST = Spec("ForgetRequest", (
     IdList("ids", "Message ids as stored, or as search items list them in source_ids.", required=True),
     _session("Forget only in this session's vault (default: in every vault of the key)."),
-))
+), examples=({"ids": ["notes/2024/06?draft#2"], "session_id": "trip planning"},))
 CLEAR_REQUEST = Spec("ClearRequest", (
     _session("Clear only this session's vault (default: every vault of the key)."),
     Flag("reset", "Also forget the vaults' embedding dimension (before changing the embedding model).", default=False),

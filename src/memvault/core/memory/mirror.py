@@ -182,6 +182,11 @@ class MirrorStore:
         found = await self._db.query("SELECT vault FROM vaults WHERE key_id = ?", (key_id,))
         return sorted({vault_name(key_id, None), *(r["vault"] for r in found)})
 
+    async def registered(self, key_id: str, vault: str) -> bool:
+        """Whether anything was ever written to the vault (a read of one that was not answers empty
+        without creating it)."""
+        return bool(await self._db.query(f"SELECT 1 FROM vaults WHERE {_OWNER}", (key_id, vault)))
+
     async def all_vaults(self) -> list[tuple[str, str]]:
         """Every registered (key id, vault), for startup and nightly syncs."""
         found = await self._db.query("SELECT key_id, vault FROM vaults ORDER BY key_id, vault")

@@ -54,7 +54,9 @@ async def search_memory(
         raise InvalidInput("query must not be empty")
     if (limit is not None and limit < 1) or budget < 1:
         raise InvalidInput("limit and budget_tokens must be positive")
-    names = [vault_name(key_id, None)] + ([vault_name(key_id, session_id)] if session_id else [])
+    names = [vault_name(key_id, None)]
+    if session_id and await _written(deps, key_id, session_id):
+        names.append(vault_name(key_id, session_id))
 
     async def compute() -> SearchResult:
         return await _search(deps, key_id, names, query, limit, budget, now, exclude)
@@ -174,6 +176,18 @@ def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
 
 
+async def _written(deps: Deps, key_id: str, session_id: str | None) -> bool:
+    """Whether a read must ask the vault: a session vault nothing was written to is not asked, so
+    reading any number of new session ids opens and creates nothing."""
+    if session_id is None:
+        return True
+    try:
+        return await MirrorStore(deps.db).registered(key_id, vault_name(key_id, session_id))
+    except Exception as exc:  # the vault itself still answers
+        log.warning("vault registry unavailable: %s", type(exc).__name__)
+        return True
+
+
 async def all_vaults(deps: Deps) -> list[tuple[str, str]]:
     """Every registered (key id, vault name)."""
     return await MirrorStore(deps.db).all_vaults()
@@ -201,6 +215,8 @@ async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: in
         raise InvalidInput("limit must be positive and offset not negative")
     if limit > MAX_PAGE or offset > MAX_OFFSET:
         raise InvalidInput(f"limit must be at most {MAX_PAGE} and offset at most {MAX_OFFSET}")
+    if not await _written(deps, key_id, session_id):
+        return []
     vault = deps.vaults.vault(vault_name(key_id, session_id))
     # Newest first; messages of the same moment newest-arrived first (the buffer is in arrival order).
     pending = sorted(reversed(await vault.pending()), key=lambda m: -m.timestamp)

@@ -1,0 +1,157 @@
+"""What keeps `memvault serve` alive and answering when callers press on its limits: file
+descriptors shared out between open vaults and connections, connections that send no request
+closed, and logging that never opens a file (so running out of descriptors is logged, not fatal)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import resource
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from memvault.api.errors import error_body
+from memvault.core.redaction.logs import loggable
+
+log = logging.getLogger("memvault.server")
+
+# Descriptors the process holds whatever the load: the shared database and vector index (each with
+# -wal and -shm), the embedding model, the listening socket, stdio, and upstream connections of the
+# memory router's calls beyond the connections' own share.
+RESERVED_FDS = 64
+# Each connection may hold a second descriptor: the upstream call it relays.
+FDS_PER_CONNECTION = 2
+FDS_PER_VAULT = 3  # the database, its -wal and its -shm
+MIN_CONNECTIONS = 8
+# The answer to a connection beyond the limit, before it sends anything: plain, and closed.
+_BUSY_BODY = json.dumps(error_body("busy", "the server is serving all the connections it can; retry")).encode()
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+        b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY))
+
+
+@dataclass(frozen=True)
+class FdBudget:
+    """How the process's open-file limit is shared out."""
+
+    fd_limit: int
+    open_vaults: int
+    connections: int
+
+
+def fd_budget(open_vaults: int, fd_limit: int | None = None) -> FdBudget:
+    """Vaults held open (at most ``open_vaults``, fewer if they would take more than half of what the
+    limit leaves) and connections served at once, within ``fd_limit`` (the process's soft
+    RLIMIT_NOFILE)."""
+    if fd_limit is None:
+        fd_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    room = max(0, fd_limit - RESERVED_FDS)
+    # Open vaults may take up to half the room: a closed vault costs a reopen, a refused connection a caller.
+    vaults = max(1, min(open_vaults, room // 2 // FDS_PER_VAULT))
+    connections = max(MIN_CONNECTIONS, (room - vaults * FDS_PER_VAULT) // FDS_PER_CONNECTION)
+    return FdBudget(fd_limit, vaults, connections)
+
+
+class OneLineFormatter(logging.Formatter):
+    """A record on one line; an exception as its type and first line, without a traceback: a
+    traceback opens source files (which fails when descriptors run out) and is long. The line
+    passes the secret gate, as every record's message already has."""
+
+    def formatException(self, ei: Any) -> str:
+        exc = ei[1]
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        return loggable(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+
+    def formatStack(self, stack_info: str) -> str:
+        return ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        # Rendered from the exception itself: not a traceback another formatter or the record
+        # factory may have cached on the record (and left there for other handlers).
+        cached, record.exc_text = record.exc_text, None
+        try:
+            return super().format(record).replace("\n", " | ")
+        finally:
+            record.exc_text = cached
+
+
+def logging_config(level: str) -> dict[str, Any]:
+    """The server's logging (``logging.config.dictConfig``): every logger, uvicorn's and libraries'
+    included, to stderr, which is already open, through ``OneLineFormatter``. Replaces whatever a
+    library installed on the root logger."""
+    handler = {"class": "logging.StreamHandler", "formatter": "line", "stream": "ext://sys.stderr"}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"line": {"()": OneLineFormatter, "format": "%(levelname)s: %(name)s: %(message)s"},
+                       "access": {"()": OneLineFormatter, "format": "%(levelname)s: %(message)s"}},
+        "handlers": {"default": handler, "access": {**handler, "formatter": "access"}},
+        "root": {"handlers": ["default"], "level": level.upper()},
+        "loggers": {
+            "uvicorn": {"handlers": [], "level": level.upper(), "propagate": True},
+            "uvicorn.error": {"handlers": [], "level": level.upper(), "propagate": True},
+            "uvicorn.access": {"handlers": ["access"], "level": level.upper(), "propagate": False},
+        },
+    }
+
+
+def bounded_protocol(max_connections: int, idle_seconds: float) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 protocol with two bounds: a connection that has not sent a whole
+    request's headers within ``idle_seconds`` of opening or of its last response is closed, and
+    past ``max_connections`` open at once a new connection takes the place of the one that has
+    waited longest for a request, or is closed as it arrives when every other is serving one. So
+    idle or trickling connections cannot pile up, and cannot keep a new caller out."""
+
+    class BoundedProtocol(H11Protocol):
+        _waiting: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+            if len(self.connections) > max_connections and not self._close_oldest_idle():
+                log.warning("connection refused: %d connections are open, each serving a request", max_connections)
+                self._disarm()
+                transport.write(BUSY)
+                transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not None and not self.cycle.response_complete:
+                self._disarm()  # a request is being served: its handler's own limits apply
+
+        def on_response_complete(self) -> None:
+            self._arm()  # before the next pipelined request, which disarms it again
+            super().on_response_complete()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._waiting = self.loop.call_later(idle_seconds, self._close_idle)
+
+        def _disarm(self) -> None:
+            if self._waiting is not None:
+                self._waiting.cancel()
+                self._waiting = None
+
+        def _close_oldest_idle(self) -> bool:
+            """Make room by closing the connection that has waited longest for a request (a new
+            caller is served before one that sends nothing); False if every other one is busy."""
+            idle = [c for c in self.connections if c is not self and isinstance(c, BoundedProtocol) and c._waiting]
+            if not idle:
+                return False
+            oldest = min(idle, key=lambda c: c._waiting.when() if c._waiting else 0.0)
+            oldest._disarm()
+            oldest.transport.close()
+            return True
+
+        def _close_idle(self) -> None:
+            self._waiting = None
+            if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
+                self.transport.close()
+
+    return BoundedProtocol

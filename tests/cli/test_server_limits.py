@@ -1,0 +1,137 @@
+"""The bounds `memvault serve` runs uvicorn with, each where it bites: out of file descriptors at
+accept, idle connections, and more connections than it serves at once."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import httpx
+
+from memvault.cli.server_limits import fd_budget
+
+# uvicorn with the server's protocol and logging over a one-route app, under RLIMIT_NOFILE; the MCP
+# SDK's rich logging handler installed first, as building the app does.
+SERVER = """
+import resource, sys
+import uvicorn
+from mcp.server.mcpserver.utilities.logging import configure_logging
+from memvault.cli.server_limits import bounded_protocol, logging_config
+
+async def app(scope, receive, send):
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+configure_logging()
+port, fd_limit, connections, idle = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit))
+uvicorn.run(app, host="127.0.0.1", port=port, http=bounded_protocol(connections, idle), log_config=logging_config("info"))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def bounded_server(tmp_path: Path, fd_limit: int, connections: int, idle: float) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    script, log = tmp_path / "server.py", tmp_path / "server.log"
+    script.write_text(SERVER)
+    port = free_port()
+    with log.open("wb") as stderr:
+        process = subprocess.Popen([sys.executable, str(script), str(port), str(fd_limit), str(connections), str(idle)],
+                                   stdout=subprocess.DEVNULL, stderr=stderr)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert answers(url, deadline=60), log.read_text()
+        yield url, process, log
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def answers(url: str, deadline: float) -> bool:
+    """Whether ``url`` answers 200 within ``deadline`` seconds (asked again until then)."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        try:
+            if httpx.get(url, timeout=5).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    return False
+
+
+def idle_connections(stack: ExitStack, url: str, count: int) -> list[socket.socket]:
+    host, port = url.removeprefix("http://").split(":")
+    return [stack.enter_context(socket.create_connection((host, int(port)), timeout=10)) for _ in range(count)]
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except (ConnectionResetError, TimeoutError):
+        return False
+
+
+def test_out_of_descriptors_at_accept_the_server_logs_one_line_and_keeps_serving(tmp_path: Path) -> None:
+    with bounded_server(tmp_path, fd_limit=40, connections=10_000, idle=1.0) as (url, process, log), ExitStack() as stack:
+        idle_connections(stack, url, 60)  # more than the process may open: accept fails with EMFILE
+        end = time.monotonic() + 30
+        while "out of system resource" not in log.read_text() and time.monotonic() < end:
+            time.sleep(0.1)
+        assert "out of system resource" in log.read_text()
+        assert process.poll() is None
+        # The idle connections are closed one second after they were taken; new callers get in.
+        assert answers(url, deadline=30)
+    lines = [line for line in log.read_text().splitlines() if "out of system resource" in line]
+    assert lines and all("OSError: [Errno 24] Too many open files" in line for line in lines)
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_connection_that_sends_nothing_is_closed_after_the_idle_limit(tmp_path: Path) -> None:
+    with bounded_server(tmp_path, fd_limit=256, connections=100, idle=1.0) as (url, _, _), ExitStack() as stack:
+        [silent] = idle_connections(stack, url, 1)
+        started = time.monotonic()
+        assert closed_by_server(silent)
+        assert time.monotonic() - started < 9  # well before the socket's own 10 s timeout
+
+
+def test_past_its_connection_limit_a_new_caller_takes_the_place_of_an_idle_one(tmp_path: Path) -> None:
+    with bounded_server(tmp_path, fd_limit=256, connections=5, idle=3600.0) as (url, _, _), ExitStack() as stack:
+        held = idle_connections(stack, url, 5)
+        for _ in range(3):  # each keeps its connection open
+            client = stack.enter_context(httpx.Client(base_url=url, timeout=10))
+            assert client.get("/").status_code == 200
+        assert [closed_by_server(sock) for sock in held[:3]] == [True] * 3  # those waiting longest made room
+
+
+def test_the_budget_leaves_connections_room_under_any_limit() -> None:
+    for fd_limit in (64, 256, 1024, 65536):
+        budget = fd_budget(64, fd_limit)
+        assert 1 <= budget.open_vaults <= 64 and budget.connections >= 8
+    assert fd_budget(64, 1024).open_vaults == 64
+
+
+def test_a_logged_exception_is_one_gated_line_without_a_traceback() -> None:
+    import logging
+
+    from memvault.cli.server_limits import OneLineFormatter
+
+    try:
+        raise OSError("card 4111 1111 1111 1111 refused\nsecond line")
+    except OSError:
+        record = logging.LogRecord("memvault", logging.ERROR, __file__, 1, "open failed", None, sys.exc_info())
+    record.exc_text = "Traceback (most recent call last): cached by someone else"
+    line = OneLineFormatter("%(levelname)s: %(message)s").format(record)
+    assert line.startswith("ERROR: open failed | OSError: card ") and "\n" not in line
+    assert "4111 1111 1111 1111" not in line and "Traceback" not in line and "second line" not in line
+    assert record.exc_text == "Traceback (most recent call last): cached by someone else"  # left for other handlers
