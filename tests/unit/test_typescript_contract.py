@@ -1,6 +1,7 @@
 """The TypeScript client's contract is generated from the definitions memvault checks and answers
 with: the committed `.d.ts` is what the generator writes now, and the RPC method table it reads is
-the one the Worker's entrypoint and the RPC functions follow."""
+the one the Worker's entrypoint and the RPC functions follow. The generator's two commands in
+docs/typescript.md ("Types generated from memvault's own definitions") are what these tests run."""
 
 from __future__ import annotations
 
