@@ -23,7 +23,7 @@ BINDING_KEYS = {"d1_databases", "r2_buckets", "kv_namespaces", "vectorize", "dur
 def guide_commands() -> list[str]:
     text = GUIDE.read_text()
     section = text[text.index("### A first deploy from zero"): text.index("### Keys and credentials")]
-    blocks = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    blocks = re.findall(r"```sh(?: cloudflare)?\n(.*?)```", section, re.DOTALL)
     return [line.split("#")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
 
 

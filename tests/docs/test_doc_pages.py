@@ -113,8 +113,16 @@ def wrangler_problems(arguments: list[str]) -> list[str]:
 
 def cloudflare_line_problems(line: str) -> list[str]:
     words = shlex.split(line, comments=True)
+    if words[:1] == ["export"]:
+        words = words[1:]
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+        words = words[1:]  # a shell variable set for the lines after it
     if not words:
         return []
+    if words[0] == ".venv/bin/memvault":
+        command = tuple(word for word in words[1:] if not word.startswith("-"))[:2]
+        text = help_of((str(ROOT / words[0]), *command))
+        return [f"`memvault {' '.join(command)}` has no {flag}" for flag in flags_missing(words[1:], text)]
     if words == ["npm", "ci"]:
         return [] if (ROOT / "package-lock.json").is_file() else ["no package-lock.json"]
     if words[:3] == ["uv", "run", "pywrangler"]:
