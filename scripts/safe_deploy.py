@@ -1,28 +1,32 @@
 #!/usr/bin/env python3
-"""Safe deploy: upload a version without traffic, check its /health, promote only if nothing regressed.
+"""Safe deploy: upload a version without traffic, prove it is the one answering and that nothing
+regressed, promote it, and roll back by itself if production is unhealthy afterwards.
 
-Every command goes through pywrangler (workers-py), which passes it on to wrangler; before
-`versions upload` it vendors pyproject.toml's dependencies and the runtime SDK into python_modules/
-(`pywrangler sync`), so no version goes up without the packages the Worker imports.
+Every command goes through pywrangler (workers-py), which hands it to `npx wrangler`:
 
-1. `pywrangler deployments status --json`: the version serving production now.
-2. `pywrangler versions upload`: the new version, serving no traffic.
-3. Reach the new version's /health without giving it traffic. Cloudflare generates no preview URL
-   for a Worker that implements a Durable Object (memvault does: the Vault), so the new version
-   joins the deployment at 0% (`versions deploy <current>@100% <new>@0%`) and /health is asked
-   with a `Cloudflare-Workers-Version-Overrides` header naming it. A preview URL, when one exists,
-   is used instead.
-4. Compare secret presence, bindings and the cron-trigger count with the last known-good manifest
-   (.deploy-manifest.json: names and counts only, never a value; git-ignored), and the cron-trigger
-   count with the environment's `[triggers] crons` in wrangler.toml (which the bundle was built
-   from). If anything regressed: withdraw the 0% version (`versions deploy <current>@100%`) and
-   abort. Retired variables the version's env still sets are named as warnings, never a reason to
-   stop.
-5. Promote (`versions deploy <new>@100%`), then `pywrangler triggers deploy` (versions do not carry
-   cron triggers), then check production /health and record the new known-good manifest.
+0.  `pywrangler sync`: python_modules/ from pyproject.toml (pywrangler skips the work when its sync
+    markers are newer than pyproject.toml and pylock.toml).
+0a. `pywrangler secret list --format json`: the Worker's secrets, names only (the secrets
+    manifest). Every name in the environment's `MEMVAULT_REQUIRED_SECRETS` (wrangler.toml, the same
+    list /health reports) must be set, and every secret of the last good run must still be.
+1.  The environment's `[triggers] crons` in wrangler.toml, as a set, must equal the last good run's
+    (wrangler lists no deployed crons); a deliberate change passes only with --accept-cron-change.
+2.  `pywrangler deployments status --json`: the version serving now.
+3.  `pywrangler versions upload`: the new version, serving no traffic.
+4.  It joins the deployment at 0% (`versions deploy <current>@100% <new>@0%`: Cloudflare makes no
+    preview URL for a Worker with a Durable Object) and /health is asked with a version-override
+    header until it answers as the new version id (until then an older version is answering). It
+    must answer 200 with every required secret and wrangler.toml's crons; else the 0% version is
+    withdrawn and nothing else happens.
+5.  Promote (`versions deploy <new>@100%`), `pywrangler triggers deploy` (versions carry no
+    triggers), then production /health must answer as the new version, healthy. If it does not,
+    `pywrangler rollback <previous>` runs at once and the script says so and exits 1.
+6.  The run is recorded in .deploy-manifest.json (git-ignored): version id, secret names, crons.
 
-The first deploy of a Worker (and any Durable Object migration) goes through `pywrangler deploy`:
-versions cannot carry Durable Object migrations. `--dry-run` prints the plan and runs nothing.
+`--rehearse` is the no-op deploy: steps 0 to 2 and production /health, nothing uploaded or changed,
+and any difference from the last good run (a secret gone or added, crons changed) is reported.
+The first deploy of a Worker (and any Durable Object migration) goes through `pywrangler deploy`.
+Exit codes: 0 done, 1 rolled back (or could not be), 2 refused before any traffic moved.
 """
 
 from __future__ import annotations
@@ -47,16 +51,12 @@ from build_worker import BuildError, declared_crons, read_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MANIFEST = ROOT / ".deploy-manifest.json"
+OVERRIDE_HEADER = "Cloudflare-Workers-Version-Overrides"
+REFUSED, ROLLED_BACK = 2, 1
 
 
 class DeployAborted(Exception):
-    """Raised before any traffic moves; the message says what regressed."""
-
-
-@dataclass
-class Upload:
-    version_id: str
-    preview_url: str | None
+    """Refused before any traffic moved; the message says why."""
 
 
 @dataclass
@@ -65,9 +65,23 @@ class Health:
     body: dict[str, Any]
 
 
+@dataclass
+class Target:
+    """What a run deploys to, from the command line and wrangler.toml."""
+
+    env: str | None
+    url: str
+    worker: str
+    crons: frozenset[str]
+    required_secrets: tuple[str, ...]
+    pywrangler: list[str]
+    health_timeout: float
+    message: str
+
+
 def pywrangler_command(explicit: str | None) -> list[str]:
-    """pywrangler: as given, else on PATH (`uv tool install workers-py`), else the project venv's
-    (the dev dependency group), else through `uv run`."""
+    """pywrangler: as given, else on PATH, else the project venv's (the dev dependency group),
+    else through `uv run`."""
     if explicit:
         return shlex.split(explicit)
     found = shutil.which("pywrangler")
@@ -85,142 +99,229 @@ def env_args(env: str | None) -> list[str]:
     return ["--env", env] if env else []
 
 
-def current_version(pywrangler: list[str], env: str | None) -> str:
-    done = subprocess.run(
-        [*pywrangler, "deployments", "status", *env_args(env), "--json"], capture_output=True, text=True, cwd=ROOT
-    )
+def run(target: Target, args: list[str], capture: bool = True,
+        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # pywrangler logs INFO lines on stdout ahead of wrangler's own output; warnings still show.
+    env = {**os.environ, "PYWRANGLER_LOG": "warning", **(extra_env or {})}
+    return subprocess.run([*target.pywrangler, *args], capture_output=capture, text=True, cwd=ROOT, env=env)
+
+
+def json_in(text: str) -> Any:
+    """The first JSON object or array in ``text`` that starts a line: tools print log lines around
+    the JSON they were asked for, and this survives them."""
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"^[ \t]*[\[{]", text, re.MULTILINE):
+        try:
+            return decoder.raw_decode(text, match.end() - 1)[0]
+        except json.JSONDecodeError:
+            continue
+    raise ValueError("no JSON in the output")
+
+
+def tail(done: subprocess.CompletedProcess[str], lines: int = 4) -> str:
+    return "\n  ".join(((done.stderr or "") + (done.stdout or "")).strip().splitlines()[-lines:])
+
+
+def sync(target: Target) -> None:
+    """Its output is the user's to see: what it installed, or that nothing changed."""
+    if run(target, ["sync"], capture=False).returncode != 0:
+        raise DeployAborted("`pywrangler sync` failed (above); python_modules/ would not match pyproject.toml")
+
+
+def secret_names(target: Target) -> list[str]:
+    done = run(target, ["secret", "list", *env_args(target.env), "--format", "json"])
     if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise DeployAborted("cannot read the current deployment (first deploy? use `pywrangler deploy`):\n  "
-                            + "\n  ".join(tail))
+        raise DeployAborted("cannot list the Worker's secrets:\n  " + tail(done))
     try:
-        versions = json.loads(done.stdout).get("versions") or []
-    except (json.JSONDecodeError, AttributeError):
+        listed = json_in(done.stdout)
+        return sorted(str(item["name"]) for item in listed)
+    except (ValueError, TypeError, KeyError):
+        raise DeployAborted("`secret list --format json` printed no list of secrets") from None
+
+
+def current_version(target: Target) -> str:
+    done = run(target, ["deployments", "status", *env_args(target.env), "--json"])
+    if done.returncode != 0:
+        raise DeployAborted("cannot read the current deployment (first deploy? use `pywrangler deploy`):\n  "
+                            + tail(done))
+    try:
+        versions = json_in(done.stdout).get("versions") or []
+    except (ValueError, AttributeError):
         raise DeployAborted("`deployments status --json` printed no JSON") from None
     if not versions:
         raise DeployAborted("the Worker has no deployment yet: make the first one with `pywrangler deploy`")
     return str(max(versions, key=lambda v: float(v.get("percentage", 0)))["version_id"])
 
 
-def versions_deploy(pywrangler: list[str], env: str | None, specs: list[str], message: str) -> None:
-    command = [*pywrangler, "versions", "deploy", *specs, *env_args(env), "--yes", "--message", message]
-    if subprocess.run(command, cwd=ROOT).returncode != 0:
-        raise DeployAborted(f"`versions deploy {' '.join(specs)}` failed")
-
-
-def upload_version(pywrangler: list[str], env: str | None, message: str) -> Upload:
+def upload_version(target: Target) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         output_file = Path(tmp) / "wrangler-output.ndjson"
-        command = [*pywrangler, "versions", "upload", *env_args(env), "--message", message]
-        done = subprocess.run(
-            command, capture_output=True, text=True, cwd=ROOT,
-            env={**os.environ, "WRANGLER_OUTPUT_FILE_PATH": str(output_file)},
-        )
+        done = run(target, ["versions", "upload", *env_args(target.env), "--message", target.message],
+                   extra_env={"WRANGLER_OUTPUT_FILE_PATH": str(output_file)})
         if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-            raise DeployAborted("version upload failed; nothing was deployed:\n  " + "\n  ".join(tail))
-        record = _output_record(output_file, "version-upload")
-    version_id = record.get("version_id") or _search(r"Worker Version ID:\s*(\S+)", done.stdout)
-    preview_url = record.get("preview_url") or _search(r"Version Preview URL:\s*(\S+)", done.stdout)
-    if not version_id:
+            raise DeployAborted("version upload failed; nothing was deployed:\n  " + tail(done, 6))
+        records = [json.loads(line) for line in output_file.read_text().splitlines()] if output_file.exists() else []
+    version = next((r.get("version_id") for r in records if r.get("type") == "version-upload"), None)
+    if not version:
+        printed = re.search(r"Worker Version ID:\s*(\S+)", done.stdout)
+        version = printed.group(1) if printed else None
+    if not isinstance(version, str) or not version:
         raise DeployAborted("version upload reported no version id; nothing was deployed")
-    return Upload(version_id=version_id, preview_url=preview_url)
+    return version
 
 
-def _output_record(path: Path, kind: str) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    for line in path.read_text().splitlines():
+def versions_deploy(target: Target, specs: list[str], note: str) -> bool:
+    done = run(target, ["versions", "deploy", *specs, *env_args(target.env), "--yes", "--message",
+                        f"{target.message} ({note})"])
+    return done.returncode == 0
+
+
+def fetch_health(url: str, timeout: float, headers: dict[str, str] | None = None) -> Health:
+    request = urllib.request.Request(url.rstrip("/") + "/health", headers={"Cache-Control": "no-store", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return Health(response.status, json.loads(response.read() or b"{}"))
+    except urllib.error.HTTPError as exc:
         try:
-            entry = json.loads(line)
+            return Health(exc.code, json.loads(exc.read() or b"{}"))
         except json.JSONDecodeError:
-            continue
-        if isinstance(entry, dict) and entry.get("type") == kind:
-            return entry
-    return {}
+            return Health(exc.code, {})
 
 
-def _search(pattern: str, text: str) -> str | None:
-    match = re.search(pattern, text)
-    return match.group(1) if match else None
-
-
-def fetch_health(base_url: str, timeout: float, headers: dict[str, str] | None = None, interval: float = 1.0) -> Health:
-    """Poll <base_url>/health until it answers with JSON; a 503 with a body is an answer too."""
-    url = base_url.rstrip("/") + "/health"
-    request = urllib.request.Request(url, headers={"Cache-Control": "no-store", **(headers or {})})
-    deadline = time.monotonic() + timeout
-    last_error = "no answer"
+def health_as(target: Target, version: str, override: bool) -> Health:
+    """/health as answered by ``version``: asked again until that version answers (or the time is up);
+    Cloudflare routes by percentages until an override or a new deployment has spread."""
+    headers = {OVERRIDE_HEADER: f'{target.worker}="{version}"'} if override else {}
+    deadline = time.monotonic() + target.health_timeout
+    seen = "no answer"
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise DeployAborted(f"{url} did not answer within {timeout:g}s ({last_error})")
+            raise DeployAborted(f"{target.url}/health never answered as version {version} within "
+                                f"{target.health_timeout:g}s ({seen})")
         try:
-            with urllib.request.urlopen(request, timeout=min(remaining, 10.0)) as response:
-                return Health(response.status, json.loads(response.read() or b"{}"))
-        except urllib.error.HTTPError as exc:
-            try:
-                return Health(exc.code, json.loads(exc.read() or b"{}"))
-            except json.JSONDecodeError:
-                last_error = f"HTTP {exc.code}"
+            health = fetch_health(target.url, min(remaining, 10.0), headers)
+            answering = health.body.get("version_id")
+            if answering == version:
+                return health
+            seen = f"version {answering} answered" if answering else f"HTTP {health.status} without a version id"
         except (urllib.error.URLError, TimeoutError, OSError, json.JSONDecodeError) as exc:
-            last_error = str(getattr(exc, "reason", exc)) or type(exc).__name__
-        time.sleep(min(interval, max(deadline - time.monotonic(), 0)))
+            seen = str(getattr(exc, "reason", exc)) or type(exc).__name__
+        time.sleep(min(1.0, max(deadline - time.monotonic(), 0)))
 
 
-def summarize(health: Health) -> dict[str, Any]:
-    """The known-good facts kept between deploys: names and counts, never values."""
-    body = health.body
-    return {
-        "secrets": sorted(name for name, present in (body.get("secrets") or {}).items() if present),
-        "bindings": sorted(name for name, present in (body.get("bindings") or {}).items() if present),
-        "cron_triggers": int(body.get("cron_triggers") or 0),
-    }
-
-
-def regressions(previous: dict[str, Any] | None, health: Health, declared: int | None = None) -> list[str]:
-    """What is worse than the last good deploy, or than wrangler.toml's ``declared`` cron count."""
-    problems: list[str] = []
-    body = health.body
-    secrets = body.get("secrets") or {}
-    bindings = body.get("bindings") or {}
-    crons = int(body.get("cron_triggers") or 0)
+def problems_of(target: Target, health: Health) -> list[str]:
+    """What is wrong with a version's /health: not 200, a required secret missing, other crons."""
+    body, found = health.body, []
     if health.status != 200:
-        missing = ", ".join(body.get("missing") or []) or "no details"
-        problems.append(f"the new version is unhealthy (HTTP {health.status}; missing: {missing})")
-    for name in (previous or {}).get("secrets", []):
-        if not secrets.get(name):
-            problems.append(f"secret {name} was set in the last good deploy and is missing now")
-    for name in (previous or {}).get("bindings", []):
-        if not bindings.get(name):
-            problems.append(f"binding {name} was present in the last good deploy and is missing now")
-    before = int((previous or {}).get("cron_triggers", 0))
-    if crons < before:
-        problems.append(f"fewer cron triggers than the last good deploy ({crons} < {before})")
-    if declared is not None and crons != declared:
-        problems.append(f"the version counts {crons} cron triggers where wrangler.toml declares {declared} "
-                        "(its bundle was not built by scripts/build_worker.py for this environment)")
-    return problems
+        found.append(f"/health answered HTTP {health.status} (missing: {', '.join(body.get('missing') or []) or '-'})")
+    secrets = body.get("secrets") or {}
+    found += [f"required secret {name} is not set for the version" for name in target.required_secrets
+              if not secrets.get(name)]
+    crons = frozenset(body.get("crons") or [])
+    if crons != target.crons:
+        found.append(f"the version's bundle holds crons {sorted(crons)}, wrangler.toml declares {sorted(target.crons)}")
+    return found
 
 
-def warn_retired(health: Health) -> None:
-    for name in health.body.get("retired_settings") or []:
-        print(f"warning: the Worker's env still sets {name}, which memvault no longer reads; "
-              "remove it (docs/settings.md says where its value went)", file=sys.stderr)
+def preflight(target: Target, previous: dict[str, Any] | None, accept_cron_change: bool) -> list[str]:
+    """Steps 0a and 1: the secrets manifest and the crons, against the committed list and the last run."""
+    names = secret_names(target)
+    problems = [f"required secret {name} is not set (`pywrangler secret put {name}{' --env ' + target.env if target.env else ''}`)"
+                for name in target.required_secrets if name not in names]
+    if previous is not None:
+        problems += [f"secret {name} was set at the last good deploy and is gone now"
+                     for name in previous.get("secrets", []) if name not in names]
+        before = frozenset(previous.get("crons", []))
+        if before != target.crons and not accept_cron_change:
+            problems.append(f"crons change from {sorted(before)} to {sorted(target.crons)}: "
+                            "pass --accept-cron-change if that is meant")
+    if problems:
+        raise DeployAborted("refused before upload:\n  - " + "\n  - ".join(problems))
+    print(f"secrets manifest ({len(names)} names): {', '.join(names) or '-'}; crons {sorted(target.crons)}")
+    return names
 
 
-def worker_name(env: str | None) -> str:
-    """The Worker's name for ``env``: wrangler.toml's [env.<env>] name, else the top-level one."""
+def deploy(target: Target, previous: dict[str, Any] | None, accept_cron_change: bool) -> tuple[int, dict[str, Any]]:
+    sync(target)
+    names = preflight(target, previous, accept_cron_change)
+    current = current_version(target)
+    new = upload_version(target)
+    print(f"uploaded version {new} (no traffic); production stays on {current}")
+    if not versions_deploy(target, [f"{current}@100%", f"{new}@0%"], "staged at 0%"):
+        raise DeployAborted(f"`versions deploy {current}@100% {new}@0%` failed; production stays on {current}")
+    try:
+        problems = problems_of(target, health_as(target, new, override=True))
+    except DeployAborted:
+        withdraw(target, current, new)
+        raise
+    if problems:
+        withdraw(target, current, new)
+        raise DeployAborted(f"not promoting version {new}:\n  - " + "\n  - ".join(problems))
+    print(f"version {new} answers /health as itself with every required secret and the crons; promoting")
+    if not versions_deploy(target, [f"{new}@100%"], "promoted"):
+        withdraw(target, current, new)
+        raise DeployAborted(f"promoting {new} failed; production stays on {current}")
+    triggers = run(target, ["triggers", "deploy", *env_args(target.env)])
+    try:
+        live = [] if triggers.returncode == 0 else ["`pywrangler triggers deploy` failed:\n    " + tail(triggers)]
+        live += problems_of(target, health_as(target, new, override=False))
+    except DeployAborted as exc:
+        live = [str(exc)]
+    if live:
+        return roll_back(target, current, new, live), {}
+    print(f"version {new} is live and healthy")
+    return 0, {"version_id": new, "secrets": names, "crons": sorted(target.crons)}
+
+
+def withdraw(target: Target, current: str, new: str) -> None:
+    """Take a staged 0% version out again; production never left ``current``."""
+    if not versions_deploy(target, [f"{current}@100%"], "withdrawn"):
+        print(f"could not withdraw version {new}; it still serves 0% of traffic", file=sys.stderr)
+
+
+def roll_back(target: Target, previous: str, new: str, problems: list[str]) -> int:
+    print(f"production is unhealthy after promoting {new}:\n  - " + "\n  - ".join(problems), file=sys.stderr)
+    done = run(target, ["rollback", previous, *env_args(target.env), "--yes", "--message",
+                        f"{target.message} (automatic rollback from {new})"])
+    if done.returncode != 0:
+        print(f"ROLLBACK FAILED: run `pywrangler rollback {previous}` now:\n  {tail(done)}", file=sys.stderr)
+        return ROLLED_BACK
+    print(f"ROLLED BACK to version {previous}; version {new} serves no traffic", file=sys.stderr)
+    return ROLLED_BACK
+
+
+def rehearse(target: Target, previous: dict[str, Any] | None) -> int:
+    sync(target)
+    if previous is None:
+        raise DeployAborted("no good run recorded for this environment yet: nothing to rehearse against")
+    names = preflight(target, previous, accept_cron_change=False)
+    added = sorted(set(names) - set(previous.get("secrets", [])))
+    current = current_version(target)
+    problems = problems_of(target, health_as(target, current, override=False))
+    if added:
+        problems.append(f"secrets set since the last good deploy: {', '.join(added)}")
+    if problems:
+        raise DeployAborted("rehearsal found changes:\n  - " + "\n  - ".join(problems))
+    print(f"rehearsal: version {current} is live and healthy; secrets and crons are as at the last good deploy; "
+          "nothing was deployed")
+    return 0
+
+
+def target_of(args: argparse.Namespace) -> Target:
     config = read_config(ROOT)
-    section = config.get("env", {}).get(env, {}) if env else {}
-    return str(section.get("name") or (f"{config['name']}-{env}" if env else config["name"]))
+    section = config.get("env", {}).get(args.env, {}) if args.env else config
+    worker = args.worker or str(section.get("name") or (f"{config['name']}-{args.env}" if args.env else config["name"]))
+    listed = str((section.get("vars") or {}).get("MEMVAULT_REQUIRED_SECRETS", ""))
+    return Target(
+        env=args.env, url=args.url.rstrip("/"), worker=worker, crons=frozenset(declared_crons(config, args.env)),
+        required_secrets=tuple(name.strip() for name in listed.split(",") if name.strip()),
+        pywrangler=pywrangler_command(args.pywrangler), health_timeout=args.health_timeout, message=args.message,
+    )
 
 
 def load_manifest(path: Path, env: str | None) -> dict[str, Any] | None:
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text())
-    entry = data.get(env or "default")
+    entry = json.loads(path.read_text()).get(env or "default") if path.exists() else None
     return entry if isinstance(entry, dict) else None
 
 
@@ -230,105 +331,31 @@ def save_manifest(path: Path, env: str | None, entry: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def override_header(worker: str, version_id: str) -> dict[str, str]:
-    return {"Cloudflare-Workers-Version-Overrides": f'{worker}="{version_id}"'}
-
-
-def print_plan(args: argparse.Namespace, pywrangler: list[str], previous: dict[str, Any] | None) -> None:
-    env = env_args(args.env)
-    deploy = [*pywrangler, "versions", "deploy"]
-    print("safe deploy plan (dry run: nothing will run)")
-    print(f"  1. {shlex.join([*pywrangler, 'deployments', 'status', *env, '--json'])}  -> <current>")
-    print(f"  2. {shlex.join([*pywrangler, 'versions', 'upload', *env, '--message', args.message])}  -> <new>")
-    print(f"  3. {shlex.join([*deploy, '<current>@100%', '<new>@0%', *env, '--yes'])}  (no traffic)")
-    print(f"     GET {args.url}/health with Cloudflare-Workers-Version-Overrides: {args.worker}=\"<new>\", "
-          f"waiting up to {args.health_timeout:g}s")
-    if previous is None:
-        print(f"  4. no known-good manifest for '{args.env or 'default'}' in {args.manifest.name}: require HTTP 200 "
-              f"and cron triggers == {args.crons} (wrangler.toml)")
-    else:
-        print(f"  4. compare with the last good deploy: secrets {previous.get('secrets', [])}, "
-              f"bindings {previous.get('bindings', [])}, cron triggers >= {previous.get('cron_triggers', 0)} "
-              f"and == {args.crons} (wrangler.toml); "
-              f"on a regression: {shlex.join([*deploy, '<current>@100%', *env, '--yes'])} and stop")
-    print(f"  5. {shlex.join([*deploy, '<new>@100%', *env, '--yes'])}")
-    print(f"  6. {shlex.join([*pywrangler, 'triggers', 'deploy', *env])}")
-    print(f"  7. GET {args.url}/health, then record {args.manifest.name}")
-
-
-def check_candidate(args: argparse.Namespace, pywrangler: list[str], current: str, upload: Upload) -> Health:
-    """/health of the new version while it serves no traffic."""
-    if upload.preview_url:
-        return fetch_health(upload.preview_url, args.health_timeout)
-    versions_deploy(pywrangler, args.env, [f"{current}@100%", f"{upload.version_id}@0%"], args.message + " (staged, 0%)")
-    return fetch_health(args.url, args.health_timeout, override_header(args.worker, upload.version_id))
-
-
-def deploy(args: argparse.Namespace) -> int:
-    pywrangler = pywrangler_command(args.pywrangler)
-    previous = load_manifest(args.manifest, args.env)
-    if args.dry_run:
-        print_plan(args, pywrangler, previous)
-        return 0
-    current = current_version(pywrangler, args.env)
-    upload = upload_version(pywrangler, args.env, args.message)
-    print(f"uploaded version {upload.version_id} (no traffic); production stays on {current}")
-    try:
-        candidate = check_candidate(args, pywrangler, current, upload)
-        problems = regressions(previous, candidate, args.crons)
-        warn_retired(candidate)
-    except DeployAborted:
-        withdraw(pywrangler, args, current, upload)
-        raise
-    if problems:
-        withdraw(pywrangler, args, current, upload)
-        raise DeployAborted("not promoting version " + upload.version_id + ":\n  - " + "\n  - ".join(problems))
-    print("the new version's /health matches the last good deploy; promoting")
-    versions_deploy(pywrangler, args.env, [f"{upload.version_id}@100%"], args.message)
-    # Versions carry code, bindings and vars; cron triggers are deployed separately.
-    if subprocess.run([*pywrangler, "triggers", "deploy", *env_args(args.env)], cwd=ROOT).returncode != 0:
-        print("promoted, but `pywrangler triggers deploy` failed: cron triggers may be stale", file=sys.stderr)
-        return 1
-    live = fetch_health(args.url, args.health_timeout)
-    live_problems = regressions(previous, live, args.crons)
-    if live_problems:
-        print(f"PROMOTED, BUT production /health regressed - roll back with `pywrangler rollback {current}`:\n  - "
-              + "\n  - ".join(live_problems), file=sys.stderr)
-        return 1
-    save_manifest(args.manifest, args.env, {**summarize(live), "version_id": upload.version_id})
-    print(f"version {upload.version_id} is live and healthy; recorded in {args.manifest.name}")
-    return 0
-
-
-def withdraw(pywrangler: list[str], args: argparse.Namespace, current: str, upload: Upload) -> None:
-    """Take a staged 0% version out of the deployment again; production never left ``current``."""
-    if upload.preview_url:
-        return
-    try:
-        versions_deploy(pywrangler, args.env, [f"{current}@100%"], args.message + " (withdrawn)")
-    except DeployAborted:
-        print(f"could not withdraw version {upload.version_id}; it still serves 0% of traffic", file=sys.stderr)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--env", help="wrangler environment (staging, production); default: top level")
-    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST, help="known-good manifest file")
-    parser.add_argument("--pywrangler", help="pywrangler command; default: pywrangler on PATH, then .venv/bin, then `uv run pywrangler`")
-    parser.add_argument("--health-timeout", type=float, default=90.0, help="seconds to wait for /health")
     parser.add_argument("--url", required=True, help="production base URL, e.g. https://memvault.<subdomain>.workers.dev")
+    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST, help="record of the last good run")
+    parser.add_argument("--pywrangler", help="pywrangler command; default: on PATH, then .venv/bin, then `uv run`")
     parser.add_argument("--worker", help="Worker name for the version-override header; default: from wrangler.toml")
+    parser.add_argument("--health-timeout", type=float, default=90.0, help="seconds to wait for each /health")
     parser.add_argument("--message", default="safe deploy", help="message attached to the version")
-    parser.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
+    parser.add_argument("--accept-cron-change", action="store_true", help="deploy crons other than the last run's")
+    parser.add_argument("--rehearse", action="store_true", help="check everything, deploy nothing")
     args = parser.parse_args(argv)
-    args.url = args.url.rstrip("/")
-    args.worker = args.worker or worker_name(args.env)
     try:
-        args.crons = len(declared_crons(read_config(ROOT), args.env))
-        return deploy(args)
+        target = target_of(args)
+        previous = load_manifest(args.manifest, args.env)
+        if args.rehearse:
+            return rehearse(target, previous)
+        code, record = deploy(target, previous, args.accept_cron_change)
+        if record:
+            save_manifest(args.manifest, args.env, record)
+            print(f"recorded in {args.manifest.name}")
+        return code
     except (DeployAborted, BuildError) as exc:
-        print(f"ABORTED: {exc}", file=sys.stderr)
-        return 2
+        print(f"REFUSED: {exc}", file=sys.stderr)
+        return REFUSED
 
 
 if __name__ == "__main__":

@@ -53,6 +53,10 @@ class StatementRecorder:
         self.statements.append(pieces[0] + "".join(sql_literal(p) + rest for p, rest in zip(params, pieces[1:], strict=True)))
         return 1
 
+    async def batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        for sql, params in statements:
+            await self.execute(sql, params)
+
 
 def sql_literal(value: Any) -> str:
     if value is None:

@@ -73,13 +73,13 @@ class Default(WorkerEntrypoint):
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.forget_memory(deps, *_plain(memory_key, ids, session_id)))
 
-    async def brain_search(self, brain_token: Any, q: Any, mode: Any = None, limit: Any = None) -> Any:
+    async def brain_search(self, brain_token: Any, query: Any, mode: Any = None, limit: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.brain_search(deps, *_plain(brain_token, q, mode, limit)))
+        return to_js(await rpc.brain_search(deps, *_plain(brain_token, query, mode, limit)))
 
-    async def brain_recall(self, brain_token: Any, q: Any = None, as_of: Any = None, budget: Any = None) -> Any:
+    async def brain_recall(self, brain_token: Any, query: Any = None, as_of: Any = None, budget: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
-        return to_js(await rpc.brain_recall(deps, *_plain(brain_token, q, as_of, budget)))
+        return to_js(await rpc.brain_recall(deps, *_plain(brain_token, query, as_of, budget)))
 
     async def brain_write(self, brain_token: Any, payload: Any, bands: Any = True) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)

@@ -17,6 +17,7 @@ from memvault.runtime.local import docs_assets
 MEMORY = [{"memoryKey": []}, {"memoryKeyHeader": []}]
 BRAIN = [{"brainCredential": []}, {"brainCredentialHeader": []}, {"cloudflareAccess": []}]
 ROUTER = [{"memoryKeyHeader": []}, {"sessionId": []}]
+ADMIN = [{"adminToken": []}]
 
 
 def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -34,6 +35,7 @@ def test_security_schemes_are_declared_once_with_the_headers_they_read(deps: Dep
         "brainCredential": ("http", "bearer"),
         "brainCredentialHeader": ("apiKey", "X-Memvault-Brain-Token"),
         "cloudflareAccess": ("apiKey", "Cf-Access-Jwt-Assertion"),
+        "adminToken": ("http", "bearer"),
     }
     assert all(scheme["description"] for scheme in schemes.values())
 
@@ -47,7 +49,8 @@ def test_every_operation_is_described_tagged_and_secured_by_what_it_reads(deps: 
         assert operation.get("description", "").strip(), f"{where} has no description"
         (tag,) = operation["tags"]
         seen.add(tag)
-        expected = {"memory": MEMORY, "brain": BRAIN, "memory router": ROUTER, "health": None}[tag]
+        expected = {"memory": MEMORY, "brain": BRAIN, "memory router": ROUTER, "admin": ADMIN,
+                    "health": None}[tag]
         assert operation.get("security") == expected, where
     assert seen == {tag["name"] for tag in TAGS}
     brain_operations = [op for _, _, op in operations(document) if op["tags"] == ["brain"]]

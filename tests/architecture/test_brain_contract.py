@@ -104,12 +104,13 @@ def test_each_operation_runs_on_the_command_its_parser_returns() -> None:
 
 def brain_part(path: Path) -> ast.AST:
     """What of a surface reaches the brain: all of it, or in ``runtime/rpc.py`` (which serves
-    conversation memory too) its brain methods and their helpers."""
+    conversation memory too) its brain methods and their helpers, and ``invoke``, which every RPC
+    method goes through."""
     module = tree(path)
     if path.name != "rpc.py":
         return module
     part = [node for node in module.body if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef)
-            and node.name.lstrip("_").startswith(("brain", "given"))]
+            and node.name.lstrip("_").startswith(("brain", "given", "invoke"))]
     assert len(part) >= 4
     return ast.Module(body=part, type_ignores=[])
 

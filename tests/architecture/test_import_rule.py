@@ -71,7 +71,7 @@ ALLOWED_LAYERS = {
     "api": {"core", "api"},
     "runtime": {"core", "api", "adapters.local", "adapters.cloudflare", "runtime"},
     "edge": {"core", "runtime", "adapters.cloudflare", "edge"},
-    "package": {"core", "api", "adapters.local", "runtime", "package"},
+    "package": {"core", "api", "adapters.local", "runtime", "client", "package"},
     # Other Workers load the client: core's floor only, never an adapter, the API or a runtime.
     "client": {"core", "client"},
 }
@@ -138,12 +138,14 @@ def test_only_the_mcp_package_imports_the_sdk_and_only_local_code_imports_that_p
 
 WINGS = ("memvault.core.memory", "memvault.core.brain")
 # The floor's orchestrators: the nightly run tends both wings; the backup and the restore carry both;
-# the caller resolver hands out memory keys and, through the brain's auth_of, brain credentials.
+# the caller resolver hands out memory keys and, through the brain's auth_of, brain credentials;
+# the admin operations issue brain credentials through the brain's scope check.
 FLOOR_MAY_IMPORT_WINGS = {
     "memvault.core.operations.maintenance",
     "memvault.core.operations.backup_pages",
     "memvault.core.operations.restore",
     "memvault.core.credentials.callers",
+    "memvault.core.admin.operations",
 }
 
 

@@ -63,14 +63,14 @@ def test_docs_render_offline_and_authorize_works(served: Served, browser: Any) -
     browser.get(f"{served.url}/docs")
     wait_for(browser, lambda: len(css(browser, ".opblock")) == served.operations, "every operation listed")
     tags = {tag.get_attribute("data-tag") for tag in css(browser, ".opblock-tag")}
-    assert tags == {"memory", "memory router", "brain", "health"}
+    assert tags == {"memory", "memory router", "brain", "admin", "health"}
     assert loaded_from_elsewhere(browser, served.url) == []
 
     css(browser, "button.authorize")[0].click()
     wait_for(browser, lambda: css(browser, ".modal-ux .auth-container"), "the Authorize dialog")
     boxes = {box.find_element("css selector", "h4").text.split()[0]: box for box in css(browser, ".modal-ux .auth-container")}
     assert set(boxes) == {"memoryKey", "memoryKeyHeader", "sessionId", "brainCredential", "brainCredentialHeader",
-                          "cloudflareAccess"}
+                          "cloudflareAccess", "adminToken"}
     SCREENSHOTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(SCREENSHOTS / "docs-authorize-1280x800.png"))
     memory_key_box = boxes["memoryKey"]

@@ -1,6 +1,6 @@
-"""Fixtures for deploy tests: a fake `pywrangler` first on PATH (and a `wrangler` that only records
-that something went around pywrangler) and a local /health server; the bundle's size, printed at
-the end of the run."""
+"""Fixtures for deploy tests: a stand-in for Cloudflare (a fake `npx wrangler` first on PATH, behind
+the real pywrangler, and a /health server on 127.0.0.1 sharing its state), a copy of the project
+the rail runs in, and the bundle's size, printed at the end of the run."""
 
 from __future__ import annotations
 
@@ -9,74 +9,81 @@ import os
 import shutil
 import stat
 import sys
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pytest
-from deploy_fakes import OVERRIDE, FakeWrangler, HealthServer
+from deploy_fakes import OVERRIDE, FakeCloudflare
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from local_http import local_http_server
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 
 @pytest.fixture
-def health_server() -> Iterator[HealthServer]:
-    state = HealthServer(base_url="")
+def cloudflare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeCloudflare]:
+    fake = FakeCloudflare(state_file=tmp_path / "cloudflare.json")
+    fake.reset(secrets=["MEMVAULT_BRAIN_CREDENTIALS"])
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            site, _, rest = self.path.strip("/").partition("/")
-            override = self.headers.get(OVERRIDE)
-            if site == "live" and override:
-                state.overrides_seen.append(override)
-                site = "candidate"
-            if rest != "health" or site not in state.sites:
+            if self.path != "/health":
                 self.send_error(404)
                 return
-            time.sleep(state.hang_seconds.get(site, 0.0))
-            status, body = state.sites[site]
-            payload = json.dumps(body).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up waiting (the timeout test): nothing left to answer
+            status, body = fake.answer(self.headers.get(OVERRIDE))
+            payload = json_bytes(body)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npx = bin_dir / "npx"
+    npx.write_text(f"#!{sys.executable}\n" + (HERE / "fake_npx.py").read_text())
+    npx.chmod(npx.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("FAKE_CLOUDFLARE_STATE", str(fake.state_file))
+    assert shutil.which("npx") == str(npx)
     with local_http_server(Handler) as origin:
-        state.base_url = origin
-        yield state
+        fake.base_url = origin
+        yield fake
 
 
-def _executable(path: Path, text: str) -> Path:
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return path
+def json_bytes(body: dict[str, Any]) -> bytes:
+    return json.dumps(body).encode()
+
+
+def mark_synced(project: Path) -> None:
+    """What `pywrangler sync` leaves behind when it has vendored pyproject.toml's dependencies: a
+    `.synced` marker naming the workers-py version, newer than pyproject.toml, in python_modules/
+    and in .venv-workers/. pywrangler skips the sync when both are there."""
+    for folder in ("python_modules", ".venv-workers"):
+        (project / folder).mkdir(exist_ok=True)
+        (project / folder / ".synced").write_text(version("workers-py"))
 
 
 @pytest.fixture
-def fake_wrangler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeWrangler:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    pywrangler = _executable(bin_dir / "pywrangler", f"#!{sys.executable}\n" + (HERE / "fake_pywrangler.py").read_text())
-    bare_log = tmp_path / "bare-wrangler-calls.txt"
-    bare = _executable(bin_dir / "wrangler", f'#!/bin/sh\necho "$*" >> "{bare_log}"\nexit 9\n')
-    log = tmp_path / "pywrangler-calls.jsonl"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.setenv("FAKE_WRANGLER_LOG", str(log))
-    assert shutil.which("pywrangler") == str(pywrangler) and shutil.which("wrangler") == str(bare)
-    return FakeWrangler(log=log, bare_log=bare_log)
+def project(tmp_path: Path) -> Path:
+    """The files the rail reads, in the repository's layout, synced as pywrangler sees it."""
+    copy = tmp_path / "project"
+    (copy / "scripts").mkdir(parents=True)
+    for name in ("safe_deploy.py", "build_worker.py"):
+        shutil.copy2(ROOT / "scripts" / name, copy / "scripts" / name)
+    for name in ("wrangler.toml", "pyproject.toml"):
+        shutil.copy2(ROOT / name, copy / name)
+    mark_synced(copy)
+    return copy
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

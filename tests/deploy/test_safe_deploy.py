@@ -1,9 +1,8 @@
-"""scripts/safe_deploy.py end to end: a fake pywrangler first on PATH, /health served on 127.0.0.1.
-Every command goes through pywrangler (never bare wrangler), so the upload is always vendored.
-
-memvault implements a Durable Object, so Cloudflare gives its versions no preview URL: the script
-stages the new version at 0% and asks /health with a version-override header. The preview-URL path
-(a Worker without Durable Objects) is covered once as well."""
+"""scripts/safe_deploy.py end to end with the real pywrangler (workers-py, a dev dependency) in
+front of a fake `npx wrangler` that plays Cloudflare's API, and /health served on 127.0.0.1 from the
+same state, routed by version as Cloudflare routes it. The rail runs in a copy of the project whose
+python_modules/ pywrangler's own sync markers call current, so every pass-through command runs
+offline; without them the rail stops at its first step."""
 
 from __future__ import annotations
 
@@ -12,173 +11,173 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from deploy_fakes import FakeWrangler, HealthServer
+from deploy_fakes import CRONS, CURRENT, NEW, REQUIRED, FakeCloudflare, healthy_body
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "safe_deploy.py"
-NEW = "3f2a9c1e-0000-4000-8000-00000000abcd"
-CURRENT = "0b1d2e3f-0000-4000-8000-000000000001"
-SECRETS = {"MEMVAULT_BRAIN_CREDENTIALS": True}
-BINDINGS = {name: True for name in ("DB", "VAULT", "VECTORIZE", "BODIES", "AI", "CACHE")}
+PYWRANGLER = Path(sys.executable).with_name("pywrangler")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+
+from safe_deploy import json_in  # noqa: E402
 
 
-def health(secrets: dict[str, bool] | None = None, crons: int = 1, status: str = "ok") -> dict[str, Any]:
-    return {
-        "status": status,
-        "version": "0.1.0",
-        "runtime": "workers",
-        "bindings": BINDINGS,
-        "secrets": SECRETS if secrets is None else secrets,
-        "cron_triggers": crons,
-        "missing": [],
-    }
-
-
-def known_good(tmp_path: Path) -> Path:
-    path = tmp_path / "manifest.json"
-    path.write_text(json.dumps({"production": {
-        "secrets": ["MEMVAULT_BRAIN_CREDENTIALS"], "bindings": sorted(BINDINGS), "cron_triggers": 1,
-        "version_id": CURRENT,
-    }}))
-    return path
-
-
-def run(tmp_path: Path, server: HealthServer, *extra: str, preview: bool = False,
-        timeout: float = 5) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FAKE_WRANGLER_PREVIEW": server.url("preview") if preview else ""}
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), "--env", "production", "--manifest", str(tmp_path / "manifest.json"),
-         "--url", server.url("live"), "--health-timeout", str(timeout), *extra],
-        capture_output=True, text=True, env=env, timeout=60,
+def rail(project: Path, cloudflare: FakeCloudflare, *extra: str, timeout: float = 5) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, str(project / "scripts" / "safe_deploy.py"), "--env", "production", "--url", cloudflare.base_url,
+         "--pywrangler", str(PYWRANGLER), "--health-timeout", str(timeout), *extra],
+        capture_output=True, text=True, timeout=180, cwd=project,
     )
+    print(done.stdout, done.stderr, sep="\n")  # shown with a failure: the run as the operator sees it
+    return done
 
 
-def assert_aborted_without_promotion(done: subprocess.CompletedProcess[str], fake: FakeWrangler) -> None:
+def good_run(project: Path, **changes: object) -> None:
+    record = {"version_id": CURRENT, "secrets": [REQUIRED], "crons": CRONS, **changes}
+    (project / ".deploy-manifest.json").write_text(json.dumps({"production": record}))
+
+
+def recorded(project: Path) -> dict[str, object]:
+    return dict(json.loads((project / ".deploy-manifest.json").read_text())["production"])
+
+
+def assert_refused_before_traffic(done: subprocess.CompletedProcess[str], cloudflare: FakeCloudflare) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "ABORTED" in done.stderr
-    assert not fake.promoted(NEW)
-    assert ["triggers", "deploy", "--env", "production"] not in fake.calls()
+    assert "REFUSED" in done.stderr
+    assert cloudflare.deployment() == {CURRENT: 100.0}
+    assert "triggers deploy" not in cloudflare.commands()
 
 
-def test_healthy_version_is_staged_checked_promoted_and_recorded(
-    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+def test_a_good_deploy_syncs_uploads_checks_the_new_version_promotes_and_records(
+    project: Path, cloudflare: FakeCloudflare
 ) -> None:
-    manifest = known_good(tmp_path)
-    health_server.sites = {"candidate": (200, health()), "live": (200, health())}
-    done = run(tmp_path, health_server)
+    good_run(project)
+    done = rail(project, cloudflare)
     assert done.returncode == 0, done.stderr
-    calls = fake_wrangler.calls()
-    assert calls[0] == ["deployments", "status", "--env", "production", "--json"]
-    assert calls[1][:4] == ["versions", "upload", "--env", "production"]
-    assert fake_wrangler.deploys()[0][:2] == [f"{CURRENT}@100%", f"{NEW}@0%"]
-    assert fake_wrangler.deploys()[1][0] == f"{NEW}@100%" and "--yes" in fake_wrangler.deploys()[1]
-    assert calls[-1] == ["triggers", "deploy", "--env", "production"]
-    # pywrangler vendored python_modules/ right before the upload, and nothing went around it.
-    assert fake_wrangler.synced_before(calls[1])
-    assert fake_wrangler.bare_wrangler_calls() == []
-    assert health_server.overrides_seen and health_server.overrides_seen[0] == f'memvault-production="{NEW}"'
-    recorded = json.loads(manifest.read_text())["production"]
-    assert recorded == {"secrets": ["MEMVAULT_BRAIN_CREDENTIALS"], "bindings": sorted(BINDINGS),
-                        "cron_triggers": 1, "version_id": NEW}
+    assert "Sync process completed successfully" in done.stdout  # pywrangler's own sync, a no-op offline
+    assert cloudflare.commands() == ["secret list", "deployments status", "versions upload", "versions deploy",
+                                     "versions deploy", "triggers deploy"]
+    staged, promoted = [call for call in cloudflare.calls() if call[:2] == ["versions", "deploy"]]
+    assert staged[2:4] == [f"{CURRENT}@100%", f"{NEW}@0%"] and promoted[2] == f"{NEW}@100%"
+    assert cloudflare.overrides_seen[0] == f'memvault-production="{NEW}"'
+    assert cloudflare.deployment() == {NEW: 100.0}
+    assert recorded(project) == {"version_id": NEW, "secrets": [REQUIRED], "crons": CRONS}
+    assert f"version {NEW} is live and healthy" in done.stdout
 
 
-def test_missing_secret_aborts_and_withdraws_the_staged_version(
-    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+def test_a_required_secret_not_set_on_the_worker_is_refused_before_anything_is_uploaded(
+    project: Path, cloudflare: FakeCloudflare
 ) -> None:
-    known_good(tmp_path)
-    unhealthy = health(secrets={"MEMVAULT_BRAIN_CREDENTIALS": False}, status="degraded")
-    health_server.sites = {"candidate": (503, unhealthy), "live": (200, health())}
-    done = run(tmp_path, health_server)
-    assert_aborted_without_promotion(done, fake_wrangler)
-    assert "secret MEMVAULT_BRAIN_CREDENTIALS was set in the last good deploy and is missing now" in done.stderr
-    assert fake_wrangler.deploys()[-1][0] == f"{CURRENT}@100%"  # the 0% version is taken out again
+    cloudflare.reset(secrets=["MEMVAULT_ADMIN_TOKEN"])
+    done = rail(project, cloudflare)
+    assert_refused_before_traffic(done, cloudflare)
+    assert f"required secret {REQUIRED} is not set (`pywrangler secret put {REQUIRED} --env production`)" in done.stderr
+    assert "versions upload" not in cloudflare.commands()
 
 
-def test_fewer_crons_aborts(tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer) -> None:
-    known_good(tmp_path)
-    health_server.sites = {"candidate": (200, health(crons=0)), "live": (200, health())}
-    done = run(tmp_path, health_server)
-    assert_aborted_without_promotion(done, fake_wrangler)
-    assert "fewer cron triggers than the last good deploy (0 < 1)" in done.stderr
+def test_a_secret_of_the_last_good_run_that_is_gone_is_refused(project: Path, cloudflare: FakeCloudflare) -> None:
+    good_run(project, secrets=[REQUIRED, "MEMVAULT_ADMIN_TOKEN"])
+    done = rail(project, cloudflare)
+    assert_refused_before_traffic(done, cloudflare)
+    assert "secret MEMVAULT_ADMIN_TOKEN was set at the last good deploy and is gone now" in done.stderr
 
 
-def test_a_bundle_not_built_from_wrangler_toml_aborts_even_without_a_manifest(
-    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
+@pytest.mark.parametrize("before", [[], ["17 3 * * *"], [*CRONS, "0 12 * * *"]], ids=["none", "other", "more"])
+def test_crons_other_than_the_last_runs_are_refused_unless_the_change_is_accepted(
+    project: Path, cloudflare: FakeCloudflare, before: list[str]
 ) -> None:
-    """wrangler.toml declares one cron for production; a version counting two (or none, with no
-    known-good manifest to compare) was not built from it."""
-    for crons in (2, 0):
-        health_server.sites = {"candidate": (200, health(crons=crons)), "live": (200, health())}
-        done = run(tmp_path, health_server)
-        assert_aborted_without_promotion(done, fake_wrangler)
-        assert f"the version counts {crons} cron triggers where wrangler.toml declares 1" in done.stderr
+    good_run(project, crons=before)
+    done = rail(project, cloudflare)
+    assert_refused_before_traffic(done, cloudflare)
+    assert f"crons change from {sorted(before)} to {sorted(CRONS)}: pass --accept-cron-change" in done.stderr
+    accepted = rail(project, cloudflare, "--accept-cron-change")
+    assert accepted.returncode == 0, accepted.stderr
+    assert recorded(project)["crons"] == CRONS
 
 
-def test_retired_variables_are_named_and_the_version_is_still_promoted(
-    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
-) -> None:
-    known_good(tmp_path)
-    stale = {**health(), "retired_settings": ["MEMVAULT_CRON_SCHEDULES", "MEMVAULT_CHUNK_TOKENS"]}
-    health_server.sites = {"candidate": (200, stale), "live": (200, stale)}
-    done = run(tmp_path, health_server)
-    assert done.returncode == 0, done.stderr
-    assert fake_wrangler.promoted(NEW)
-    for name in ("MEMVAULT_CRON_SCHEDULES", "MEMVAULT_CHUNK_TOKENS"):
-        assert f"warning: the Worker's env still sets {name}, which memvault no longer reads" in done.stderr
+def test_the_old_version_answering_is_never_taken_for_the_new_one(project: Path, cloudflare: FakeCloudflare) -> None:
+    good_run(project)
+    cloudflare.overrides_applied = False  # the override has not spread: the current version answers
+    done = rail(project, cloudflare, timeout=2)
+    assert_refused_before_traffic(done, cloudflare)
+    assert f"never answered as version {NEW} within 2s (version {CURRENT} answered)" in done.stderr
+    assert cloudflare.calls()[-1][2] == f"{CURRENT}@100%"  # the staged version was withdrawn
 
 
-def test_upload_failure_aborts_before_anything_is_deployed(
-    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("FAKE_WRANGLER_FAIL", "upload")
-    health_server.sites = {"candidate": (200, health()), "live": (200, health())}
-    done = run(tmp_path, health_server)
-    assert_aborted_without_promotion(done, fake_wrangler)
+def test_a_new_version_missing_a_secret_or_with_other_crons_is_withdrawn(project: Path, cloudflare: FakeCloudflare) -> None:
+    good_run(project)
+    cloudflare.health[NEW] = (503, healthy_body(status="degraded", secrets={REQUIRED: False}, crons=[],
+                                                missing=[f"secret:{REQUIRED}"]))
+    done = rail(project, cloudflare)
+    assert_refused_before_traffic(done, cloudflare)
+    assert f"not promoting version {NEW}" in done.stderr
+    assert f"required secret {REQUIRED} is not set for the version" in done.stderr
+    assert "the version's bundle holds crons [], wrangler.toml declares ['17,47 3-5 * * *']" in done.stderr
+
+
+def test_failing_health_after_promotion_rolls_back_by_itself(project: Path, cloudflare: FakeCloudflare) -> None:
+    good_run(project)
+    cloudflare.unhealthy_when_live = {NEW}
+    done = rail(project, cloudflare)
+    assert done.returncode == 1, done.stderr
+    assert f"production is unhealthy after promoting {NEW}" in done.stderr
+    assert f"ROLLED BACK to version {CURRENT}" in done.stderr
+    assert cloudflare.calls()[-1][:2] == ["rollback", CURRENT] and "--yes" in cloudflare.calls()[-1]
+    assert cloudflare.deployment() == {CURRENT: 100.0}
+    assert recorded(project)["version_id"] == CURRENT  # a rolled-back run is not a good run
+
+
+def test_a_failed_rollback_says_what_to_run(project: Path, cloudflare: FakeCloudflare) -> None:
+    good_run(project)
+    cloudflare.reset(secrets=[REQUIRED], fail="rollback")
+    cloudflare.unhealthy_when_live = {NEW}
+    done = rail(project, cloudflare)
+    assert done.returncode == 1
+    assert f"ROLLBACK FAILED: run `pywrangler rollback {CURRENT}` now" in done.stderr
+
+
+def test_an_upload_failure_deploys_nothing(project: Path, cloudflare: FakeCloudflare) -> None:
+    cloudflare.reset(secrets=[REQUIRED], fail="upload")
+    done = rail(project, cloudflare)
+    assert_refused_before_traffic(done, cloudflare)
     assert "version upload failed" in done.stderr and "Authentication error" in done.stderr
-    assert fake_wrangler.deploys() == []
+    assert "versions deploy" not in cloudflare.commands()
 
 
-def test_first_deploy_is_left_to_wrangler_deploy(
-    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("FAKE_WRANGLER_FAIL", "status")
-    done = run(tmp_path, health_server)
-    assert_aborted_without_promotion(done, fake_wrangler)
+def test_the_first_deploy_is_left_to_pywrangler_deploy(project: Path, cloudflare: FakeCloudflare) -> None:
+    cloudflare.reset(secrets=[REQUIRED], fail="status")
+    done = rail(project, cloudflare)
+    assert_refused_before_traffic(done, cloudflare)
     assert "use `pywrangler deploy`" in done.stderr and "has no deployments" in done.stderr
-    assert [call[:2] for call in fake_wrangler.calls()] == [["deployments", "status"]]
 
 
-def test_health_timeout_aborts(tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer) -> None:
-    known_good(tmp_path)
-    health_server.sites = {"candidate": (200, health()), "live": (200, health())}
-    health_server.hang_seconds = {"candidate": 5.0}
-    done = run(tmp_path, health_server, timeout=1.0)
-    assert_aborted_without_promotion(done, fake_wrangler)
-    assert "did not answer within 1s" in done.stderr
-    assert fake_wrangler.deploys()[-1][0] == f"{CURRENT}@100%"
+def test_without_pywranglers_sync_markers_the_rail_stops_at_its_first_step(project: Path, cloudflare: FakeCloudflare) -> None:
+    (project / "python_modules" / ".synced").unlink()
+    done = rail(project, cloudflare)
+    assert_refused_before_traffic(done, cloudflare)
+    assert "`pywrangler sync` failed" in done.stderr
+    assert cloudflare.calls() == []
 
 
-def test_preview_url_is_used_when_the_version_has_one(
-    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
-) -> None:
-    health_server.sites = {"preview": (200, health()), "live": (200, health())}
-    done = run(tmp_path, health_server, preview=True)
+def test_a_rehearsal_changes_nothing_and_reports_what_changed(project: Path, cloudflare: FakeCloudflare) -> None:
+    good_run(project)
+    done = rail(project, cloudflare, "--rehearse")
     assert done.returncode == 0, done.stderr
-    assert fake_wrangler.deploys()[0][0] == f"{NEW}@100%"  # no 0% staging step needed
-    assert health_server.overrides_seen == []
-    assert (tmp_path / "manifest.json").exists()  # first deploy without a manifest records one
+    assert f"rehearsal: version {CURRENT} is live and healthy" in done.stdout
+    assert cloudflare.commands() == ["secret list", "deployments status"]
+    cloudflare.reset(secrets=[REQUIRED, "MEMVAULT_ADMIN_TOKEN"])
+    changed = rail(project, cloudflare, "--rehearse")
+    assert changed.returncode == 2 and "secrets set since the last good deploy: MEMVAULT_ADMIN_TOKEN" in changed.stderr
+    assert "versions upload" not in cloudflare.commands() and recorded(project)["version_id"] == CURRENT
 
 
-def test_dry_run_prints_the_plan_and_calls_nothing(
-    tmp_path: Path, fake_wrangler: FakeWrangler, health_server: HealthServer
-) -> None:
-    known_good(tmp_path)
-    done = run(tmp_path, health_server, "--dry-run")
+def test_the_json_is_found_in_what_the_real_pywrangler_prints(project: Path, cloudflare: FakeCloudflare) -> None:
+    """Unquieted, pywrangler logs `INFO Passing command to npx wrangler: …` on stdout before
+    wrangler's JSON; the rail quiets it and also reads the JSON wherever it starts."""
+    loud = {**os.environ, "PYWRANGLER_LOG": "info", "COLUMNS": "60"}
+    done = subprocess.run([str(PYWRANGLER), "deployments", "status", "--env", "production", "--json"], cwd=project,
+                          env=loud, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "pywrangler versions upload --env production" in done.stdout
-    assert "'<current>@100%' '<new>@0%'" in done.stdout and "Cloudflare-Workers-Version-Overrides" in done.stdout
-    assert "cron triggers >= 1 and == 1 (wrangler.toml)" in done.stdout
-    assert fake_wrangler.calls() == []
+    assert "Passing command to npx wrangler" in done.stdout and not done.stdout.lstrip().startswith("{")
+    assert json_in(done.stdout)["versions"] == [{"version_id": CURRENT, "percentage": 100.0}]
+    with pytest.raises(ValueError):
+        json_in("INFO nothing here {not json\n")

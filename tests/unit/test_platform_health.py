@@ -132,3 +132,16 @@ def test_the_worker_logs_each_retired_variable_once_per_isolate(
     assert warned == ["MEMVAULT_RECENCY_WEIGHT is set but no longer read: a tuning constant now "
                       "(`Tuning.recency_weight` in core/tuning.py), no longer read from the environment; "
                       "remove it (docs/settings.md)"]
+
+
+def test_health_names_the_version_answering_and_the_bundles_crons(client_for: Any) -> None:
+    """Safe deploy waits for /health to answer as the version it uploaded: the id comes from the
+    version-metadata binding (an object with ``id``; a dict where the SDK converted it)."""
+    version = "3f2a9c1e-0000-4000-8000-00000000abcd"
+    for metadata in (SimpleNamespace(id=version, tag="", timestamp="0"), {"id": version, "tag": ""}):
+        body = client_for(worker_env(CF_VERSION_METADATA=metadata)).get("/health").json()
+        assert body["version_id"] == version and body["crons"] == list(NIGHTLY)
+    for missing in (None, SimpleNamespace(tag="x"), {"id": ""}):
+        assert client_for(worker_env(CF_VERSION_METADATA=missing)).get("/health").json()["version_id"] is None
+    local = client_for(None).get("/health").json()
+    assert local["version_id"] is None and local["crons"] == []

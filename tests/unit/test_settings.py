@@ -12,7 +12,6 @@ from memvault.core.errors import InvalidInput
 from memvault.core.settings import PREFIX, RETIRED, SETTINGS, load_settings, retired_settings, retired_warning
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import settings_reference  # noqa: E402
@@ -38,12 +37,6 @@ def test_every_setting_has_help_and_is_in_the_reference_once() -> None:
     for setting in SETTINGS:
         assert setting.help.strip().endswith((".", ")")), setting.name
         assert sum(line.startswith(f"| `{setting.name}` |") for line in text.splitlines()) == 1, setting.name
-
-
-def test_every_setting_is_documented_in_the_readme() -> None:
-    text = README.read_text()
-    missing = [s.name for s in SETTINGS if f"`{s.name}`" not in text]
-    assert missing == []
 
 
 def test_names_are_unique_and_no_retired_name_is_a_setting_again() -> None:
@@ -82,13 +75,3 @@ def test_retired_variables_are_named_ignored_and_never_fatal() -> None:
     assert retired_settings({"MEMVAULT_SEARCH_LIMIT": "7", "MEMVAULT_CHUNK_TOKEN": "60"}) == ()
     warning = retired_warning("MEMVAULT_CRON_SCHEDULES")
     assert "MEMVAULT_CRON_SCHEDULES" in warning and "wrangler.toml" in warning and "docs/settings.md" in warning
-
-
-def test_the_readme_layout_names_every_package() -> None:
-    text = README.read_text()
-    layout = text[text.index("## Layout") :]
-    layout = layout[: layout.index("```", layout.index("```") + 3)]
-    src = README.parent / "src" / "memvault"
-    packages = sorted(p.parent.relative_to(src).as_posix() for p in src.rglob("__init__.py") if p.parent != src)
-    missing = [p for p in packages if f"{p.rsplit('/', 1)[-1]}/" not in layout]
-    assert packages and missing == []

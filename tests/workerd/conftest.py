@@ -16,7 +16,7 @@ for folder in (HERE, HERE.parent, HERE.parents[1] / "scripts", HERE.parent / "ap
     sys.path.insert(0, str(folder))
 
 from tier_fakes import HeldUpstream  # noqa: E402
-from tier_session import OWN_STARTS, SPAN, STARTS, SnapshotRuns, Tier  # noqa: E402
+from tier_session import MEASURED, OWN_STARTS, SPAN, STARTS, SnapshotRuns, Tier  # noqa: E402
 from tier_stack import MainStack  # noqa: E402
 from workerd_runtime import WRANGLER, Runtime, find_runtime  # noqa: E402
 
@@ -87,6 +87,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"workerd tier: {name}: ready {timing.get('listening_s', 0):.1f} s after `wrangler dev` started "
             f"(build, bundle, workerd and the Worker's start{snapshot}); first request "
             f"{timing.get('first_request_s', 0) * 1000:.0f} ms, next {timing.get('second_request_s', 0) * 1000:.0f} ms")
+    for line in MEASURED:
+        terminalreporter.write_line(f"workerd tier: {line}")
     if "ended" in SPAN:
         terminalreporter.write_line(f"workerd tier: {SPAN['ended'] - SPAN['began']:.0f} s from its first build to "
                                     f"its last process stopped")

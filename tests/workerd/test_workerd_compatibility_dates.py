@@ -8,9 +8,12 @@ import tomllib
 
 import pytest
 from tier_stack import BOT_FOLDER, ROOT
+from tier_typescript import read_jsonc
 from workerd_runtime import max_compatibility_date, workerd_binary
 
-CONFIGS = {"memvault": ROOT / "wrangler.toml", "telegram bot": ROOT / BOT_FOLDER / "wrangler.toml"}
+CONFIGS = {"memvault": ROOT / "wrangler.toml", "telegram bot": ROOT / BOT_FOLDER / "wrangler.toml",
+           "typescript bot": ROOT / "examples" / "typescript_bot" / "wrangler.jsonc",
+           "typescript client tests": ROOT / "clients" / "typescript" / "test" / "wrangler.jsonc"}
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +27,8 @@ def newest() -> str:
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_the_compatibility_date_is_one_the_pinned_workerd_supports(name: str, newest: str) -> None:
-    config = tomllib.loads(CONFIGS[name].read_text())
+    path = CONFIGS[name]
+    config = tomllib.loads(path.read_text()) if path.suffix == ".toml" else read_jsonc(path)
     assert config["compatibility_date"] <= newest, f"{name}: {config['compatibility_date']} is after workerd's {newest}"
     for section in config.get("env", {}).values():
         assert section.get("compatibility_date", config["compatibility_date"]) <= newest

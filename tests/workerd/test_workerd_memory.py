@@ -50,6 +50,9 @@ def test_health_names_every_binding_secret_and_the_cron(stack: MainStack) -> Non
     assert body["runtime"] == "workers" and body["missing"] == []
     assert all(body["bindings"].values()) and set(body["bindings"]) == {"DB", "VAULT", "VECTORIZE", "BODIES", "AI", "CACHE"}
     assert body["secrets"] == {"MEMVAULT_BRAIN_CREDENTIALS": True} and body["cron_triggers"] == 1
+    assert body["crons"] == stack.settings["triggers"]["crons"]
+    # The version-metadata binding names the version answering, which safe deploy waits for.
+    assert isinstance(body["version_id"], str) and body["version_id"]
 
 
 def test_an_unknown_key_is_refused_and_nothing_is_stored(stack: MainStack) -> None:

@@ -2,17 +2,23 @@
 `scripts/workers-dev` does it (no Workers AI or Vectorize, which have no local simulation), once
 taking a snapshot at start as `versions upload` does (import-time randomness or I/O fails there),
 then cold-started from that snapshot. The first run is also the tier's check that memvault serves
-without AI and Vectorize: keyword search, and hybrid brain search saying what it lacked."""
+without AI and Vectorize: keyword search, and hybrid brain search saying what it lacked, and the
+recipe of docs/workerd.md's "`wrangler dev` locally" with the README's first curl commands."""
 
 from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from tier_session import STARTS, SnapshotRuns
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "workerd.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "workerd.md"
+README = ROOT / "README.md"
+sys.path.insert(0, str(ROOT / "tests" / "docs"))
+from doc_pages import blocks  # noqa: E402
 
 
 def test_the_worker_takes_a_deploy_style_snapshot_and_serves_without_ai_and_vectorize(snapshot_runs: SnapshotRuns) -> None:
@@ -36,11 +42,13 @@ def test_the_worker_takes_a_deploy_style_snapshot_and_serves_without_ai_and_vect
 
 def test_the_first_curl_of_the_local_recipe_works_as_written(snapshot_runs: SnapshotRuns) -> None:
     run = snapshot_runs.run(save=True)
-    block = re.search(r"```sh\n(KEY=\$\(scripts/workers-dev key.*?)```", DOC.read_text(), re.S)
-    assert block, "docs/workerd.md lost its first-key block"
-    commands = [line for line in block.group(1).splitlines() if not line.startswith("KEY=")]
+    assert re.search(r"```sh\nexport MEMVAULT_KEY=\$\(scripts/workers-dev key ", DOC.read_text()), (
+        "docs/workerd.md lost its first-key block")
+    # The recipe's key, then the README's first memory as written.
+    (block,) = [b for b in blocks(README) if b.section == "A first memory"]
+    commands = [line for line in block.text.splitlines() if not line.startswith("export MEMVAULT_KEY=")]
     script = "set -e\n" + "\n".join(commands).replace("127.0.0.1:8787", run.dev.url.removeprefix("http://"))
-    done = subprocess.run(["bash", "-c", script], env={"KEY": run.memory_key, "PATH": "/usr/bin:/bin"},
+    done = subprocess.run(["bash", "-c", script], env={"MEMVAULT_KEY": run.memory_key, "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert '"messages_accepted":1' in done.stdout and "Biscuit" in done.stdout.split('"messages_accepted"')[1]

@@ -27,6 +27,8 @@ from fake_telegram import FakeTelegram
 STARTS: dict[str, dict[str, float]] = {}
 # When the tier's session began and ended (time.perf_counter), for its total in the summary.
 SPAN: dict[str, float] = {}
+# What tests measured, printed at the end of the run beside the starts.
+MEASURED: list[str] = []
 # Tests that start their own Workers run after every test of the main stack, once it has stopped.
 OWN_STARTS = "snapshot_runs"
 

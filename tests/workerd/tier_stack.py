@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets as secrets_module
 import shutil
 import subprocess
 import sys
@@ -53,6 +54,7 @@ class Secrets:
     family_writer: str  # a brain credential in the key store: scope family, writer
     business_writer: str  # a brain credential in MEMVAULT_BRAIN_CREDENTIALS: scope business, writer
     bot_brain: str  # the bot's, in MEMVAULT_BRAIN_CREDENTIALS: scope family, writer
+    admin_token: str  # MEMVAULT_ADMIN_TOKEN, a secret of the Worker
 
     @staticmethod
     def make() -> tuple[Secrets, list[str]]:
@@ -60,7 +62,8 @@ class Secrets:
         memory_sql, memory_key_id, memory_key = memory_key_sql("workerd tier")
         bot_sql, bot_key_id, bot_key = memory_key_sql("telegram bot")
         family_sql, _, family = brain_key_sql("family-writer", ("family",), True)
-        secrets = Secrets(memory_key, memory_key_id, bot_key, bot_key_id, family, "business-writer-token", "bot-brain-token")
+        secrets = Secrets(memory_key, memory_key_id, bot_key, bot_key_id, family, "business-writer-token", "bot-brain-token",
+                          "workerd-tier-admin-" + secrets_module.token_hex(16))
         return secrets, [memory_sql, bot_sql, family_sql]
 
     def brain_credentials_var(self) -> str:
@@ -196,7 +199,8 @@ def build_main_stack(work: Path, runtime: Runtime, upstream: str, telegram: str)
     project = copy_project(work / "project")
     secrets, statements = Secrets.make()
     config = memvault_config(project, runtime, upstream)
-    write_dev_vars(project, {"MEMVAULT_BRAIN_CREDENTIALS": secrets.brain_credentials_var()})
+    write_dev_vars(project, {"MEMVAULT_BRAIN_CREDENTIALS": secrets.brain_credentials_var(),
+                             "MEMVAULT_ADMIN_TOKEN": secrets.admin_token})
     prepare(config)
     d1_execute(config, statements)
     bot = bot_config(project, runtime, secrets, telegram)

@@ -11,6 +11,7 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
+from memvault.core.admin import Admin, admin_caller
 from memvault.core.brain.scopes import Credential
 from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
 from memvault.core.credentials.keys import MemoryKey
@@ -48,6 +49,12 @@ ACCESS_JWT = APIKeyHeader(
     name=ACCESS_JWT_HEADER, scheme_name="cloudflareAccess", auto_error=False,
     description="Set by Cloudflare Access in front of a deployment that signs people in with it; "
     "the email it vouches for maps to a brain credential.",
+)
+
+ADMIN_BEARER = HTTPBearer(
+    scheme_name="adminToken", auto_error=False,
+    description="The admin credential (`MEMVAULT_ADMIN_TOKEN`) as `Authorization: Bearer …`; where it is not "
+    "set, every admin route answers 404.",
 )
 
 
@@ -115,6 +122,15 @@ async def memory_key(
     return await memory_caller(deps, caller_tokens(request.headers))
 
 
+async def admin(
+    request: Request,
+    deps: Annotated[Deps, Depends(get_deps)],
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(ADMIN_BEARER)],
+) -> Admin:
+    """The admin token as `Authorization: Bearer …`: 404 where none is set, 401 when it is not this one."""
+    return admin_caller(deps.settings, bearer_token(request.headers))
+
+
 def memory_router_headers(
     _key: Annotated[str | None, Security(MEMORY_KEY_HEADER)],
     _session: Annotated[str | None, Security(SESSION_HEADER)],
@@ -126,3 +142,4 @@ def memory_router_headers(
 DepsParam = Annotated[Deps, Depends(get_deps)]
 KeyParam = Annotated[MemoryKey, Depends(memory_key)]
 CredentialParam = Annotated[Credential, Depends(brain_credential)]
+AdminParam = Annotated[Admin, Depends(admin)]

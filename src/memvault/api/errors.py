@@ -42,7 +42,7 @@ def error_body(code: str, message: str) -> dict[str, object]:
 
 def provider_of(path: str) -> str | None:
     """Which provider's clients call ``path``; None for memvault's own routes."""
-    if path.startswith(("/v1/memory", "/v1/brain")) or not path.startswith(("/v1/", "/v1beta/")):
+    if path.startswith(("/v1/memory", "/v1/brain", "/v1/admin")) or not path.startswith(("/v1/", "/v1beta/")):
         return None
     if path.startswith("/v1beta/") or ":" in path.rsplit("/", 1)[-1]:
         return "gemini"

@@ -5,12 +5,13 @@ envelope."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from memvault.core.contract import COMPONENTS, spec_schemas
-from memvault.core.memory.operations import OPERATIONS, Operation
+from memvault.core.admin import OPERATIONS as ADMIN_OPERATIONS
+from memvault.core.contract import COMPONENTS, Spec, spec_schemas
+from memvault.core.memory.operations import OPERATIONS
 from memvault.core.shapes import result_schema
 
 
@@ -44,16 +45,27 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, object]]:
 NDJSON = {"application/x-ndjson": {"schema": {"type": "string", "description": "One JSON object per line."}}}
 
 
+class Documented(Protocol):
+    """An operation as its route documents it: what it takes and what it answers."""
+
+    @property
+    def request(self) -> Spec: ...
+
+    @property
+    def result(self) -> type: ...
+
+
 def memory_schemas() -> dict[str, dict[str, Any]]:
-    """The components every memory operation's request and result refer to, by name."""
-    schemas = spec_schemas(operation.request for operation in OPERATIONS if operation.request.rules)
-    for operation in OPERATIONS:
+    """The components every memory and admin operation's request and result refer to, by name."""
+    operations: list[Documented] = [*OPERATIONS, *ADMIN_OPERATIONS]
+    schemas = spec_schemas(operation.request for operation in operations if operation.request.rules)
+    for operation in operations:
         if operation.result is not dict:
             schemas.update(result_schema(operation.result))
     return schemas
 
 
-def documented(operation: Operation[Any, Any], *, body: bool = False, query: tuple[str, ...] = ()) -> dict[str, Any]:
+def documented(operation: Documented, *, body: bool = False, query: tuple[str, ...] = ()) -> dict[str, Any]:
     """What a route of ``operation`` adds to its OpenAPI operation: its JSON body or its query
     parameters, as the operation's request defines them, and its answer."""
     extra: dict[str, Any] = {"responses": {"200": {"content": {"application/json": {

@@ -1,15 +1,16 @@
-"""`memvault brain-token`: brain credentials stored in the data folder's key store."""
+"""`memvault brain-token`: brain credentials in the key store of the data folder or (`--url`) of a
+deployed memvault."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from memvault.cli.shell import counted, data_dir_option, emit, emit_json, json_option, say, with_deps
-from memvault.core import brain
-from memvault.core.credentials import keys
-from memvault.core.deps import Deps
+from memvault.cli.admin_calls import admin_call, url_option
+from memvault.cli.shell import counted, data_dir_option, emit, emit_json, json_option, say
+from memvault.core.admin import CREATE_CREDENTIAL, LIST_CREDENTIALS, REVOKE_CREDENTIAL
 
 
 @click.group("brain-token")
@@ -22,73 +23,55 @@ def brain_tokens_group() -> None:
 @click.option("--writer", is_flag=True, help="It may also write facts to those scopes.")
 @click.option("--name", default="", help="A name to recognise it by (default: its id).")
 @json_option
+@url_option
 @data_dir_option
-def create(scopes: str, writer: bool, name: str, as_json: bool, data_dir: Path | None) -> None:
+def create(scopes: str, writer: bool, name: str, as_json: bool, url: str | None, data_dir: Path | None) -> None:
     """Create a brain credential and print its token (shown once).
 
     Only the token's hash is stored, where the server and `memvault mcp` both read it; the token
     is printed on stdout, on its own line."""
-
-    async def work(deps: Deps) -> None:
-        stored, token = await brain.create_brain_token(deps, scopes.split(","), writer, name)
-        say(f"created brain credential {stored.id} ({stored.name}: {_role(stored)} of {', '.join(stored.scopes)}):"
-            " the token is shown once, keep it")
-        if as_json:
-            emit_json({**_described(stored), "token": token})
-        else:
-            emit(token)
-
-    with_deps(data_dir, work, create=True)
+    asked = [scope.strip() for scope in scopes.split(",")]
+    made = admin_call(url, data_dir, CREATE_CREDENTIAL, {"scopes": asked, "writer": writer, "name": name}, create=True)
+    say(f"created brain credential {made['id']} ({made['name']}: {_role(made)} of {', '.join(made['scopes'])}):"
+        " the token is shown once, keep it")
+    if as_json:
+        emit_json(made)
+    else:
+        emit(made["token"])
 
 
 @brain_tokens_group.command("list")
 @json_option
+@url_option
 @data_dir_option
-def list_tokens(as_json: bool, data_dir: Path | None) -> None:
+def list_tokens(as_json: bool, url: str | None, data_dir: Path | None) -> None:
     """List the brain credentials, oldest first (never their tokens).
 
     One line per credential: id, state, name, reader or writer, and scopes, separated by tabs."""
-
-    async def work(deps: Deps) -> None:
-        found = await keys.list_brain_keys(deps.db)
-        if as_json:
-            emit_json([_described(stored) for stored in found])
-        else:
-            for stored in found:
-                emit(f"{stored.id}\t{_state(stored)}\t{stored.name}\t{_role(stored)}\t{','.join(stored.scopes)}")
-        active = sum(1 for stored in found if stored.revoked_at is None)
-        say(f"{counted(len(found), 'brain credential')}, {active} active")
-
-    with_deps(data_dir, work)
+    found = admin_call(url, data_dir, LIST_CREDENTIALS, {})["credentials"]
+    if as_json:
+        emit_json(found)
+    else:
+        for stored in found:
+            emit(f"{stored['id']}\t{stored['state']}\t{stored['name']}\t{_role(stored)}\t{','.join(stored['scopes'])}")
+    active = sum(1 for stored in found if stored["state"] == "active")
+    say(f"{counted(len(found), 'brain credential')}, {active} active")
 
 
 @brain_tokens_group.command("revoke")
 @click.argument("key_id", metavar="ID")
 @json_option
+@url_option
 @data_dir_option
-def revoke(key_id: str, as_json: bool, data_dir: Path | None) -> None:
+def revoke(key_id: str, as_json: bool, url: str | None, data_dir: Path | None) -> None:
     """Revoke a brain credential by id.
 
     ID as `memvault brain-token list` shows it; every process refuses it from its next call."""
-
-    async def work(deps: Deps) -> None:
-        now = deps.clock()
-        await keys.revoke_brain_key(deps.db, key_id, now)
-        say(f"revoked brain credential {key_id}")
-        if as_json:
-            emit_json({"id": key_id, "revoked_at": now})
-
-    with_deps(data_dir, work)
+    revoked = admin_call(url, data_dir, REVOKE_CREDENTIAL, {"id": key_id})
+    say(f"revoked brain credential {key_id}")
+    if as_json:
+        emit_json(revoked)
 
 
-def _role(stored: keys.BrainKey) -> str:
-    return "writer" if stored.writer else "reader"
-
-
-def _state(stored: keys.BrainKey) -> str:
-    return "revoked" if stored.revoked_at is not None else "active"
-
-
-def _described(stored: keys.BrainKey) -> dict[str, object]:
-    return {"id": stored.id, "name": stored.name, "scopes": list(stored.scopes), "writer": stored.writer,
-            "state": _state(stored), "created_at": stored.created_at, "revoked_at": stored.revoked_at}
+def _role(stored: dict[str, Any]) -> str:
+    return "writer" if stored["writer"] else "reader"

@@ -100,26 +100,7 @@ class HttpTransport:
 
     async def _request(self, method: str, path: str, token: str | None, body: Any = None,
                        headers: Sequence[tuple[str, str]] = ()) -> Any:
-        if not token:
-            raise Unauthorized("this client was given no credential for that call")
-        sent = [("authorization", f"Bearer {token}"), ("accept", "application/json"), *headers]
-        data = b""
-        if body is not None:
-            data = json.dumps(body).encode("utf-8")
-            sent.append(("content-type", "application/json"))
-        response = await self._http.send(method, self._base + path, sent, data)
-        try:
-            raw = b"".join([chunk async for chunk in response.aiter_bytes()])
-        finally:
-            await response.aclose()
-        if response.status >= 400:
-            message = _error_message(raw)
-            if message is None:
-                # Not memvault's own answer (a proxy, a server that could not read the request):
-                # nothing was refused on its merits, so the call may pass when it is sent again.
-                raise UpstreamUnavailable(f"memvault's address answered {response.status} without memvault's error body")
-            raise error_for_status(response.status, message)
-        return json.loads(raw) if raw else None
+        return await request_json(self._http, method, self._base + path, token, body, headers)
 
     async def get_memory(self, session_id: str | None, limit: int | None, offset: int) -> dict[str, Any]:
         query = urlencode(_without_none({"session_id": session_id, "limit": limit, "offset": offset}))
@@ -147,6 +128,32 @@ class HttpTransport:
         body = _without_none({"query": query, "mode": "keyword", "limit": limit})
         found = await self._request("POST", "/v1/brain/facts/search", self._brain_token, body)
         return list(found["results"])
+
+
+async def request_json(http: HttpClient, method: str, url: str, token: str | None, body: Any = None,
+                       headers: Sequence[tuple[str, str]] = ()) -> Any:
+    """One call of memvault's HTTP API with ``token`` as its bearer: the JSON answer, or the domain
+    error memvault's error envelope names."""
+    if not token:
+        raise Unauthorized("this client was given no credential for that call")
+    sent = [("authorization", f"Bearer {token}"), ("accept", "application/json"), *headers]
+    data = b""
+    if body is not None:
+        data = json.dumps(body).encode("utf-8")
+        sent.append(("content-type", "application/json"))
+    response = await http.send(method, url, sent, data)
+    try:
+        raw = b"".join([chunk async for chunk in response.aiter_bytes()])
+    finally:
+        await response.aclose()
+    if response.status >= 400:
+        message = _error_message(raw)
+        if message is None:
+            # Not memvault's own answer (a proxy, a server that could not read the request):
+            # nothing was refused on its merits, so the call may pass when it is sent again.
+            raise UpstreamUnavailable(f"memvault's address answered {response.status} without memvault's error body")
+        raise error_for_status(response.status, message)
+    return json.loads(raw) if raw else None
 
 
 def _error_message(raw: bytes) -> str | None:

@@ -20,6 +20,7 @@ T = TypeVar("T")
 PREFIX = "MEMVAULT_"
 # Scope names are stored in every fact row, vector metadata and cache key: keep them plain.
 SCOPE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+MIN_ADMIN_TOKEN_CHARS = 32
 
 
 def _text(raw: str) -> str:
@@ -74,6 +75,12 @@ def _scope_names(raw: str) -> tuple[str, ...]:
     return names
 
 
+def _admin_token(raw: str) -> str:
+    if raw and len(raw) < MIN_ADMIN_TOKEN_CHARS:
+        raise ValueError(f"must be at least {MIN_ADMIN_TOKEN_CHARS} characters (`openssl rand -hex 32` makes one)")
+    return raw
+
+
 def setting(default: str, help: str, parse: Callable[[str], T], *, common: bool = False) -> T:
     """One field of ``Settings``; ``common`` puts it in the reference's first table."""
     return field(default=parse(default), metadata={"default": default, "help": help, "parse": parse, "common": common})
@@ -100,6 +107,7 @@ class Settings:
     max_body_bytes: int = setting("1048576", "Largest request body memvault's own routes accept, in bytes.", _count, common=True)
     max_provider_body_bytes: int = setting("20971520", "Largest request body the memory router's provider routes accept, in bytes (inline images and documents travel in it; wrangler.toml sets 8 MiB, within an isolate's 128 MB).", _count, common=True)
     required_secrets: tuple[str, ...] = setting("MEMVAULT_BRAIN_CREDENTIALS", "Workers: comma-separated names of the secrets a deployment must have; `/health` reports each as present or not (never its value) and answers 503 while one is missing.", _names(","), common=True)
+    admin_token: str = setting("", "The admin credential, a secret of at least 32 characters (on Workers `wrangler secret put MEMVAULT_ADMIN_TOKEN`): sent as a bearer token, it creates, lists and revokes memory keys and brain credentials over `/v1/admin/…`, and `memvault keys … --url` and `memvault brain-token … --url` send it from this variable. Empty: every admin route answers 404.", _admin_token)
     backup_keep: int = setting("7", "Nightly backup: how many complete backups are kept in the blob store (R2 on Workers); older ones are deleted once a new one is complete.", _count, common=True)
     search_limit: int = setting("20", "Default number of results of a brain search (conversation-memory search fills its token budget instead, capped only by a `limit` the caller gives).", _count)
     read_page_size: int = setting("50", "Default number of messages one `get_memory` page holds.", _count)

@@ -1,7 +1,9 @@
-"""The README's `mcpServers` config, followed literally: a memory key from `memvault keys create`, a
-brain credential from `memvault brain-token create`, and `memvault mcp` started exactly as the
-config says (command, args, env; nothing else of the test's environment), reached with the MCP
-SDK's own stdio client. The config is read from the README, so the README is what is tested."""
+"""The MCP configs of the README and docs/mcp.md, followed literally. The README's stdio config: a
+memory key from `memvault keys create`, a brain credential from `memvault brain-token create`, and
+`memvault mcp` started exactly as the config says (command, args, env; nothing else of the test's
+environment), reached with the MCP SDK's own stdio client. docs/mcp.md's HTTP config: its URL and
+headers, with the reader's key and token in place, against the real local server's `/mcp`. Each
+config is read from its page, so the page is what is tested."""
 
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp_support import answer, refusal
+from mcp_support import answer, create_key, http_session, local_server, refusal, token
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
+MCP_PAGE = ROOT / "docs" / "mcp.md"
 # What the README writes where a reader puts their own values.
 CHECKOUT = "/path/to/memvault"
 
@@ -78,3 +81,32 @@ async def test_the_readme_mcp_config_works_as_written(tmp_path: Path) -> None:
         assert "unknown brain credential" in refusal(await session.call_tool("brain_search", {"q": "allotment key"}))
         assert answer(await session.call_tool("memory_search", {"query": "Ines"}))["items"]
 
+
+
+def docs_http_config() -> dict[str, Any]:
+    """The `memvault` entry of docs/mcp.md's Streamable HTTP config."""
+    section = MCP_PAGE.read_text(encoding="utf-8").split("\n## Streamable HTTP\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```json\n(.*?)```", section, flags=re.DOTALL)
+    entry: dict[str, Any] = json.loads(block)["mcpServers"]["memvault"]
+    return entry
+
+
+async def test_the_docs_http_config_works_as_written(tmp_path: Path) -> None:
+    config = docs_http_config()
+    assert config["type"] == "http" and config["url"] == "http://127.0.0.1:8787/mcp"
+    # The reader's own values where the page shows placeholders.
+    values = {"mk_…": await create_key(tmp_path), "<brain token>": token("writer")}
+    headers = {name: value for name, value in config["headers"].items()}
+    for placeholder, value in values.items():
+        headers = {name: text.replace(placeholder, value) for name, text in headers.items()}
+    assert headers != config["headers"]
+    with local_server(tmp_path) as url:
+        assert url.endswith("/mcp")
+        async with http_session(url, headers) as session:
+            answer(await session.call_tool("memory_store", {"note": "The canoe is stored at the boathouse."}))
+            found = answer(await session.call_tool("memory_search", {"query": "where is the canoe?"}))
+            assert any("boathouse" in item["text"] for item in found["items"]), found
+            written = answer(await session.call_tool("brain_write", {
+                "facts": [{"content": "The boathouse code is kept in the family binder."}],
+                "source": "notes:boathouse", "scope": "family"}))
+            assert written["ids"]

@@ -119,6 +119,8 @@ class FakeUpstream:
     # writing its answer when the client leaves), for at most HOLD_LIMIT seconds.
     hold_after: int | None = None
     endings: list[Ending] = field(default_factory=list)
+    # Awaited with each request before it is answered: a test holds an answer until an event it needs.
+    before_answer: Callable[[Received], Awaitable[None]] | None = None
 
     def reply_next_with(self, status: int, body: bytes, content_type: str = "application/json") -> None:
         self.canned.append(Canned(status, body, content_type))
@@ -134,6 +136,8 @@ class FakeUpstream:
         query = scope["query_string"].decode()
         request = Received(scope["method"], scope["path"], query, headers, body)
         self.received.append(request)
+        if self.before_answer is not None:
+            await self.before_answer(request)
         hold_after, linger = self.hold_after, self.linger
         status, content_type, chunks = self._respond(scope["method"], scope["path"], query, body)
         self.sent.append(b"".join(chunks))

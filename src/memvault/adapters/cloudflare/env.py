@@ -11,6 +11,8 @@ from memvault.core.settings import RETIRED, SETTINGS, Settings, load_settings, r
 
 # The bindings wrangler.toml declares; each must be present for the Worker to serve.
 REQUIRED_BINDINGS: tuple[str, ...] = ("DB", "VAULT", "VECTORIZE", "BODIES", "AI", "CACHE")
+# `[version_metadata]` in wrangler.toml: the id of the Worker version serving the request.
+VERSION_METADATA = "CF_VERSION_METADATA"
 
 
 # The Python Workers SDK hands ``env`` over wrapped: reading an attribute gives a var or secret as
@@ -79,5 +81,14 @@ def platform_report(env: Any, settings: Settings, crons: Sequence[str]) -> Platf
         bindings=presence(REQUIRED_BINDINGS, lookup),
         secrets=presence(settings.required_secrets, lookup),
         cron_triggers=len(crons),
+        crons=tuple(crons),
+        version_id=version_id(env),
         retired_settings=env_retired_settings(env),
     )
+
+
+def version_id(env: Any) -> str | None:
+    """The id of the Worker version this isolate runs (its version-metadata binding), or None."""
+    metadata = env_value(env, VERSION_METADATA)
+    found = metadata.get("id") if isinstance(metadata, dict) else getattr(metadata, "id", None)
+    return found if isinstance(found, str) and found else None

@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,7 +139,7 @@ async def auth_of(token: object, deps: Deps) -> Credential:
     if isinstance(token, AccessIdentity):
         granted = parse_access_users(settings.access_users, settings.brain_credentials, settings.brain_scopes).get(token.email)
         if isinstance(granted, str):
-            stored = await keys.brain_key(deps.db, "id", granted)
+            stored = await keys.brain_key(deps.db, "id", granted, deps.clock())
             granted = None if stored is None else _allowed(stored, settings)
         if granted is None:
             # Access proved who the caller is; nobody granted that person any scope.
@@ -155,7 +155,7 @@ async def auth_of(token: object, deps: Deps) -> Credential:
             found = credential
     if found is not None:
         return found
-    stored = await keys.brain_key(deps.db, "key_hash", digest) if token.startswith(keys.BRAIN_PREFIX) else None
+    stored = await keys.brain_key(deps.db, "key_hash", digest, deps.clock()) if token.startswith(keys.BRAIN_PREFIX) else None
     if stored is None:
         raise Unauthorized("unknown brain credential")
     return _allowed(stored, settings)
@@ -171,14 +171,18 @@ def _allowed(stored: keys.BrainKey, settings: Settings) -> Credential:
     return Credential(name=stored.name, scopes=scopes, writer=stored.writer)
 
 
-async def create_brain_token(deps: Deps, scopes: Any, writer: bool = False, name: str = "") -> tuple[keys.BrainKey, str]:
-    """Issue a brain credential in the key store: the token is returned once, only its hash kept."""
+async def create_brain_token(
+    deps: Deps, scopes: Any, writer: bool = False, name: str = "",
+    also: Callable[[str], Sequence[keys.Statement]] | None = None,
+) -> tuple[keys.BrainKey, str]:
+    """Issue a brain credential in the key store: the token is returned once, only its hash kept
+    (``also``: statements that land with it, from its id)."""
     if not isinstance(scopes, list | tuple) or not scopes or not all(isinstance(s, str) for s in scopes):
         raise InvalidInput(f"scopes must name at least one of {', '.join(deps.settings.brain_scopes)}")
     granted = tuple(dict.fromkeys(check_scope(s.strip(), deps.settings) for s in scopes))
     if not isinstance(name, str) or not name.isprintable():
         raise InvalidInput("name must be printable text (no tabs or line breaks)")
-    return await keys.create_brain_key(deps.db, name.strip(), granted, bool(writer), deps.clock())
+    return await keys.create_brain_key(deps.db, name.strip(), granted, bool(writer), deps.clock(), also)
 
 
 def scope_filter(credential: Credential, column: str = "scope") -> tuple[str, list[str]]:

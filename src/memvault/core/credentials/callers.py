@@ -51,10 +51,10 @@ async def resolve_caller(deps: Deps, tokens: CallerTokens, need: Need) -> Caller
         need = Need.MEMORY if tokens.memory_key_id is not None or _memory_secret(tokens) else Need.BRAIN
     if need is Need.MEMORY:
         if tokens.memory_key_id is not None:
-            return Caller(key=await keys.key_by_id(deps.db, tokens.memory_key_id, deps.reads))
+            return Caller(key=await keys.key_by_id(deps.db, tokens.memory_key_id, deps.reads, deps.clock()))
         # A bearer of another kind is refused as a memory key, saying which kind is wanted.
         secret = _memory_secret(tokens) or tokens.bearer
-        return Caller(key=await keys.authenticate(deps.db, secret, deps.reads))
+        return Caller(key=await keys.authenticate(deps.db, secret, deps.reads, deps.clock()))
     return Caller(credential=await auth_of(await _brain_claim(deps, tokens), deps))
 
 

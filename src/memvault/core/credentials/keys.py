@@ -2,13 +2,16 @@
 says what it opens: a memory key (``mk_…``) names whose conversation memory a request reads and
 writes; a brain credential (``bt_…``) carries the brain scopes it may read and whether it may
 write. Only a hash of each secret is stored; a revoked or unknown secret authenticates nothing.
-Every lookup, of either kind, goes through ``active_row``."""
+Every lookup, of either kind, goes through ``active_row``. A lookup that is given the time notes
+it as the secret's last use, at most once a ``USE_RESOLUTION_SECONDS``, so authenticating costs
+no write on most requests."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import secrets
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -21,7 +24,9 @@ BRAIN_PREFIX = "bt_"
 KEY_NAMESPACE = "memory-key"
 MAX_LABEL = 200
 Kind = Literal["memory", "brain"]
-COLUMNS = "id, label, created_at, revoked_at, keep_archive, kind, scopes, writer"
+COLUMNS = "id, label, created_at, revoked_at, keep_archive, kind, scopes, writer, last_used_at"
+USE_RESOLUTION_SECONDS = 60.0
+Statement = tuple[str, Sequence[Any]]
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class MemoryKey:
     created_at: float
     revoked_at: float | None
     keep_archive: bool
+    last_used_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class BrainKey:
     writer: bool
     created_at: float
     revoked_at: float | None
+    last_used_at: float | None = None
 
 
 def hash_key(secret: str) -> str:
@@ -52,7 +59,8 @@ def hash_key(secret: str) -> str:
 
 def _memory_key(row: dict[str, Any]) -> MemoryKey:
     return MemoryKey(id=str(row["id"]), label=str(row["label"]), created_at=float(row["created_at"]),
-                     revoked_at=_revoked(row), keep_archive=bool(row.get("keep_archive")))
+                     revoked_at=_revoked(row), keep_archive=bool(row.get("keep_archive")),
+                     last_used_at=_moment(row, "last_used_at"))
 
 
 def _brain_key(row: dict[str, Any]) -> BrainKey:
@@ -62,26 +70,42 @@ def _brain_key(row: dict[str, Any]) -> BrainKey:
         scopes = []  # a row edited by hand into nonsense grants nothing
     return BrainKey(id=str(row["id"]), name=str(row["label"]) or str(row["id"]),
                     scopes=tuple(str(s) for s in scopes) if isinstance(scopes, list) else (),
-                    writer=bool(row["writer"]), created_at=float(row["created_at"]), revoked_at=_revoked(row))
+                    writer=bool(row["writer"]), created_at=float(row["created_at"]), revoked_at=_revoked(row),
+                    last_used_at=_moment(row, "last_used_at"))
 
 
 def _revoked(row: dict[str, Any]) -> float | None:
-    revoked = row.get("revoked_at")
-    return None if revoked is None else float(revoked)
+    return _moment(row, "revoked_at")
+
+
+def _moment(row: dict[str, Any], column: str) -> float | None:
+    value = row.get(column)
+    return None if value is None else float(value)
+
+
+async def _note_use(db: Database, row: dict[str, Any], now: float | None) -> None:
+    last = _moment(row, "last_used_at")
+    if now is None or (last is not None and now - last < USE_RESOLUTION_SECONDS):
+        return
+    await db.execute("UPDATE memory_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
+                     (now, row["id"], now))
 
 
 async def _insert(db: Database, kind: Kind, prefix: str, label: str, now: float, keep_archive: bool = False,
-                  scopes: tuple[str, ...] = (), writer: bool = False) -> tuple[str, str]:
-    """A new row of ``kind``; returns its id and the secret, which is never stored."""
+                  scopes: tuple[str, ...] = (), writer: bool = False,
+                  also: Callable[[str], Sequence[Statement]] | None = None) -> tuple[str, str]:
+    """A new row of ``kind``; returns its id and the secret, which is never stored. ``also`` gives
+    the statements (an event log entry) that land in the same batch, from the new row's id."""
     if len(label) > MAX_LABEL:
         raise InvalidInput(f"label is longer than {MAX_LABEL} characters")
     secret = prefix + secrets.token_urlsafe(32)
     key_id = "key_" + secrets.token_hex(8)
-    await db.execute(
+    insert: Statement = (
         "INSERT INTO memory_keys (id, key_hash, label, keep_archive, created_at, kind, scopes, writer)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (key_id, hash_key(secret), label, int(keep_archive), now, kind, json.dumps(list(scopes)), int(writer)),
     )
+    await db.batch([insert, *(also(key_id) if also else ())])
     return key_id, secret
 
 
@@ -95,9 +119,10 @@ async def active_row(db: Database, kind: Kind, column: Literal["id", "key_hash"]
     return found[0]
 
 
-async def create_key(db: Database, label: str, now: float, keep_archive: bool = False) -> tuple[MemoryKey, str]:
+async def create_key(db: Database, label: str, now: float, keep_archive: bool = False,
+                     also: Callable[[str], Sequence[Statement]] | None = None) -> tuple[MemoryKey, str]:
     """Create a memory key; the secret is returned once and never stored."""
-    key_id, secret = await _insert(db, "memory", PREFIX, label, now, keep_archive=keep_archive)
+    key_id, secret = await _insert(db, "memory", PREFIX, label, now, keep_archive=keep_archive, also=also)
     return MemoryKey(id=key_id, label=label, created_at=now, revoked_at=None, keep_archive=keep_archive), secret
 
 
@@ -106,28 +131,32 @@ def is_memory_key(token: str) -> bool:
     return token.startswith(PREFIX)
 
 
-async def authenticate(db: Database, secret: str | None, reads: ReadCache | None = None) -> MemoryKey:
+async def authenticate(db: Database, secret: str | None, reads: ReadCache | None = None,
+                       now: float | None = None) -> MemoryKey:
     """The active memory key ``secret`` names. With ``reads``, a lookup that found one is kept in
-    the read cache (an unknown or revoked key is looked up every time)."""
+    the read cache (an unknown or revoked key is looked up every time); with ``now``, a lookup in
+    the database notes the key's use."""
     if not secret or not is_memory_key(secret):
         raise Unauthorized("a memory key (mk_…) is required")
-    return await _lookup(db, "key_hash", hash_key(secret), reads)
+    return await _lookup(db, "key_hash", hash_key(secret), reads, now)
 
 
-async def key_by_id(db: Database, key_id: object, reads: ReadCache | None = None) -> MemoryKey:
+async def key_by_id(db: Database, key_id: object, reads: ReadCache | None = None, now: float | None = None) -> MemoryKey:
     """An active memory key named by its id, for a caller the platform vouches for (a service
     binding whose props name the key); an unknown or revoked id, or a brain credential's,
     authenticates nothing."""
     if not isinstance(key_id, str) or not key_id:
         raise Unauthorized("a memory key id is required")
-    return await _lookup(db, "id", key_id, reads)
+    return await _lookup(db, "id", key_id, reads, now)
 
 
-async def _lookup(db: Database, column: Literal["id", "key_hash"], value: str, reads: ReadCache | None) -> MemoryKey:
+async def _lookup(db: Database, column: Literal["id", "key_hash"], value: str, reads: ReadCache | None,
+                  now: float | None) -> MemoryKey:
     async def from_database() -> MemoryKey:
         row = await active_row(db, "memory", column, value)
         if row is None:
             raise Unauthorized("unknown or revoked memory key")
+        await _note_use(db, row, now)
         return _memory_key(row)
 
     if reads is None:
@@ -141,37 +170,45 @@ async def list_keys(db: Database) -> list[MemoryKey]:
     return [_memory_key(row) for row in found]
 
 
-async def revoke_key(db: Database, key_id: str, now: float, reads: ReadCache | None = None) -> None:
+async def revoke_key(db: Database, key_id: str, now: float, reads: ReadCache | None = None,
+                     also: Sequence[Statement] = ()) -> None:
     """Revoke a memory key; with ``reads``, its cached lookups are dropped too, so this cache
     refuses it at once (any other cache stops serving it within its TTL)."""
-    await _revoke(db, "memory", key_id, now)
+    await _revoke(db, "memory", key_id, now, also)
     if reads is not None:
         found = await db.query("SELECT key_hash FROM memory_keys WHERE id = ?", (key_id,))
         await reads.forget(f"{KEY_NAMESPACE}:id", [key_id])
         await reads.forget(f"{KEY_NAMESPACE}:key_hash", [str(found[0]["key_hash"])])
 
 
-async def _revoke(db: Database, kind: Kind, key_id: str, now: float) -> None:
-    changed = await db.execute(
-        "UPDATE memory_keys SET revoked_at = ? WHERE id = ? AND kind = ? AND revoked_at IS NULL", (now, key_id, kind)
-    )
-    if not changed:
+async def _revoke(db: Database, kind: Kind, key_id: str, now: float, also: Sequence[Statement]) -> None:
+    """``also`` (an event log entry) lands in the same batch, before the update: a statement that
+    must hold only for a row revoked by this call checks that the row is still active."""
+    if await active_row(db, kind, "id", key_id) is None:
         raise NotFound(f"no active {'key' if kind == 'memory' else 'brain credential'} {key_id}")
+    update = "UPDATE memory_keys SET revoked_at = ? WHERE id = ? AND kind = ? AND revoked_at IS NULL"
+    await db.batch([*also, (update, (now, key_id, kind))])
 
 
 async def create_brain_key(
-    db: Database, name: str, scopes: tuple[str, ...], writer: bool, now: float
+    db: Database, name: str, scopes: tuple[str, ...], writer: bool, now: float,
+    also: Callable[[str], Sequence[Statement]] | None = None,
 ) -> tuple[BrainKey, str]:
     """Store a brain credential (its scopes already checked against the deployment's); the secret
     is returned once and never stored."""
-    key_id, secret = await _insert(db, "brain", BRAIN_PREFIX, name, now, scopes=scopes, writer=writer)
+    key_id, secret = await _insert(db, "brain", BRAIN_PREFIX, name, now, scopes=scopes, writer=writer, also=also)
     return BrainKey(id=key_id, name=name or key_id, scopes=scopes, writer=writer, created_at=now, revoked_at=None), secret
 
 
-async def brain_key(db: Database, column: Literal["id", "key_hash"], value: str) -> BrainKey | None:
-    """The active brain credential whose id or secret hash is ``value``; None when unknown or revoked."""
+async def brain_key(db: Database, column: Literal["id", "key_hash"], value: str,
+                    now: float | None = None) -> BrainKey | None:
+    """The active brain credential whose id or secret hash is ``value``; None when unknown or
+    revoked. With ``now``, the lookup notes the credential's use."""
     row = await active_row(db, "brain", column, value)
-    return None if row is None else _brain_key(row)
+    if row is None:
+        return None
+    await _note_use(db, row, now)
+    return _brain_key(row)
 
 
 async def list_brain_keys(db: Database) -> list[BrainKey]:
@@ -179,7 +216,7 @@ async def list_brain_keys(db: Database) -> list[BrainKey]:
     return [_brain_key(row) for row in found]
 
 
-async def revoke_brain_key(db: Database, key_id: str, now: float) -> None:
+async def revoke_brain_key(db: Database, key_id: str, now: float, also: Sequence[Statement] = ()) -> None:
     """Revoke a brain credential: the next call that presents it is refused, in every process,
     since credentials are looked up on each call and never cached."""
-    await _revoke(db, "brain", key_id, now)
+    await _revoke(db, "brain", key_id, now, also)

@@ -20,6 +20,10 @@ class PlatformReport:
     bindings: Mapping[str, bool] = field(default_factory=dict)
     secrets: Mapping[str, bool] = field(default_factory=dict)
     cron_triggers: int = 0
+    crons: tuple[str, ...] = ()
+    # The Worker version answering (its version-metadata binding), so a deploy can tell which of two
+    # versions a request reached; None where the platform says nothing.
+    version_id: str | None = None
     # Retired variables the deployment still sets: named so an operator removes them, never a
     # reason to answer 503 (what they once set now has another home, docs/settings.md).
     retired_settings: tuple[str, ...] = ()
@@ -62,13 +66,15 @@ class HealthReport:
     def to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"status": "ok" if self.healthy else "degraded", "version": self.version}
         if self.platform is None:
-            body.update(runtime="local", bindings={}, secrets={}, cron_triggers=0, missing=[])
+            body.update(runtime="local", version_id=None, bindings={}, secrets={}, cron_triggers=0, crons=[], missing=[])
             return body
         body.update(
             runtime=self.platform.runtime,
+            version_id=self.platform.version_id,
             bindings=dict(self.platform.bindings),
             secrets=dict(self.platform.secrets),
             cron_triggers=self.platform.cron_triggers,
+            crons=list(self.platform.crons),
             missing=self.platform.missing,
             retired_settings=list(self.platform.retired_settings),
         )

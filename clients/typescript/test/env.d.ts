@@ -1,0 +1,7 @@
+declare namespace Cloudflare {
+  interface Env {
+    MEMVAULT_URL: string;
+    MEMVAULT_KEY: string;
+    AGENT: DurableObjectNamespace<import("./agent.js").TestAgent>;
+  }
+}
