@@ -398,7 +398,7 @@ async def fill_to(target: int, fill: Fill, real: Any, pooled: Any, source: TextS
 
 async def fill_store(data_dir: Path, size: int, fill: Fill, source: TextSource, args: argparse.Namespace) -> str:
     """Fill the key to ``size`` chunks in-process (the server is not running); its secret."""
-    from memvault.core.keys import create_key
+    from memvault.core.credentials.keys import create_key
     from memvault.core.settings import load_settings
     from memvault.runtime.local import build_local_deps, close_local_deps
 

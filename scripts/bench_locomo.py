@@ -164,7 +164,7 @@ class MemvaultClient:
 
     def route(self, key: str, question: str, budget: int) -> list[str] | None:
         """The lines the memory router injected for the question asked as a chat message."""
-        from memvault.core.memory.router import context_lines
+        from memvault.core.memory.chat_calls import context_lines
 
         if self._upstream is None:
             return None

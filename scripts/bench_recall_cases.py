@@ -64,9 +64,9 @@ def load(name: str) -> list[dict[str, Any]]:
 
 
 async def run(embedder: str, recency_weight: float | None = None) -> dict[str, Any]:
-    from memvault.core.keys import create_key
-    from memvault.core.memory.read import search_memory
-    from memvault.core.memory.router import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
+    from memvault.core.credentials.keys import create_key
+    from memvault.core.memory.chat_calls import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
+    from memvault.core.memory.read.search import search_memory
     from memvault.core.memory.write import flush_pending, store_conversation
     from memvault.core.models import Message
     from memvault.core.settings import load_settings

@@ -72,7 +72,7 @@ def free_port() -> int:
 def create_keys(data_dir: Path, count: int) -> list[str]:
     """``count`` memory keys, made in the data folder's database directly (a CLI call each is slow)."""
     from memvault.adapters.local.database import SqliteDatabase
-    from memvault.core.keys import create_key
+    from memvault.core.credentials.keys import create_key
     from memvault.runtime.local import DATABASE_FILE
 
     async def create() -> list[str]:

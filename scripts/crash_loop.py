@@ -111,7 +111,8 @@ def _writer(url: str, key: str, tag: str, seed: int, ledger: Ledger, stop: threa
 
 
 async def _verify(data_dir: Path, ledger: Ledger) -> RoundResult:
-    from memvault.core import keys, memory
+    from memvault.core import memory
+    from memvault.core.credentials import keys
     from memvault.core.settings import load_settings
     from memvault.runtime.local import build_local_deps, close_local_deps
 

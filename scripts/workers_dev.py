@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from workerd_runtime import WRANGLER, Runtime, find_runtime, vendor_python_modules  # noqa: E402
 
-from memvault.core.keys import create_brain_key, create_key  # noqa: E402
+from memvault.core.credentials.keys import create_brain_key, create_key  # noqa: E402
 
 DEV_VARS_EXAMPLE = ".dev.vars.example"
 WRAPPER = ROOT / ".cache" / "workerd-offline"

@@ -9,9 +9,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core import brain, keys, memory
+from memvault.core import brain, memory
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.models import Message
+from memvault.core.operations.backup import backups_index
+from memvault.core.operations.backup_format import part_key
 
 NOW = 1_800_000_000.0
 WRITER = "tok-backup-writer"
@@ -84,3 +87,17 @@ async def read_everything(deps: Deps, filled: Filled) -> dict[str, Any]:
         "body": body,
         "skills": skills,
     }
+
+
+async def read_backup(deps: Deps, backup_id: str) -> list[bytes]:
+    """The part objects of one complete backup, in order (their concatenation is the JSONL)."""
+    entry = next((e for e in await backups_index(deps) if e["id"] == backup_id), None)
+    if entry is None:
+        raise LookupError(f"no complete backup {backup_id}")
+    parts = []
+    for number in range(1, int(entry["parts"]) + 1):
+        data = await deps.blobs.get(part_key(backup_id, number))
+        if data is None:
+            raise LookupError(f"backup {backup_id} is missing part {number}")
+        parts.append(data)
+    return parts

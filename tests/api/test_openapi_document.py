@@ -5,29 +5,19 @@ with a realistic example. The local app serves its docs pages' assets itself."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
 from memvault.api.app import TAGS, create_app
 from memvault.core.deps import Deps
-from memvault.core.settings import load_settings
-from memvault.runtime.local import build_local_deps, close_local_deps, docs_assets
+from memvault.runtime.local import docs_assets
 
 MEMORY = [{"memoryKey": []}, {"memoryKeyHeader": []}]
 BRAIN = [{"brainCredential": []}, {"brainCredentialHeader": []}, {"cloudflareAccess": []}]
 ROUTER = [{"memoryKeyHeader": []}, {"sessionId": []}]
 ADMIN = [{"adminToken": []}]
-
-
-@pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    built = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}))
-    yield built
-    await close_local_deps(built)
 
 
 def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:

@@ -22,7 +22,7 @@ SURFACES = [
     SRC / "memvault" / "api" / "brain_schemas.py",
     SRC / "memvault" / "api" / "mcp" / "brain_tools.py",
     SRC / "memvault" / "runtime" / "rpc.py",
-    SRC / "memvault" / "core" / "maintenance.py",
+    SRC / "memvault" / "core" / "operations" / "maintenance.py",
     ROOT / "scripts" / "brain_sync.py",
 ]
 # The modules that declare an operation's input and its parser, and the checker they share.

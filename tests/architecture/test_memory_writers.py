@@ -1,5 +1,5 @@
 """Only the write and read paths of conversation memory (``core/memory/write.py`` and
-``core/memory/read.py``) touch vaults or the mirror; every surface goes through them (ARCHITECTURE.md section 2)."""
+``core/memory/read/``) touch vaults or the mirror; every surface goes through them (ARCHITECTURE.md section 2)."""
 
 from __future__ import annotations
 

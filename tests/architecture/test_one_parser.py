@@ -133,4 +133,4 @@ def test_only_core_tells_what_kind_of_token_a_caller_presented() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
                 argument = node.args[0] if node.args else None
                 assert not (isinstance(argument, ast.Constant) and str(argument.value).startswith(("mk_", "bt_"))), module
-        assert "memvault.core.keys.PREFIX" not in imported_modules(path), module
+        assert "memvault.core.credentials.keys.PREFIX" not in imported_modules(path), module

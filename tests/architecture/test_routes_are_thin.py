@@ -1,7 +1,7 @@
 """The memory router's routes only translate: no storage or retrieval logic outside the pipeline.
 
 Provider route handlers call the forwarding pipeline and nothing else; codecs are pure (no I/O,
-no deps, no storage); only the core pipeline (``core/memory/router.py``) calls the store and search
+no deps, no storage); only the core pipeline (``core/memory/chat_calls.py``) calls the store and search
 operations, so a fix to either applies to every provider at once.
 """
 
@@ -66,7 +66,7 @@ def test_provider_routes_never_touch_storage_and_stay_short() -> None:
 def test_codecs_are_pure(path: Path) -> None:
     tree = tree_of(path)
     allowed_core = {
-        "memvault.core.memory.router",
+        "memvault.core.memory.chat_calls",
         "memvault.core.errors",
         "memvault.core.models",
         "memvault.core.ports",
@@ -82,7 +82,7 @@ def test_codecs_are_pure(path: Path) -> None:
 def test_the_forwarding_pipeline_reaches_memory_only_through_prepare_and_record() -> None:
     tree = tree_of(FORWARDING)
     core = {name for name in imports(tree) if name.startswith("memvault.core.")}
-    assert {"memvault.core.memory.router.prepare", "memvault.core.memory.router.record"} <= core
+    assert {"memvault.core.memory.chat_calls.prepare", "memvault.core.memory.chat_calls.record"} <= core
     assert not any(
         name.startswith(("memvault.core.memory_", "memvault.core.vault", "memvault.core.memory.mirror")) for name in core
     )

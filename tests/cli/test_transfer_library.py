@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from memvault.core import keys, memory
+from memvault.core import memory
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict
 from memvault.core.memory.messages import messages_from

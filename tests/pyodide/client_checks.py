@@ -54,7 +54,7 @@ class Memvault:
 async def started_memvault(h: Any) -> Memvault:
     from cloudflare_runtime_checks import workers_env
 
-    from memvault.core.keys import create_key
+    from memvault.core.credentials.keys import create_key
     from memvault.runtime.workers import build_deps
 
     env = await workers_env(h)

@@ -198,7 +198,7 @@ async def check_workers_deps_store_and_search_end_to_end(h: Any) -> None:
     """The Workers composition root over these adapters, through the core operations: a stored
     conversation is found again, and clearing removes it from vault and mirror alike."""
     from memvault.core import memory
-    from memvault.core.keys import authenticate, create_key
+    from memvault.core.credentials.keys import authenticate, create_key
     from memvault.runtime.workers import build_deps
 
     env = await workers_env(h)
@@ -284,7 +284,8 @@ async def check_stored_brain_credentials_are_read_from_d1(h: Any) -> None:
     """A brain credential stored in D1's key store (as `memvault brain-token create` stores it
     locally) authenticates through ``auth_of`` on the Workers composition root beside the secret's,
     is walled to the deployment's scopes, and is refused once revoked."""
-    from memvault.core import brain, keys
+    from memvault.core import brain
+    from memvault.core.credentials import keys
     from memvault.core.errors import Unauthorized
     from memvault.runtime.workers import build_deps
 
@@ -307,7 +308,7 @@ async def check_workers_searches_repeat_from_kv_until_a_write(h: Any) -> None:
     """The read cache on Workers: KV holds a repeated search, and the vault DO's generation in the
     cache key makes the next search after a write a fresh one."""
     from memvault.core import memory
-    from memvault.core.keys import create_key
+    from memvault.core.credentials.keys import create_key
     from memvault.runtime.workers import build_deps
 
     ctx = h.newContext()
@@ -332,8 +333,8 @@ async def check_access_sign_in_verifies_rs256_and_fetches_keys_through_fetch(h: 
     import hashlib
     import time
 
-    from memvault.core.access import access_identity
     from memvault.core.brain.scopes import auth_of
+    from memvault.core.credentials.access import access_identity
     from memvault.core.errors import Unauthorized
     from memvault.runtime.workers import build_deps
 

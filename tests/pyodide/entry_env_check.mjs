@@ -36,7 +36,7 @@ const report = await pyodide.runPythonAsync(`
 import json, sys
 sys.path.insert(0, "/repo/src")
 import js
-from memvault.core.health import HealthReport
+from memvault.core.operations.health import HealthReport
 from memvault.adapters.cloudflare.env import env_settings, env_value, platform_report
 
 results = {}

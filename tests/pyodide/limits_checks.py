@@ -18,8 +18,7 @@ from memvault.adapters.cloudflare.failures import binding_errors
 from memvault.adapters.cloudflare.vector_index import VectorizeIndex
 from memvault.core.errors import TransientStorageError
 from memvault.core.ports import BlobStore, Database
-from memvault.core.resilient import Retrying, RetryPolicy
-from memvault.core.retry import Backoff
+from memvault.core.retry import Backoff, Retrying, RetryPolicy
 
 
 async def context() -> Any:
@@ -109,9 +108,8 @@ async def check_passing_binding_failures_are_retried_and_others_are_not(h: Any) 
 
 async def check_backup_round_trip_over_d1_and_r2(h: Any) -> None:
     sys.path.insert(0, "/repo/tests")
-    from backup_round_trip import NOW, credentials, fill, read_everything
-    from memvault.core.backup import read_backup
-    from memvault.core.restore import restore_backup
+    from backup_round_trip import NOW, credentials, fill, read_backup, read_everything
+    from memvault.core.operations.restore import restore_backup
     from memvault.runtime.cron import run_cron
     from memvault.runtime.workers import build_deps
 

@@ -7,22 +7,24 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from local_deps import MakeDeps
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from backup_round_trip import NOW, WRITER, Filled, credentials, fill, read_everything
+from backup_round_trip import NOW, WRITER, Filled, credentials, fill, read_backup, read_everything
 from memvault import cli
-from memvault.core import brain, keys, memory
-from memvault.core.backup import backups_index, read_backup
+from memvault.core import brain, memory
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.models import Message
-from memvault.core.restore import restore_backup
+from memvault.core.operations.backup import backups_index
+from memvault.core.operations.restore import restore_backup
 from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning
 from memvault.runtime.cron import run_cron
@@ -35,18 +37,20 @@ def environ(data: Path, **more: str) -> dict[str, str]:
     return {"MEMVAULT_DATA_DIR": str(data), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_BRAIN_CREDENTIALS": credentials(), **more}
 
 
+# Small chunks, so a few turns are cut into rows and a tail waits in the buffer.
+SMALL_CHUNKS = Tuning(chunk_tokens=60)
+
+
 def open_deps(data: Path, **more: str) -> Deps:
-    # Small chunks, so a few turns are cut into rows and a tail waits in the buffer.
-    deps = build_local_deps(load_settings(environ(data, **more)), Tuning(chunk_tokens=60))
+    """Deps a test opens and closes itself (to lose the database in between, or to hold two)."""
+    deps = build_local_deps(load_settings(environ(data, **more)), SMALL_CHUNKS)
     deps.clock = lambda: NOW
     return deps
 
 
 @pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    built = open_deps(tmp_path)
-    yield built
-    await close_local_deps(built)
+def deps(make_deps: MakeDeps) -> Deps:
+    return make_deps({"MEMVAULT_BRAIN_CREDENTIALS": credentials()}, tuning=SMALL_CHUNKS, clock=lambda: NOW)
 
 
 def lose_database(data: Path) -> None:

@@ -6,30 +6,24 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from memvault.core import brain, keys
-from memvault.core.access import AccessIdentity
+from local_deps import MakeDeps
+from memvault.core import brain
 from memvault.core.brain.scopes import CredentialsMisconfigured, token_hash
+from memvault.core.credentials import keys
+from memvault.core.credentials.access import AccessIdentity
 from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, InvalidInput, NotFound, Unauthorized
-from memvault.core.settings import load_settings
-from memvault.runtime.local import build_local_deps, close_local_deps
 
 ENV_CREDENTIALS = {token_hash("env-reader"): {"name": "env-reader", "scopes": ["shared"]}}
 
 
 @pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    built = build_local_deps(load_settings({
-        "MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash",
-        "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(ENV_CREDENTIALS),
-    }))
-    yield built
-    await close_local_deps(built)
+def deps(make_deps: MakeDeps) -> Deps:
+    return make_deps({"MEMVAULT_BRAIN_CREDENTIALS": json.dumps(ENV_CREDENTIALS)})
 
 
 def stored_rows(deps: Deps) -> list[dict[str, object]]:

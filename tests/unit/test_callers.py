@@ -4,33 +4,25 @@ arguments), the same tokens resolve to the same caller, and a token counts only 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from starlette.datastructures import Headers
 
+from local_deps import MakeDeps
 from memvault.api.dependencies import caller_tokens, header
-from memvault.core import keys
 from memvault.core.brain.scopes import create_brain_token, token_hash
-from memvault.core.callers import CallerTokens, Need, brain_caller, memory_caller, resolve_caller
+from memvault.core.credentials import keys
+from memvault.core.credentials.callers import CallerTokens, Need, brain_caller, memory_caller, resolve_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidField, Unauthorized
-from memvault.core.settings import load_settings
-from memvault.runtime.local import build_local_deps, close_local_deps
 
 READER = "configured-reader"
 
 
 @pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
+def deps(make_deps: MakeDeps) -> Deps:
     credentials = {token_hash(READER): {"name": "reader", "scopes": ["family"]}}
-    built = build_local_deps(load_settings({
-        "MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash",
-        "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials),
-    }))
-    yield built
-    await close_local_deps(built)
+    return make_deps({"MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials)})
 
 
 def wire(headers: dict[str, str]) -> Headers:

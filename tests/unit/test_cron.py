@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import pytest
 
-from memvault.core import keys, memory
+from local_deps import MakeDeps
+from memvault.core import memory
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.models import Message
-from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning
 from memvault.runtime.cron import run_cron
-from memvault.runtime.local import build_local_deps, close_local_deps
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
 
 
 @pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    small_chunks = Tuning(chunk_tokens=60)  # a dozen turns make chunks and a pending tail
-    built = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}), small_chunks)
-    built.clock = lambda: NOW
-    yield built
-    await close_local_deps(built)
+def deps(make_deps: MakeDeps) -> Deps:
+    # Small chunks: a dozen turns make chunks and a pending tail.
+    return make_deps(tuning=Tuning(chunk_tokens=60), clock=lambda: NOW)
 
 
 def conversation(prefix: str, at: float, turns: int = 12) -> list[Message]:

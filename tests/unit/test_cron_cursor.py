@@ -3,30 +3,22 @@ stopped in the database, and the next one resumes there, until the pass is done 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
-from memvault.core import keys, memory
+from local_deps import MakeDeps
+from memvault.core import memory
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.models import Message
-from memvault.core.settings import load_settings
 from memvault.runtime.cron import run_cron
-from memvault.runtime.local import build_local_deps, close_local_deps
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
 
 
 @pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    built = build_local_deps(load_settings({
-        "MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_CRON_VAULT_BUDGET": "2",
-    }))
-    built.clock = lambda: NOW
-    yield built
-    await close_local_deps(built)
+def deps(make_deps: MakeDeps) -> Deps:
+    return make_deps({"MEMVAULT_CRON_VAULT_BUDGET": "2"}, clock=lambda: NOW)
 
 
 def said(prefix: str, at: float) -> list[Message]:

@@ -12,7 +12,7 @@ import inspect
 import sqlite3
 import sys
 import types
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
 
 from suites import vault as vault_suite
 
-from memvault.core import keys
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import Unauthorized
 from memvault.core.memory.vault_table import VAULT_OPERATIONS
 from memvault.core.ports import VaultClient
-from memvault.core.settings import load_settings
 from memvault.runtime import rpc
-from memvault.runtime.local import build_local_deps, close_local_deps
 
 ROOT = Path(__file__).resolve().parents[2]
 JSNULL = type("JsNull", (), {"__repr__": lambda self: "null"})()
@@ -261,13 +259,6 @@ async def test_fetch_hands_the_app_env_and_ctx_to_the_asgi_adapter(
     assert await edge.Default(ctx, env).fetch(request) == "response"
     # ctx lets the adapter stream the body instead of buffering it whole.
     assert calls == [(("app", env, ctx), "js-request", env, ctx)]
-
-
-@pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    built = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}))
-    yield built
-    await close_local_deps(built)
 
 
 async def test_rpc_save_search_and_get_run_the_core_functions_for_the_key_given(deps: Deps) -> None:

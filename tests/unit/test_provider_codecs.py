@@ -11,7 +11,7 @@ import pytest
 from memvault.api.providers import CODECS
 from memvault.api.providers.base import SseEvent
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.router import Reply, Turn
+from memvault.core.memory.chat_calls import Reply, Turn
 
 CONTEXT = "Relevant memory: the user likes teal."
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
+from local_deps import MakeDeps
 from memvault.adapters.local.database import storage_errors
 from memvault.core import brain, memory
 from memvault.core.brain.scopes import token_hash
@@ -28,8 +28,6 @@ from memvault.core.errors import (
 from memvault.core.models import Message
 from memvault.core.ports import Database, Row
 from memvault.core.retry import Backoff, is_transient_call, is_transient_storage, retry
-from memvault.core.settings import load_settings
-from memvault.runtime.local import build_local_deps, close_local_deps
 
 
 class Flaky:
@@ -127,12 +125,9 @@ class StutteringDatabase:
 
 
 @pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
+def deps(make_deps: MakeDeps) -> Deps:
     writer = {token_hash("writer-token"): {"name": "w", "scopes": ["shared"], "writer": True}}
-    settings = {"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(writer)}
-    built = build_local_deps(load_settings(settings))
-    yield built
-    await close_local_deps(built)
+    return make_deps({"MEMVAULT_BRAIN_CREDENTIALS": json.dumps(writer)})
 
 
 async def test_memory_writes_ride_out_passing_database_failures(deps: Deps) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from memvault.api.memory_options import parse_options
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.router import (
+from memvault.core.memory.chat_calls import (
     Conversation,
     MemoryOptions,
     Reply,

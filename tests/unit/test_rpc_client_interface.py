@@ -5,25 +5,14 @@ stores; they answer as the HTTP API does."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memvault.core import keys
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidField, InvalidInput, Unauthorized
-from memvault.core.settings import load_settings
 from memvault.runtime import rpc
-from memvault.runtime.local import build_local_deps, close_local_deps
-
-
-@pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    built = build_local_deps(load_settings({"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}))
-    yield built
-    await close_local_deps(built)
 
 
 async def bot_props(deps: Deps) -> dict[str, Any]:

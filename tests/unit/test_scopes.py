@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from starlette.datastructures import Headers
 
+from local_deps import MakeDeps
 from memvault.api.dependencies import caller_tokens
 from memvault.core.brain.scopes import (
     CredentialsMisconfigured,
@@ -18,11 +17,10 @@ from memvault.core.brain.scopes import (
     scope_filter,
     token_hash,
 )
-from memvault.core.callers import brain_caller
+from memvault.core.credentials.callers import brain_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, Unauthorized
 from memvault.core.settings import load_settings
-from memvault.runtime.local import build_local_deps, close_local_deps
 
 CREDENTIALS = {
     token_hash("reader"): {"name": "reader", "scopes": ["family", "business"]},
@@ -31,12 +29,8 @@ CREDENTIALS = {
 
 
 @pytest.fixture
-async def deps(tmp_path: Path) -> AsyncIterator[Deps]:
-    built = build_local_deps(load_settings({
-        "MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash", "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(CREDENTIALS),
-    }))
-    yield built
-    await close_local_deps(built)
+def deps(make_deps: MakeDeps) -> Deps:
+    return make_deps({"MEMVAULT_BRAIN_CREDENTIALS": json.dumps(CREDENTIALS)})
 
 
 def headers_of(raw: dict[str, str]) -> Headers:

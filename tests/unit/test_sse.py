@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from memvault.api.providers import CODECS
 from memvault.api.providers.base import SseEvent
 from memvault.api.providers.sse import RelayResponse, SseParser, Tap, read_reply, tap_for
-from memvault.core.memory.router import Reply
+from memvault.core.memory.chat_calls import Reply
 
 STREAM = (
     b": keep-alive\r\n\r\n"

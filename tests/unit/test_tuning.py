@@ -3,18 +3,17 @@ what it replaced is what the operations use: the vaults' chunk shape and the sea
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from local_deps import MakeDeps
 from memvault.core import memory
+from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
-from memvault.core.keys import create_key
 from memvault.core.models import Message
-from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning
-from memvault.runtime.local import build_local_deps, close_local_deps
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
@@ -23,19 +22,9 @@ Open = Callable[[str, Tuning | None], Deps]
 
 
 @pytest.fixture
-async def open_deps(tmp_path: Path) -> AsyncIterator[Open]:
-    opened: list[Deps] = []
-
-    def make(name: str, tuning: Tuning | None) -> Deps:
-        settings = load_settings({"MEMVAULT_DATA_DIR": str(tmp_path / name), "MEMVAULT_EMBEDDER": "hash"})
-        deps = build_local_deps(settings, tuning)
-        deps.clock = lambda: NOW
-        opened.append(deps)
-        return deps
-
-    yield make
-    for deps in opened:
-        await close_local_deps(deps)
+def open_deps(make_deps: MakeDeps, tmp_path: Path) -> Open:
+    """Deps over a data folder of their own per name, with ``tuning``."""
+    return lambda name, tuning: make_deps(data=tmp_path / name, tuning=tuning, clock=lambda: NOW)
 
 
 def turns(count: int, at: float) -> list[Message]:

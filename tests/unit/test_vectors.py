@@ -34,17 +34,6 @@ def test_top_k_orders_by_cosine(with_numpy: bool, monkeypatch: pytest.MonkeyPatc
     assert found[0][0] == "r13" and found[0][1] == pytest.approx(1.0, abs=1e-5)
 
 
-@pytest.mark.parametrize("with_numpy", [True, False])
-def test_extended_set_finds_old_and_new(with_numpy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not with_numpy:
-        monkeypatch.setattr(vectors, "_np", None)
-    rows = random_vectors(6, 4)
-    first = VectorSet(["a", "b", "c"], [pack(r) for r in rows[:3]], 4)
-    both = first.extended(["d", "e", "f"], [pack(r) for r in rows[3:]])
-    assert len(first) == 3 and len(both) == 6
-    assert both.top_k(rows[4], 1)[0][0] == "e" and both.top_k(rows[1], 1)[0][0] == "b"
-
-
 def test_wrong_dimension_is_refused() -> None:
     with pytest.raises(ValueError, match="dimension"):
         VectorSet(["a"], [pack([1.0, 0.0])], 2).top_k([1.0, 0.0, 0.0], 1)

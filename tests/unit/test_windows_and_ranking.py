@@ -6,7 +6,7 @@ from memvault.core.memory.windows import WindowPolicy, fill_in_order
 from memvault.core.models import SearchItem
 from memvault.core.ranking import (
     exact_tokens,
-    fts_match_expression,
+    fts_terms,
     normalize_text,
     query_terms,
     reciprocal_rank_fusion,
@@ -60,10 +60,10 @@ def test_rrf_rewards_agreement() -> None:
     assert fused["a"] == fused["b"] > fused["c"] == fused["d"]
 
 
-def test_keyword_expression_quotes_terms_and_drops_stopwords() -> None:
+def test_keyword_terms_quote_each_word_and_drop_stopwords() -> None:
     assert query_terms("What is the invoice #20028 for NVDA?") == ["invoice", "#20028", "nvda"]
-    assert fts_match_expression('what "is" AND the OR') is None or "AND" not in (fts_match_expression('what "is" AND the OR') or "")
-    assert fts_match_expression("invoice #20028 NEAR(x)") == '"invoice" OR "20028" OR "near" OR "x"'
+    assert fts_terms('what "is" AND the OR') == []
+    assert fts_terms("invoice #20028 NEAR(x)") == ['"invoice"', '"20028"', '"near"', '"x"']
 
 
 def test_possessives_search_as_the_name() -> None:

@@ -13,10 +13,10 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from memvault.core.admin import Admin, admin_caller
 from memvault.core.brain.scopes import Credential
-from memvault.core.callers import CallerTokens, brain_caller, memory_caller
+from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
+from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidField
-from memvault.core.keys import MemoryKey
 
 DEPS_SCOPE_KEY = "memvault.deps"
 # Cloudflare Access adds this signed JWT to each request it let through.
@@ -86,7 +86,7 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
 
 
 def caller_tokens(headers: Mapping[str, str], *, bearer: bool = True) -> CallerTokens:
-    """The credentials a request carries, for ``core.callers`` to resolve. Referer, Origin and
+    """The credentials a request carries, for ``core.credentials.callers`` to resolve. Referer, Origin and
     cookies never identify a caller. Without ``bearer`` (the memory router, where `Authorization`
     carries the provider's key) only the named headers count."""
     return CallerTokens(

@@ -22,10 +22,10 @@ from memvault.api.memory_options import BODY_OBJECT, memory_headers, parse_optio
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import RelayResponse, Tap, read_reply, tap_for
-from memvault.core.callers import memory_caller
+from memvault.core.credentials.callers import memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
-from memvault.core.memory.router import (
+from memvault.core.memory.chat_calls import (
     Conversation,
     MemoryOptions,
     PreparedMemory,

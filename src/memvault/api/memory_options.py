@@ -1,6 +1,6 @@
 """The memory router's per-call options and results as HTTP headers: ``X-Memory-*`` and
 ``X-Session-ID`` in (or the same options in the body's ``memvault`` object, for clients that cannot
-set headers), ``X-Memory-*`` out. Core checks the options (``core.memory.router.OPTIONS``) and sees
+set headers), ``X-Memory-*`` out. Core checks the options (``core.memory.chat_calls.OPTIONS``) and sees
 only ``MemoryOptions`` and ``PreparedMemory``."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from memvault.api.dependencies import SESSION_ID_HEADER, header
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.router import MemoryOptions, PreparedMemory, memory_options
+from memvault.core.memory.chat_calls import MemoryOptions, PreparedMemory, memory_options
 
 # Each option and the header that sets it; a header wins over the body's object.
 HEADERS = {

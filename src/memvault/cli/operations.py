@@ -55,8 +55,8 @@ def backup(as_json: bool, data_dir: Path | None) -> None:
     store under blobs/backups/; `memvault restore` takes the folder printed."""
 
     async def work(deps: Deps) -> None:
-        from memvault.core.backup import backup_now
-        from memvault.core.backup_format import BACKUP_PREFIX
+        from memvault.core.operations.backup import backup_now
+        from memvault.core.operations.backup_format import BACKUP_PREFIX
         from memvault.runtime.local import BLOBS_FOLDER
 
         progress = await backup_now(deps, deps.clock())
@@ -86,7 +86,7 @@ def restore(path: Path, force: bool, data_dir: Path | None) -> int:
     lines = [line for part in parts for line in _text_of(part).splitlines()]
 
     async def work(deps: Deps) -> int:
-        from memvault.core.restore import restore_backup
+        from memvault.core.operations.restore import restore_backup
 
         try:
             report = await restore_backup(deps, lines, force=force)

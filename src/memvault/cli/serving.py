@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from memvault.cli.shell import data_dir_option, environment, key_option, open_folder, say, with_deps
-from memvault.core.callers import CallerTokens
+from memvault.core.credentials.callers import CallerTokens
 from memvault.core.deps import Deps
 
 BRAIN_TOKEN_VARIABLE = "MEMVAULT_BRAIN_TOKEN"

@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import click
 
-from memvault.core import keys
-from memvault.core.callers import CallerTokens, memory_caller
+from memvault.core.credentials import keys
+from memvault.core.credentials.callers import CallerTokens, memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError, Unauthorized
 from memvault.core.settings import SETTINGS, Settings, load_settings, retired_settings, retired_warning

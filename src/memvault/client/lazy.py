@@ -115,11 +115,6 @@ class LazyMemory:
             await asyncio.wait_for(self._fetched.wait(), timeout_seconds)
         return self.get()
 
-    def refresh(self) -> None:
-        """Fetch again at the next ``get()`` (another writer may have added to the conversation)."""
-        self._fresh = False
-        self._fetch_after = 0.0
-
     def save(self, messages: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any] | None = None) -> list[str]:
         """Queue messages for memvault (sent by ``flush``); returns their ids."""
         ready = self._client.stamp(messages)

@@ -134,9 +134,6 @@ class Outbox:
 
         sql.transaction(work)
 
-    def refused_count(self) -> int:
-        return int(self._tables().execute("SELECT COUNT(*) AS n FROM memvault_refused")[0]["n"])
-
     def _drop(self, seqs: Sequence[int]) -> None:
         for seq in seqs:
             self._tables().execute("DELETE FROM memvault_outbox WHERE seq = ?", (seq,))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memvault.core.access import AccessKeys
-from memvault.core.health import PlatformReport
+from memvault.core.credentials.access import AccessKeys
+from memvault.core.operations.health import PlatformReport
 from memvault.core.ports import (
     BackgroundTasks,
     BlobStore,

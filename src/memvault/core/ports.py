@@ -1,7 +1,7 @@
 """The ports core needs from a platform. Each has a local and a Cloudflare adapter, and a
 contract test suite both pass. A method marked ``@repeatable`` is safe to call again after a
 passing failure (a read, or a write idempotent by its keys): the retrying wrappers
-(``core/resilient.py``) repeat exactly those, and make every other call once."""
+(``core/retry.py``) repeat exactly those, and make every other call once."""
 
 from __future__ import annotations
 

@@ -31,11 +31,6 @@ def fts_terms(text: str) -> list[str]:
     return list(dict.fromkeys(f'"{word}"' for term in terms for word in term.split()))
 
 
-def fts_match_expression(text: str) -> str | None:
-    """An FTS5 MATCH expression that ORs the query's terms."""
-    return " OR ".join(fts_terms(text)) or None
-
-
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[str]], k: int = RRF_K, weights: Sequence[float] | None = None
 ) -> list[tuple[str, float]]:

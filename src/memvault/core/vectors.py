@@ -51,30 +51,16 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return 0.0 if na == 0 or nb == 0 else dot / (na * nb)
 
 
-# Vectors added after a set was built are kept as separate blocks (no copy of the whole matrix on
-# every store) and merged once this many have gathered.
-MAX_BLOCKS = 32
-
-
 class VectorSet:
     """An immutable set of unit vectors with ids, searched by cosine similarity."""
 
     def __init__(self, ids: Sequence[str], blobs: Sequence[bytes], dimension: int) -> None:
         self.ids = list(ids)
         self.dimension = dimension
-        self._blocks: list[Any] = [_unit_rows(blobs, dimension)]
+        self._rows: Any = _unit_rows(blobs, dimension)
 
     def __len__(self) -> int:
         return len(self.ids)
-
-    def extended(self, ids: Sequence[str], blobs: Sequence[bytes]) -> VectorSet:
-        """A new set with these vectors added; the ids must be new to the set."""
-        merged = VectorSet([], [], self.dimension)
-        merged.ids = self.ids + list(ids)
-        merged._blocks = [*self._blocks, _unit_rows(blobs, self.dimension)]
-        if len(merged._blocks) > MAX_BLOCKS:
-            merged._blocks = [_np.vstack(merged._blocks) if _np is not None else [row for block in merged._blocks for row in block]]
-        return merged
 
     def top_k(self, query: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The ``k`` most similar vectors, best first; equal scores in id order, so any two sets
@@ -87,13 +73,12 @@ class VectorSet:
         k = min(k, len(self.ids))
         if _np is not None:
             vector = _np.asarray(unit, dtype=_np.float32)
-            scores = _np.concatenate([block @ vector for block in self._blocks])
+            scores = self._rows @ vector
             kth = scores[_np.argpartition(-scores, k - 1)[k - 1]]
             # Every vector tied with the k-th best stays in the running, so ties are cut by id.
             scored = [(self.ids[i], float(scores[i])) for i in _np.flatnonzero(scores >= kth)]
         else:
-            rows = [row for block in self._blocks for row in block]
-            scored = [(self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(rows)]
+            scored = [(self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(self._rows)]
         scored.sort(key=lambda item: (-item[1], item[0]))
         return scored[:k]
 

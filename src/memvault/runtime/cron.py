@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from memvault.core.deps import Deps
-from memvault.core.maintenance import MaintenanceReport, run_maintenance
+from memvault.core.operations.maintenance import MaintenanceReport, run_maintenance
 
 
 async def run_cron(

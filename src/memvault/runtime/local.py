@@ -27,7 +27,7 @@ from memvault.api.app import create_app
 from memvault.core import memory
 from memvault.core.deps import Deps
 from memvault.core.memory.store import VaultLimits
-from memvault.core.resilient import with_retries
+from memvault.core.retry import with_retries
 from memvault.core.settings import Settings, load_settings
 from memvault.core.tuning import Tuning
 

@@ -24,8 +24,8 @@ from typing import Any, ClassVar
 
 from memvault.core import brain
 from memvault.core.brain.wire import Schemas
-from memvault.core.callers import CallerTokens, brain_caller, memory_caller
 from memvault.core.contract import spec_schemas
+from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.operations import FORGET, READ, SEARCH, STORE, Operation, perform

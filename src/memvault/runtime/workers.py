@@ -18,11 +18,11 @@ from starlette.types import ASGIApp
 from memvault.adapters.cloudflare.env import env_settings, env_value, js_binding, platform_report
 from memvault.adapters.cloudflare.triggers import CRONS
 from memvault.api.app import create_app, serve_with
-from memvault.core.access import AccessKeys
+from memvault.core.credentials.access import AccessKeys
 from memvault.core.deps import Deps
 from memvault.core.query_vectors import QueryVectors
 from memvault.core.read_cache import CacheStats
-from memvault.core.resilient import with_retries
+from memvault.core.retry import with_retries
 from memvault.core.settings import retired_warning
 
 log = logging.getLogger(__name__)

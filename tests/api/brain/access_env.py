@@ -19,7 +19,7 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from memvault.core.access import CERTS_PATH
+from memvault.core.credentials.access import CERTS_PATH
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 

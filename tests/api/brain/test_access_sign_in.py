@@ -17,7 +17,7 @@ from brain_env import Brain, close_brain, open_brain
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from memvault.core.access import REFETCH_INTERVAL_SECONDS
+from memvault.core.credentials.access import REFETCH_INTERVAL_SECONDS
 
 HEADER = "Cf-Access-Jwt-Assertion"
 USERS = {"Fam@Example.com": "family", "boss@example.com": "writer"}

@@ -17,7 +17,7 @@ from mcp_types import TextResourceContents
 from memvault.api.mcp.tools import mcp_server
 from memvault.core import brain as core
 from memvault.core.brain.wire import Schemas
-from memvault.core.callers import CallerTokens
+from memvault.core.credentials.callers import CallerTokens
 from memvault.core.errors import InvalidField
 from memvault.runtime import rpc
 

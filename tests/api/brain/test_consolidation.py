@@ -16,7 +16,7 @@ from fake_llm import FakeLlm
 
 from memvault.core.brain import to_plain
 from memvault.core.errors import TransientStorageError
-from memvault.core.maintenance import run_maintenance
+from memvault.core.operations.maintenance import run_maintenance
 from memvault.core.tuning import Tuning
 
 # What a fact is, beside the upkeep columns (vectors, hashes) a consolidation run may fill in.

@@ -98,7 +98,7 @@ async def test_me_names_the_credential_or_refuses(brain: Brain) -> None:
 
 
 async def test_me_names_a_memory_key_for_the_conversations_tab(brain: Brain) -> None:
-    from memvault.core import keys
+    from memvault.core.credentials import keys
 
     key, secret = await keys.create_key(brain.deps.db, "phone", brain.clock.now)
     me = await brain.client.get("/portal/me", headers={"Authorization": f"Bearer {secret}"})

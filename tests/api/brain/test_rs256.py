@@ -1,4 +1,4 @@
-"""The pure-Python RS256 verifier (``core/jwt.py``) against signatures made by OpenSSL through
+"""The pure-Python RS256 verifier (``core/credentials/jwt.py``) against signatures made by OpenSSL through
 ``cryptography``: every genuine signature verifies, every altered one does not, and only strong
 RS256 signing keys and RS256 headers are taken at all."""
 
@@ -11,7 +11,14 @@ import pytest
 from access_env import b64url, compact, jwk_of, new_key, rs256
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from memvault.core.jwt import LEEWAY_SECONDS, InvalidToken, RsaPublicKey, SignedToken, parse_rs256, verified_claims
+from memvault.core.credentials.jwt import (
+    LEEWAY_SECONDS,
+    InvalidToken,
+    RsaPublicKey,
+    SignedToken,
+    parse_rs256,
+    verified_claims,
+)
 
 NOW = 1_800_000_000.0
 ISSUER = "https://team.cloudflareaccess.com"

@@ -18,7 +18,7 @@ from memvault.adapters.local.http_client import HttpxClient
 from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.api.app import create_app
 from memvault.client import HttpTransport, MemoryClient
-from memvault.core import keys
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 from memvault.core.errors import UpstreamUnavailable
 from memvault.core.ports import Row, UpstreamResponse

@@ -22,7 +22,7 @@ from mcp_types import CallToolResult
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_local_server import environment, free_port, server
 
-from memvault.core import keys
+from memvault.core.credentials import keys
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
 

@@ -14,8 +14,8 @@ from memory_support import Memvault
 from test_memory_api import NOW, search, store
 
 from memvault.core import memory
+from memvault.core.credentials.keys import create_key
 from memvault.core.errors import StorageUnavailable
-from memvault.core.keys import create_key
 from memvault.core.models import Message
 
 

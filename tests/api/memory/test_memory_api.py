@@ -68,7 +68,7 @@ async def test_concurrent_stores_to_one_key_lose_nothing(memvault: Memvault) -> 
 
 
 async def export(mv: Memvault) -> list[dict[str, Any]]:
-    from memvault.core.memory.read import export_memory
+    from memvault.core.memory.read.export import export_memory
 
     return [record async for record in export_memory(mv.deps, mv.key_id)]
 
@@ -105,7 +105,7 @@ async def test_memory_false_messages_are_not_stored(memvault: Memvault) -> None:
 
 
 async def test_unknown_or_revoked_key_gets_401_and_stores_nothing(memvault: Memvault) -> None:
-    from memvault.core.keys import revoke_key
+    from memvault.core.credentials.keys import revoke_key
 
     bad = {"Authorization": "Bearer mk_not_a_key"}
     body = {"messages": [{"role": "user", "content": "x"}]}
@@ -157,7 +157,7 @@ async def test_oversized_provider_call_is_refused_in_the_providers_own_envelope(
 
 
 async def test_read_memory_pages_messages_newest_first_pending_included(memvault: Memvault) -> None:
-    from memvault.core.memory.read import read_memory
+    from memvault.core.memory.read.page import read_memory
 
     await store(memvault, [turn(i, NOW - DAY + i) for i in range(50)])
     page = await read_memory(memvault.deps, memvault.key_id, None, 100, 0)

@@ -22,7 +22,7 @@ from memvault.adapters.local.http_client import HttpxClient
 from memvault.api.app import create_app
 from memvault.api.mcp.tools import mcp_server
 from memvault.client import HttpTransport, MemoryClient, RpcTransport
-from memvault.core.callers import CallerTokens
+from memvault.core.credentials.callers import CallerTokens
 from memvault.core.errors import MemvaultError
 from memvault.runtime import rpc
 

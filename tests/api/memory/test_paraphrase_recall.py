@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from memvault.api.app import create_app
+from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
-from memvault.core.keys import create_key
 from memvault.core.ranking import query_terms
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps

@@ -19,7 +19,7 @@ from memvault.adapters.local.embedder import HashEmbedder
 from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.adapters.local.vaults import vault_filename
 from memvault.core import memory
-from memvault.core.keys import create_key
+from memvault.core.credentials.keys import create_key
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.rows import message_hash
 from memvault.core.memory.schema import MIGRATIONS

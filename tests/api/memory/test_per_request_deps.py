@@ -8,7 +8,7 @@ import httpx
 from memory_support import settings_for
 
 from memvault.api.app import create_app, serve_with
-from memvault.core.keys import create_key
+from memvault.core.credentials.keys import create_key
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
 

@@ -11,8 +11,9 @@ from typing import Any
 from memory_support import Memvault
 
 from memvault.adapters.local.cache import MemoryCache
-from memvault.core import brain, keys, memory
+from memvault.core import brain, memory
 from memvault.core.brain.scopes import token_hash
+from memvault.core.credentials import keys
 from memvault.core.errors import StorageUnavailable, Unauthorized
 from memvault.core.models import Message, SearchQuery
 from memvault.core.ports import Row

@@ -16,9 +16,9 @@ from test_memory_api import NOW, search, store
 
 from memvault.adapters.local.vaults import vault_filename
 from memvault.core import memory
-from memvault.core.keys import create_key
+from memvault.core.credentials.keys import create_key
+from memvault.core.memory.chat_calls import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
 from memvault.core.memory.recall_query import recall_query, refers_back
-from memvault.core.memory.router import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
 from memvault.core.models import Message
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps

@@ -20,7 +20,7 @@ from memory_support import Memvault
 from memvault import cli
 from memvault.api.mcp.tools import mcp_server
 from memvault.core import memory
-from memvault.core.callers import CallerTokens
+from memvault.core.credentials.callers import CallerTokens
 from memvault.core.errors import InvalidInput
 from memvault.runtime import rpc
 

@@ -18,8 +18,8 @@ import pytest
 from fake_upstream import FakeUpstream, LoopCapture, ServerThread
 
 from memvault.api.app import create_app
+from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
-from memvault.core.keys import create_key
 from memvault.core.memory.names import vault_name
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import Router
 
 ROOT = Path(__file__).resolve().parents[3]

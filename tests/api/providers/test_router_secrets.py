@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Router, wait_until
 
+from conftest import Router, wait_until
 from memvault.core import memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

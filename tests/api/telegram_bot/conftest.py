@@ -26,8 +26,8 @@ from telegram_bot.local_app import LocalBot  # noqa: E402
 
 from fake_telegram import FakeTelegram  # noqa: E402
 from memvault.api.app import create_app  # noqa: E402
+from memvault.core.credentials.keys import create_key  # noqa: E402
 from memvault.core.deps import Deps  # noqa: E402
-from memvault.core.keys import create_key  # noqa: E402
 from memvault.core.settings import load_settings  # noqa: E402
 from memvault.runtime.local import build_local_deps, close_local_deps  # noqa: E402
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memvault.core.health import PlatformReport, presence
+from memvault.core.operations.health import PlatformReport, presence
 from memvault.core.settings import RETIRED, SETTINGS, Settings, load_settings, retired_settings
 
 # The bindings wrangler.toml declares; each must be present for the Worker to serve.

@@ -1,6 +1,6 @@
 """Failures of the Vectorize, Workers AI and R2 bindings that pass: the service said "not now"
 (overloaded, rate limited, an internal error, a timeout, a lost connection). They are raised as
-``TransientStorageError``, which the retrying ports (``core/resilient.py``) try again; anything
+``TransientStorageError``, which the retrying ports (``core/retry.py``) try again; anything
 else (bad input, a missing index) is raised as the binding raised it. The bindings' messages are
 not a documented interface, so this matches the words and status codes Cloudflare's error
 references use, in any case."""

@@ -17,7 +17,7 @@ from memvault.api.dependencies import caller_tokens
 from memvault.api.errors import render
 from memvault.api.mcp.memory_tools import McpContext
 from memvault.api.mcp.tools import mcp_server
-from memvault.core.callers import CallerTokens
+from memvault.core.credentials.callers import CallerTokens
 from memvault.core.deps import Deps
 
 PATH = "/mcp"

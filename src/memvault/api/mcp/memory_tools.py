@@ -14,9 +14,9 @@ from mcp_types import ToolAnnotations
 
 from memvault.api.mcp.errors import refused_as, tool_refusal
 from memvault.core.contract import spec_schemas
+from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.keys import MemoryKey
 from memvault.core.memory.operations import FORGET, SEARCH, STORE, Operation, perform
 from memvault.core.shapes import plain_object
 

@@ -1,4 +1,4 @@
-"""The MCP server: each tool and resource resolves the caller from its credentials (``core.callers``)
+"""The MCP server: each tool and resource resolves the caller from its credentials (``core.credentials.callers``)
 and makes one call into core, the same call the matching HTTP route makes. Brain calls take the
 caller's own credential, so the scope walls hold here exactly as they do over HTTP; the memory tools
 live in ``memory_tools.py``."""
@@ -14,9 +14,9 @@ import memvault
 from memvault.api.mcp.brain_tools import add_brain_resources, brain_tools
 from memvault.api.mcp.memory_tools import McpContext, memory_tools
 from memvault.core import brain
-from memvault.core.callers import CallerTokens, brain_caller, memory_caller
+from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
+from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
-from memvault.core.keys import MemoryKey
 
 INSTRUCTIONS = (
     "memvault remembers conversations per memory key (memory_* tools) and keeps a curated brain of "

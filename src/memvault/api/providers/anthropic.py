@@ -14,7 +14,7 @@ from memvault.api.providers.base import (
     text_of_parts,
 )
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.router import Conversation, Reply
+from memvault.core.memory.chat_calls import Conversation, Reply
 from memvault.core.settings import Settings
 
 _STOP = "message_stop"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.router import Conversation, Reply, Turn
+from memvault.core.memory.chat_calls import Conversation, Reply, Turn
 from memvault.core.settings import Settings
 
 Json = dict[str, Any]

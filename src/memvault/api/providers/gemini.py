@@ -15,7 +15,7 @@ from memvault.api.providers.base import (
     strip_flags,
 )
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.router import Conversation, Reply, Turn
+from memvault.core.memory.chat_calls import Conversation, Reply, Turn
 from memvault.core.settings import Settings
 
 _STATUSES = {

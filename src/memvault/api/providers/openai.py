@@ -12,7 +12,7 @@ from memvault.api.providers.base import (
     strip_flags,
     text_of_parts,
 )
-from memvault.core.memory.router import Conversation, Reply
+from memvault.core.memory.chat_calls import Conversation, Reply
 from memvault.core.settings import Settings
 
 _SYSTEM_ROLES = ("system", "developer")

@@ -16,7 +16,7 @@ from memvault.api.providers.base import (
 )
 from memvault.api.providers.openai import OpenAICodec
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.router import Conversation, Reply, Turn
+from memvault.core.memory.chat_calls import Conversation, Reply, Turn
 
 _TEXT_PARTS = ("text", "input_text", "output_text")
 # A streamed response ends with one of these; "incomplete" still carries what was said.

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from memvault.api.providers.base import ProviderCodec, SseEvent
-from memvault.core.memory.router import Reply
+from memvault.core.memory.chat_calls import Reply
 from memvault.core.ports import UpstreamResponse
 
 log = logging.getLogger("memvault.router")

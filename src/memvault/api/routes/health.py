@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from memvault.api.dependencies import DepsParam
-from memvault.core.health import HealthReport
+from memvault.core.operations.health import HealthReport
 
 router = APIRouter(tags=["health"])
 

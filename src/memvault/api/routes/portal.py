@@ -10,7 +10,7 @@ from fastapi.responses import Response
 
 from memvault.api.dependencies import DepsParam, caller_tokens
 from memvault.api.portal import page_response, static_response
-from memvault.core.callers import Need, resolve_caller
+from memvault.core.credentials.callers import Need, resolve_caller
 
 router = APIRouter(tags=["portal"], include_in_schema=False)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from memvault.core.contract import Flag, Identifier, IdList, Spec, Text
-from memvault.core.keys import MAX_LABEL
+from memvault.core.credentials.keys import MAX_LABEL
 
 C = TypeVar("C")
 MAX_SCOPES = 64

@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from memvault.core import keys
 from memvault.core.admin import commands as c
 from memvault.core.admin.credential import Admin
 from memvault.core.admin.results import (
@@ -25,6 +24,7 @@ from memvault.core.admin.results import (
 )
 from memvault.core.brain.scopes import create_brain_token
 from memvault.core.contract import Spec
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
 
 C = TypeVar("C")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memvault.core import keys
+from memvault.core.credentials import keys
 from memvault.core.shapes import doc
 
 _STATE = "active or revoked."

@@ -33,7 +33,6 @@ from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, NotFound
 from memvault.core.sql import in_batches, placeholders
 
-KINDS = ("merge", "retire", "skill_merge", "skill_retire")
 # Where a merged fact comes from: never a synced source, so a folder sync cannot retire it.
 MERGED_SOURCE = "consolidation"
 # How long an accept may hold its claim on a proposal before a consolidation run hands it back.

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core import keys
-from memvault.core.access import AccessIdentity, email_identity
+from memvault.core.credentials import keys
+from memvault.core.credentials.access import AccessIdentity, email_identity
 from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, InvalidField, InvalidInput, MemvaultError, Unauthorized
 from memvault.core.settings import Settings

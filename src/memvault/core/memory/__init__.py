@@ -1,19 +1,14 @@
 """Conversation memory: one vault per (memory key, vault), a mirror derived from the vaults, and
 the operations every surface calls."""
 
-from memvault.core.memory.read import (
-    all_vaults,
-    export_memory,
-    idle_vaults,
-    memory_stats,
-    read_memory,
-    search_memory,
-    vaults_of,
-)
+from memvault.core.memory.read.export import export_memory
+from memvault.core.memory.read.page import read_memory
+from memvault.core.memory.read.search import search_memory
+from memvault.core.memory.read.stats import memory_stats
+from memvault.core.memory.read.vaults import all_vaults, idle_vaults, vaults_of
 from memvault.core.memory.sync import mirror_differences, rebuild_mirror, sync_all, sync_mirror
 from memvault.core.memory.write import (
     clear_memory,
-    flush_idle_buffers,
     flush_pending,
     forget,
     purge_old_memory,
@@ -26,7 +21,6 @@ __all__ = [
     "all_vaults",
     "clear_memory",
     "export_memory",
-    "flush_idle_buffers",
     "flush_pending",
     "forget",
     "idle_vaults",

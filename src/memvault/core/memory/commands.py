@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from memvault.core.contract import Flag, Identifier, IdList, JsonObject, Moment, ObjectList, Spec, Text, WholeNumber
 from memvault.core.memory.messages import MESSAGE, messages_from
-from memvault.core.memory.read import MAX_OFFSET, MAX_PAGE
+from memvault.core.memory.read.page import MAX_OFFSET, MAX_PAGE
 from memvault.core.models import Message
 
 C = TypeVar("C")

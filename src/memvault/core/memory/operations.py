@@ -2,7 +2,7 @@
 OPERATION, data)`` parses the data with the operation's one parser and runs it for the caller's
 memory key, answering with the operation's result (``results.py``). HTTP, RPC, MCP, the CLI and
 the client translate their transport into ``data`` and the result into their answer; nothing
-else. The caller is the memory key ``core.callers`` resolved from the request's credentials."""
+else. The caller is the memory key ``core.credentials.callers`` resolved from the request's credentials."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from memvault.core.contract import Spec
+from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
-from memvault.core.keys import MemoryKey
 from memvault.core.memory import commands as c
-from memvault.core.memory.read import export_memory, memory_stats, read_memory, search_memory
+from memvault.core.memory.read.export import export_memory
+from memvault.core.memory.read.page import read_memory
+from memvault.core.memory.read.search import search_memory
+from memvault.core.memory.read.stats import memory_stats
 from memvault.core.memory.results import (
     ClearReceipt,
     ForgetReceipt,

@@ -1,5 +1,5 @@
 """Messages carried out of a vault and into one again: the records ``memvault export`` writes and
-``memvault import`` reads back, and the message lines of a backup (``core/backup.py``), which the
+``memvault import`` reads back, and the message lines of a backup (``core/operations/backup.py``), which the
 restore reads with the same parser.
 
 A record is one message as ``POST /v1/memory`` takes it (``role``, ``content``, ``timestamp``,

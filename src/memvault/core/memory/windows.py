@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from memvault.core.models import SearchItem
 from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
-WINDOWS = ("hot", "working", "long_term")
 ARCHIVE = "archive"
 # The `hot` label only names the last few hours (recency itself is the working window's halving).
 HOT_SECONDS = 4 * 3600.0

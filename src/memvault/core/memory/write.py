@@ -15,7 +15,7 @@ from memvault.core.errors import InvalidInput, MemvaultError, StorageUnavailable
 from memvault.core.memory.embedding import attach_vectors, embed_jobs
 from memvault.core.memory.metadata import redact_metadata
 from memvault.core.memory.mirror import MirrorStore
-from memvault.core.memory.names import session_of, vault_name
+from memvault.core.memory.names import vault_name
 from memvault.core.memory.sync import rebuild_mirror, sync_mirror
 from memvault.core.models import AppendResult, EmbeddingModel, Message, StoreResult
 from memvault.core.ports import VaultClient
@@ -168,14 +168,6 @@ async def flush_pending(deps: Deps, key_id: str, session_id: str | None = None) 
         updated_at=deps.clock(),
         mirrored=await _sync(deps, key_id, name),
     )
-
-
-async def flush_idle_buffers(deps: Deps, key_id: str, idle_before: float) -> list[StoreResult]:
-    """Flush every vault of the key whose pending buffer has not been written to since ``idle_before``."""
-    results = []
-    for name in await MirrorStore(deps.db).idle_buffers(key_id, idle_before):
-        results.append(await flush_pending(deps, key_id, session_of(name)))
-    return results
 
 
 async def reconcile_vault(

@@ -3,7 +3,7 @@ of every message each vault holds and of the long brain facts' full bodies, to t
 a folder locally), written in pages across cron invocations; the database's rows are consistent as
 of a watermark taken when it starts (see README, "Backup and restore", for the guarantee).
 
-Vaults are read through the vault port (``core/backup_pages.py``). State between invocations lives
+Vaults are read through the vault port (``core/operations/backup_pages.py``). State between invocations lives
 in the maintenance cursor: the watermark, where each stage stands, the part objects written. Each
 part is written whole before the cursor moves past its lines, so an invocation that dies re-writes
 the same part. ``backups/index.json`` lists the complete backups; once a new one is complete the
@@ -17,10 +17,10 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memvault.core.backup_format import FORMAT, INDEX_KEY, TABLES, line, part_key
-from memvault.core.backup_pages import body_page, message_page, stage_of, start_state, stopped_at, table_page
 from memvault.core.deps import Deps
-from memvault.core.maintenance_cursor import Budget, CountingDatabase
+from memvault.core.operations.backup_format import FORMAT, INDEX_KEY, TABLES, line, part_key
+from memvault.core.operations.backup_pages import body_page, message_page, stage_of, start_state, stopped_at, table_page
+from memvault.core.operations.maintenance_cursor import Budget, CountingDatabase
 
 # A part is written once it holds this much (or the invocation stops): bounded memory per run.
 PART_BYTES = 8 * 1024 * 1024
@@ -129,17 +129,3 @@ async def _record_complete(deps: Deps, state: dict[str, Any], now: float) -> Non
     for entry in old:
         for number in range(1, int(entry["parts"]) + 1):
             await deps.blobs.delete(part_key(entry["id"], number))
-
-
-async def read_backup(deps: Deps, backup_id: str) -> list[bytes]:
-    """The part objects of one complete backup, in order (their concatenation is the JSONL)."""
-    entry = next((e for e in await backups_index(deps) if e["id"] == backup_id), None)
-    if entry is None:
-        raise LookupError(f"no complete backup {backup_id}")
-    parts = []
-    for number in range(1, int(entry["parts"]) + 1):
-        data = await deps.blobs.get(part_key(backup_id, number))
-        if data is None:
-            raise LookupError(f"backup {backup_id} is missing part {number}")
-        parts.append(data)
-    return parts

@@ -11,11 +11,11 @@ A pass belongs to the UTC day it started on and runs its stages in order:
 2. ``brain``: facts written while the embedder was down, or changed since, are embedded;
 3. ``consolidate``: the brain is consolidated over every scope (``brain.consolidate``); its
    proposals are stored for a writer to accept or reject, and nothing else about a fact changes;
-4. ``backup``: a JSONL export of the shared database to the blob store (``core/backup.py``).
+4. ``backup``: a JSONL export of the shared database to the blob store (``core/operations/backup.py``).
 
 Each invocation spends at most ``cron_query_budget`` database statements and tends at most
 ``cron_vault_budget`` vaults; before each vault (or backup page) it checks the budget, and once it
-is spent it records its place in the cursor (``core/maintenance_cursor.py``) and returns. The next
+is spent it records its place in the cursor (``core/operations/maintenance_cursor.py``) and returns. The next
 invocation carries on from there; a pass that is done waits for the next UTC day. A new stage is a
 function ``(run, state) -> done`` added to ``STAGES``; ``state`` is its own resume point.
 
@@ -34,10 +34,19 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from memvault.core import backup, brain, keys, memory
+from memvault.core import brain, memory
+from memvault.core.credentials import keys
 from memvault.core.deps import Deps
-from memvault.core.maintenance_cursor import Budget, CountingDatabase, PassCursor, load_cursor, pass_day, save_cursor
 from memvault.core.memory.names import session_of
+from memvault.core.operations import backup
+from memvault.core.operations.maintenance_cursor import (
+    Budget,
+    CountingDatabase,
+    PassCursor,
+    load_cursor,
+    pass_day,
+    save_cursor,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

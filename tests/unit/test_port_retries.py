@@ -12,8 +12,7 @@ import pytest
 
 from memvault.core.errors import StorageUnavailable, TransientStorageError
 from memvault.core.ports import BlobStore, Database, Embedder, VectorIndex, VectorMatch
-from memvault.core.resilient import RetryPolicy, repeatable_methods, with_retries
-from memvault.core.retry import Backoff
+from memvault.core.retry import Backoff, RetryPolicy, repeatable_methods, with_retries
 
 
 class Flaky:

@@ -11,8 +11,8 @@ import string
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memvault.core.credentials.jwt import InvalidToken, RsaPublicKey, parse_rs256, verified_claims
 from memvault.core.errors import MemvaultError
-from memvault.core.jwt import InvalidToken, RsaPublicKey, parse_rs256, verified_claims
 from memvault.core.ports import HttpClient
 from memvault.core.settings import Settings
 

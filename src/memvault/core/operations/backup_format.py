@@ -1,5 +1,5 @@
-"""The backup's tables and line format, shared by the export (``core/backup.py``) and the restore
-(``core/restore.py``): one place says what a backup holds and how each table's rows are bounded by
+"""The backup's tables and line format, shared by the export (``core/operations/backup.py``) and the restore
+(``core/operations/restore.py``): one place says what a backup holds and how each table's rows are bounded by
 the watermark.
 
 A backup is JSONL: a header line ``{"backup": {...}}`` (format, watermark, tables), one line

@@ -1,4 +1,4 @@
-"""The memory router's pipeline, shared by every provider route.
+"""Memory around one chat call the memory router forwards to a provider, for every provider route.
 
 ``prepare`` recalls what matters for the caller's last message and renders it as one context
 block; ``record`` stores the finished turn. Provider codecs translate formats into the
@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 
 from memvault.core.contract import Choice, Flag, Identifier, Spec, WholeNumber
 from memvault.core.deps import Deps
-from memvault.core.memory.read import read_memory, search_memory
+from memvault.core.memory.read.page import read_memory
+from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.recall_query import recall_query
 from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
 from memvault.core.memory.write import store_conversation

@@ -1,4 +1,4 @@
-"""Restore: a fresh shared database rebuilt from a backup (``core/backup.py``), every vault given
+"""Restore: a fresh shared database rebuilt from a backup (``core/operations/backup.py``), every vault given
 back the messages the backup holds, then every vault's mirror rebuilt from its vault, so what was
 written to a vault after the backup is not lost from the mirror. Keyword indexes fill as rows are
 inserted (the migrations' triggers); generated columns are computed again; messages are stored
@@ -17,11 +17,11 @@ from functools import partial
 from typing import Any
 
 from memvault.core import brain, memory
-from memvault.core.backup_format import READABLE_FORMATS, TABLE_NAMES, decode_value
 from memvault.core.brain.rows import BODY_CONTENT_TYPE, blob_key_of
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidInput, MemvaultError, StorageUnavailable
 from memvault.core.memory.transfer import HeldMessage, held_from, store_held
+from memvault.core.operations.backup_format import READABLE_FORMATS, TABLE_NAMES, decode_value
 from memvault.core.retry import is_transient_storage, retry
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The pages a backup is read in (``core/backup.py`` drives them across cron invocations): rows of
+"""The pages a backup is read in (``core/operations/backup.py`` drives them across cron invocations): rows of
 the shared database's tables, messages of each vault, and the full bodies of long brain facts.
 Each reads one bounded page, appends its lines and moves the backup's ``state`` past it."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from memvault.core.backup_format import TABLES, Table, blob_line, message_line, row_line
 from memvault.core.brain.rows import blob_key_of
 from memvault.core.deps import Deps
-from memvault.core.memory.read import vault_messages
+from memvault.core.memory.read.export import vault_messages
 from memvault.core.memory.transfer import message_record, page_messages, vault_label
+from memvault.core.operations.backup_format import TABLES, Table, blob_line, message_line, row_line
 
 # Bodies read per page: each is one read of the blob store (an R2 request on Workers).
 BODIES_PER_PAGE = 50

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memvault.core import keys
-from memvault.core.access import AccessIdentity, access_enabled, access_identity
 from memvault.core.brain.scopes import Credential, auth_of
+from memvault.core.credentials import keys
+from memvault.core.credentials.access import AccessIdentity, access_enabled, access_identity
 from memvault.core.deps import Deps
 from memvault.core.errors import Unauthorized
 

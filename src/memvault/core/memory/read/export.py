@@ -1,0 +1,39 @@
+"""Everything a key holds, read out in the order its vaults took it: what ``memvault export``
+writes and the nightly backup reads (``core/operations/backup_pages.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from memvault.core.deps import Deps
+from memvault.core.memory.read.vaults import vaults_of
+from memvault.core.memory.transfer import chunk_record, export_records, vault_label
+from memvault.core.models import MessagePage
+
+
+async def vault_messages(deps: Deps, name: str, after: int, limit: int) -> MessagePage:
+    """One page of a vault's messages in the order it took them, after position ``after``; the
+    page that reaches the end holds the pending buffer too. What exports and backups read."""
+    return await deps.vaults.vault(name).messages(after, limit)
+
+
+async def export_memory(deps: Deps, key_id: str, page_size: int = 500) -> AsyncIterator[dict[str, Any]]:
+    """Everything the key holds, vault by vault, as ``memvault import`` reads it back
+    (``transfer.py``): the chunks, then the messages in the order the vault took them, pending last."""
+    for name in await vaults_of(deps, key_id):
+        label = vault_label(name)
+        after: str | None = None
+        while rows := await deps.vaults.vault(name).rows(after, page_size):
+            for row in rows:
+                if row.kind == "chunk":
+                    yield chunk_record(row, label)
+            after = rows[-1].id
+        position = 0
+        while True:
+            page = await vault_messages(deps, name, position, page_size)
+            for record in export_records(page, label):
+                yield record
+            if page.complete:
+                break
+            position = page.after

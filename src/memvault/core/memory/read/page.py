@@ -1,0 +1,48 @@
+"""``read_memory``: one page of a vault's messages, newest first, as ``GET /v1/memory`` shows it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memvault.core.deps import Deps
+from memvault.core.errors import InvalidInput
+from memvault.core.memory.metadata import metadata_value
+from memvault.core.memory.names import vault_name
+from memvault.core.memory.read.vaults import written
+
+# SQLite's LIMIT and OFFSET are 64-bit: larger numbers would fail in the store, not as bad input.
+MAX_PAGE = 500
+MAX_OFFSET = 2**62
+
+
+async def read_memory(deps: Deps, key_id: str, session_id: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+    """One page of a vault's messages, newest first: pending messages, then stored ones. Read from
+    the vault itself, which is never behind (the mirror may be, for a moment)."""
+    if limit < 1 or offset < 0:
+        raise InvalidInput("limit must be positive and offset not negative")
+    if limit > MAX_PAGE or offset > MAX_OFFSET:
+        raise InvalidInput(f"limit must be at most {MAX_PAGE} and offset at most {MAX_OFFSET}")
+    if not await written(deps, key_id, session_id):
+        return []
+    vault = deps.vaults.vault(vault_name(key_id, session_id))
+    # Newest first; messages of the same moment newest-arrived first (the buffer is in arrival order).
+    pending = sorted(reversed(await vault.pending()), key=lambda m: -m.timestamp)
+    page: list[dict[str, Any]] = [
+        {"state": "pending", **m.to_dict(), "metadata": metadata_value(m.metadata)} for m in pending[offset : offset + limit]
+    ]
+    if len(page) < limit:
+        stored_offset = max(0, offset - len(pending))
+        rows = await vault.recent_messages(limit - len(page), stored_offset)
+        page += [
+            {
+                "state": "stored",
+                "role": r.role,
+                "content": r.text,
+                "timestamp": r.ts_end,
+                "id": r.source_ids[0],
+                "model": r.model,
+                "metadata": metadata_value(r.metadata),
+            }
+            for r in rows
+        ]
+    return page
