@@ -101,13 +101,26 @@ async def _sync(deps: Deps, key_id: str, name: str) -> bool:
     return True
 
 
+async def _vaults_named(deps: Deps, key_id: str, session_id: str | None) -> list[str]:
+    """The vaults a clear or forget reaches: the session's own if anything was ever written to it
+    (clearing or forgetting in a new session id creates and opens no vault), else every vault of
+    the key."""
+    mirror = MirrorStore(deps.db)
+    if session_id is None:
+        return await mirror.vaults_of(key_id)
+    name = vault_name(key_id, session_id)
+    try:
+        written = await mirror.registered(key_id, name)
+    except Exception as exc:  # the registry is down: the vault itself still answers
+        log.warning("vault registry unavailable: %s", type(exc).__name__)
+        written = True
+    return [name] if written else []
+
+
 async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, reset: bool = False) -> list[str]:
     """Clear one session vault, or (without ``session_id``) every vault of the key; the mirror
     follows from the vaults' logs. Returns the vaults cleared."""
-    if session_id is not None:
-        names = [vault_name(key_id, session_id)]
-    else:
-        names = await MirrorStore(deps.db).vaults_of(key_id)
+    names = await _vaults_named(deps, key_id, session_id)
     for name in names:
         vault = await _registered(deps, key_id, name)
         await vault.clear(reset)
@@ -122,10 +135,7 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
     wanted = list(dict.fromkeys(str(i) for i in ids))
     if not wanted:
         raise InvalidInput("ids must name at least one message")
-    if session_id is not None:
-        names = [vault_name(key_id, session_id)]
-    else:
-        names = await MirrorStore(deps.db).vaults_of(key_id)
+    names = await _vaults_named(deps, key_id, session_id)
     found: set[str] = set()
     for name in names:
         vault = await _registered(deps, key_id, name)
