@@ -3,12 +3,14 @@ fresh data folder, with the deterministic hash embedder."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from local_deps import MakeDeps
+from log_capture import Logs
 from memvault.core.deps import Deps
 from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning
@@ -44,3 +46,18 @@ async def make_deps(tmp_path: Path) -> AsyncIterator[MakeDeps]:
 def deps(make_deps: MakeDeps) -> Deps:
     """Deps with every setting at its default."""
     return make_deps()
+
+
+
+@pytest.fixture
+def logs() -> Iterator[Logs]:
+    """The process's log lines, every level, while the test runs."""
+    handler, root = Logs(), logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)

@@ -5,47 +5,22 @@ server (`memvault serve`) on 127.0.0.1, the CLI as a separate process in a folde
 from __future__ import annotations
 
 import json
-import signal
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from cli_support import MEMVAULT, Ran, assert_fails, memvault, user_environment
+from cli_support import Ran, assert_fails, memvault, user_environment
+
+from local_http import memvault_serve
 
 ADMIN = "remote-admin-token-" + "0123456789abcdef" * 2
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def served(data: Path, **env: str) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen([str(MEMVAULT), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                               env=user_environment(MEMVAULT_DATA_DIR=str(data), **env),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
+    with memvault_serve(user_environment(MEMVAULT_DATA_DIR=str(data), **env)) as url:
         yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
 
 
 def remote(work: Path, *args: str, token: str | None = ADMIN) -> Ran:

@@ -7,20 +7,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from local_http import memvault_serve  # noqa: E402
 from node_tools import NODE_BIN, node, node_env  # noqa: E402
 
 PACKAGE = ROOT / "clients" / "typescript"
@@ -34,12 +31,6 @@ def tool(name: str) -> str:
     return str(path)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def memvault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """A local memvault server and a memory key for it: (its address, the key's secret)."""
@@ -48,25 +39,8 @@ def memvault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, st
     created = subprocess.run([str(MEMVAULT), "keys", "create", "--label", "typescript client"], env=env,
                              capture_output=True, text=True, check=True)
     key = created.stdout.strip()
-    port = free_port()
-    process = subprocess.Popen([str(MEMVAULT), "serve", "--host", "127.0.0.1", "--port", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"memvault serve did not start: {process.stderr.read().decode() if process.stderr else ''}")
-            time.sleep(0.1)
+    with memvault_serve(env) as url:
         yield url, key
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
 
 
 def run(command: list[str], **env: str) -> subprocess.CompletedProcess[str]:

@@ -8,15 +8,15 @@ before a vault is opened or named."""
 from __future__ import annotations
 
 import json
-import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from memory_support import Memvault
 
+from log_capture import Logs
 from memvault import cli
 from memvault.api.mcp.tools import mcp_server
 from memvault.core import memory
@@ -39,31 +39,6 @@ def messages_of(cases: list[Case]) -> list[dict[str, Any]]:
          "metadata": {"note": case.text, "nested": json.dumps({"inner": case.text}), "card": CARD_AS_NUMBER}}
         for n, case in enumerate(cases)
     ]
-
-
-class Logs(logging.Handler):
-    """Every record of the process while a surface runs, formatted as a handler prints it."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-
-@pytest.fixture
-def logs() -> Iterator[Logs]:
-    handler, root = Logs(), logging.getLogger()
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield handler
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
 
 
 def stored(data_dir: Path) -> str:

@@ -6,15 +6,14 @@ refused in the provider's error envelope before the upstream is called or a vaul
 from __future__ import annotations
 
 import json
-import logging
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from conftest import Router, wait_until
+from log_capture import Logs
 from memvault.core import memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -23,29 +22,6 @@ from secret_corpus import SECRETS, Case, leaks, sample
 
 SECRET_SAMPLE = sample(SECRETS)
 TURN_SIZE = 10
-
-
-class Logs(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.setFormatter(logging.Formatter("%(name)s %(message)s"))
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-
-@pytest.fixture
-def logs() -> Iterator[Logs]:
-    handler, root = Logs(), logging.getLogger()
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield handler
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
 
 
 def _chat(router: Router, secret: str, content: str, **headers: str | bytes) -> httpx.Response:
