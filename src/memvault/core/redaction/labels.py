@@ -27,6 +27,12 @@ _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pw
 _STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey"}
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 _WEAK_WORDS = frozenset({"auth", "sig", "signature", "pat"})
+# "Password" in the languages people write their notes in; a label ending in one is a password's.
+_PASSWORD_ABROAD = (
+    "mot de passe", "passwort", "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "salasana",
+    "hasło", "haslo", "lösenord", "losenord", "şifre", "sifre", "jelszó", "jelszo", "пароль", "密码", "パスワード",
+    "비밀번호",
+)
 # A key named for something that is not a credential: its value is an identifier or is public.
 _NOT_CREDENTIAL_KEYS = frozenset(
     "public pub foreign sort partition cache idempotency dedup dedupe routing lookup object row hash index unique "
@@ -37,7 +43,8 @@ _STRONG_KEYS = frozenset(
     "private secret api access account shared preshared master signing encryption decryption client app auth sas "
     "storage subscription webhook hmac jwt license licence consumer admin root service session".split()
 )
-_WORDS = r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|secret|token|key|credentials?|creds|auth|sig|signature|pat"
+_WORDS = (r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|secret|token|key|credentials?|creds|auth|sig|signature|pat|"
+          + "|".join(word.replace(" ", "[ \t]") for word in _PASSWORD_ABROAD))
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _BARE = r"(?:[^\s\"'`<>;&,\\|]|&(?![\w.-]{1,40}=)|,(?![\s\"']))"
@@ -48,7 +55,7 @@ _PROSE = r"[ \t]+(?P<prose>is|was|are|=):?[ \t]+"
 _ASSIGNMENT = re.compile(
     r"(?P<label>(?<![A-Za-z0-9_.-])(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r"))"
     r"(?![A-Za-z0-9])\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|van|voor|för|dla)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|" + _PROSE.replace("prose", "prose2") + r"|(?P<space>[ \t]+))"
     + _VALUE
 )
@@ -66,6 +73,8 @@ _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "
 
 def label_strength(label: str) -> str | None:
     """How surely a value under ``label`` is a secret: STRONG, WEAK, or None (not a credential's name)."""
+    if label.lower().endswith(_PASSWORD_ABROAD):
+        return STRONG
     words = [word.lower() for word in _CAMEL.findall(label)]
     if not words:
         return None
@@ -81,7 +90,7 @@ def label_strength(label: str) -> str | None:
 
 def kind_of(label: str) -> str:
     words = [word.lower() for word in _CAMEL.findall(label)] or [""]
-    if words[-1] in _PASSWORD_WORDS or words[-1].endswith(("password", "passwd", "passphrase")):
+    if label.lower().endswith(_PASSWORD_ABROAD) or words[-1] in _PASSWORD_WORDS or words[-1].endswith(("password", "passwd", "passphrase")):
         return PASSWORD
     if words[-1].endswith("key"):
         return PRIVATE_KEY if "private" in words or words[-1] == "privatekey" else API_KEY

@@ -87,6 +87,11 @@ _TOKENS = (
     r"sk\.eyJ[" + _URL64 + r"]{50,}\.[" + _URL64 + r"]{20,}|ops_eyJ[" + _B64 + r"_-]{50,}",
     r"AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}",
     r"y0_[" + _URL64 + r"]{50,}",
+    r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
+    r"fm[12][ar]?_[" + _B64 + r"]{40,}",
+    # Password hashes in crypt's modular format (htpasswd, /etc/shadow, app databases): crackable
+    # offline, so kept out like the password itself.
+    r"\$(?:apr1|1|5|6|2[abxy]|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?)\$[A-Za-z0-9./$=,+-]{20,}",
 )
 _START = r"(?<![A-Za-z0-9_])"
 _KEY_SHAPES = re.compile(_START + r"(?:" + "|".join(_KEYS) + r")")
