@@ -43,9 +43,20 @@ async def test_unknown_or_missing_secrets_are_tool_errors_over_http(served: tupl
     url, _ = served
     async with http_session(url, {"X-Memory-Key": "mk_nobody", "Authorization": "Bearer tok-nobody"}) as session:
         await check_unknown_secrets_are_refused(session)
-    async with http_session(url, {}) as anonymous:
-        assert "a memory key (mk_…) is required" in refusal(await anonymous.call_tool("memory_search", {"query": "x"}))
-        assert "a brain credential is required" in refusal(await anonymous.call_tool("brain_recall", {}))
+    async with http_session(url, {"X-Memvault-Brain-Token": "tok-nobody"}) as brain_only:
+        assert "a memory key (mk_…) is required" in refusal(await brain_only.call_tool("memory_search", {"query": "x"}))
+    async with http_session(url, {"X-Memory-Key": "mk_nobody"}) as memory_only:
+        assert "brain credential" in refusal(await memory_only.call_tool("brain_recall", {}))
+
+
+def test_a_request_with_no_credential_is_refused_before_the_protocol(served: tuple[str, Path]) -> None:
+    url, _ = served
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    response = httpx.post(url, json=initialize, headers={"Accept": "application/json, text/event-stream"})
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+    assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
 def test_plain_http_to_mcp_without_the_protocol_is_refused_not_crashed(served: tuple[str, Path]) -> None:

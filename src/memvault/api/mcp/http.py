@@ -10,6 +10,7 @@ from contextlib import AbstractAsyncContextManager
 
 from fastapi import FastAPI
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -48,9 +49,11 @@ def mount_mcp(app: FastAPI, deps: Deps) -> Callable[[], AbstractAsyncContextMana
 
 
 def _posts_only(app: ASGIApp) -> ASGIApp:
-    """Only POST reaches the transport. Its GET would open an event stream for messages the server
-    sends unasked, which a stateless server never has: held open by anyone, it would only hold a
-    connection and a file descriptor; its DELETE ends a session, and there are none."""
+    """Only POST reaches the transport, and only with a credential. Its GET would open an event
+    stream for messages the server sends unasked, which a stateless server never has: held open by
+    anyone, it would only hold a connection and a file descriptor; its DELETE ends a session, and
+    there are none. A POST with no credential at all is refused before the transport reads it (a
+    credential that is there but wrong is refused by the tool it calls)."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] != "POST":
@@ -58,6 +61,17 @@ def _posts_only(app: ASGIApp) -> ASGIApp:
                              headers={"Allow": "POST"})
             await refusal(scope, receive, send)
             return
+        if scope["type"] == "http" and not _carries_a_credential(Headers(scope=scope)):
+            refusal = render(PATH, 401, "unauthorized",
+                             "MCP over HTTP needs a memory key or a brain credential on every request",
+                             headers={"WWW-Authenticate": "Bearer"})
+            await refusal(scope, receive, send)
+            return
         await app(scope, receive, send)
 
     return guarded
+
+
+def _carries_a_credential(headers: Headers) -> bool:
+    tokens = caller_tokens(headers)
+    return any((tokens.bearer, tokens.memory_key, tokens.brain_token, tokens.access_assertion))
