@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Router
 
+from conftest import Router
 from memvault.core.errors import StorageUnavailable
 
 Body = dict[str, Any]

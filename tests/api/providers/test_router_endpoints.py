@@ -14,10 +14,10 @@ import anthropic
 import httpx
 import openai
 import pytest
-from conftest import Router
 from google.genai import types
 from test_sdk_clients import anthropic_client, gemini_client, openai_client
 
+from conftest import Router
 from memvault.core.settings import Settings
 
 

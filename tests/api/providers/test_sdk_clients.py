@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import anthropic
 import openai
-from conftest import Router
 from google import genai
 from google.genai import types
+
+from conftest import Router
 
 SYSTEM = "You are terse."
 

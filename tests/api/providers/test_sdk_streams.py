@@ -18,10 +18,11 @@ import anthropic
 import httpx
 import openai
 import pytest
-from conftest import Router, wait_until
 from fake_upstream import Ending
 from test_router_behaviour import body_of, path_of
 from test_sdk_clients import anthropic_client, gemini_client, openai_client
+
+from conftest import Router, wait_until
 
 MODEL = "stream-test"
 # How many chunks each upstream stream sends up to its first words: held there, the model is

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import WEBHOOK_SECRET, Stack
 from telegram_bot.local_app import LocalBot
 from telegram_bot.telegram import SECRET_HEADER
+
+from conftest import WEBHOOK_SECRET, Stack
 
 
 def post(stack: Stack, name: str, secret: str = WEBHOOK_SECRET) -> httpx.Response:
