@@ -260,6 +260,7 @@ export interface SearchResult {
   items: SearchItem[];
   tokens: number;
   metrics: JsonObject;
+  receipt: string | null;
 }
 
 /** What a store did: the messages are findable at once, pending or stored. */

@@ -23,7 +23,7 @@ from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.recall_query import recall_query
 from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
 from memvault.core.memory.write import store_conversation
-from memvault.core.models import Message, SearchItem
+from memvault.core.models import Message, SearchItem, SearchResult
 from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
 log = logging.getLogger("memvault.router")
@@ -120,6 +120,10 @@ class PreparedMemory:
     tokens: int
     status: str
     retrieval_ms: float
+    # What the recall found and what it searched for: the call's receipt is made of them.
+    found: SearchResult | None = None
+    query: str = ""
+    receipt: str | None = None
 
 
 def off() -> PreparedMemory:
@@ -174,21 +178,23 @@ async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: 
     # Retrieval races its own stores; this guard only stops a hung store from holding the call.
     timeout = deps.settings.race_timeout_ms / 1000.0 + 1.0
     try:
-        items = await asyncio.wait_for(_recall(deps, key_id, conversation, options), timeout)
+        query, found = await asyncio.wait_for(_recall(deps, key_id, conversation, options), timeout)
     except Exception as exc:  # fail open: the chat call must go through without memory
         log.warning("memory retrieval failed, answering without memory: %s", type(exc).__name__)
         return degraded((time.perf_counter() - started) * 1000.0)
     elapsed = (time.perf_counter() - started) * 1000.0
-    context, count = render_context(items, options.context_limit)
-    return PreparedMemory(context, count, estimate_tokens(context), STATUS_OK, elapsed)
+    context, count = render_context(found.items if found else [], options.context_limit)
+    return PreparedMemory(context, count, estimate_tokens(context), STATUS_OK, elapsed, found, query)
 
 
-async def _recall(deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions) -> list[SearchItem]:
+async def _recall(
+    deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions
+) -> tuple[str, SearchResult | None]:
     # A call holding no user text of its own (only tool outputs, in a chained response) goes on
     # from the user's last stored turn.
     query = conversation.query() or await last_stored_user_text(deps, key_id, options.session_id)
     if not query:
-        return []
+        return "", None
     result = await search_memory(
         deps,
         key_id,
@@ -198,7 +204,7 @@ async def _recall(deps: Deps, key_id: str, conversation: Conversation, options: 
         # The request says these itself: memory that repeats them would spend the budget twice.
         exclude=[turn.text for turn in conversation.turns],
     )
-    return list(result.items)
+    return query, result
 
 
 async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None) -> str:
@@ -210,15 +216,18 @@ async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None)
     return ""
 
 
-def turn_messages(conversation: Conversation, reply: Reply, options: MemoryOptions, now: float) -> list[Message]:
-    """The messages a finished turn stores: the caller's last message and the answer to it.
+def turn_messages(
+    conversation: Conversation, reply: Reply, options: MemoryOptions, now: float, turn_id: str | None = None
+) -> list[Message]:
+    """The messages a finished turn stores: the caller's last message and the answer to it
+    (``rt-<turn_id>-u`` and ``-a``; the call's receipt id, when it has one).
 
     A last user message marked ``"memory": false`` is never stored, and neither is the answer
     to it, because answers routinely repeat what they answer."""
     last = conversation.last_user()
     if not options.writes or (last is not None and not last.remember):
         return []
-    turn_id = uuid.uuid4().hex
+    turn_id = turn_id or uuid.uuid4().hex
     messages = []
     # With no user message (a chained call carrying tool outputs) the answer is stored alone.
     if last is not None and last.text.strip():
@@ -229,9 +238,11 @@ def turn_messages(conversation: Conversation, reply: Reply, options: MemoryOptio
     return messages
 
 
-async def record(deps: Deps, key_id: str, conversation: Conversation, reply: Reply, options: MemoryOptions) -> None:
+async def record(
+    deps: Deps, key_id: str, conversation: Conversation, reply: Reply, options: MemoryOptions, turn_id: str | None = None
+) -> None:
     """Store the finished turn. Runs in the background; failures are logged, never raised."""
-    messages = turn_messages(conversation, reply, options, deps.clock())
+    messages = turn_messages(conversation, reply, options, deps.clock(), turn_id)
     if not messages:
         return
     try:
