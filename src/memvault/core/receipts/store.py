@@ -11,10 +11,11 @@ from typing import Any
 
 from memvault.core.ports import Database
 from memvault.core.receipts.model import Latency, Receipt, ReceiptItem, Usage
-from memvault.core.sql import Row, in_batches, placeholders
+from memvault.core.sql import D1_MAX_BOUND_PARAMETERS, Row, in_batches, placeholders
 
 Statement = tuple[str, Sequence[Any]]
 _ITEM_COLUMNS = "receipt_id, position, injected, kind, vault, ref, score, tokens, ts"
+_ITEM_WIDTH = 10  # the columns above and the key's id
 
 
 class ReceiptStore:
@@ -33,14 +34,17 @@ class ReceiptStore:
             (receipt.id, key_id, receipt.day, receipt.created_at, receipt.surface, receipt.session_id, receipt.query,
              query_ref, json.dumps(details)),
         )]
-        for injected, items in ((1, receipt.items), (0, receipt.cut)):
-            for position, item in enumerate(items):
-                for ref in item.ids or (None,):
-                    statements.append((
-                        f"INSERT INTO receipt_items (key_id, {_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (key_id, receipt.id, position, injected, item.kind, item.vault, ref, item.score, item.tokens,
-                         item.timestamp),
-                    ))
+        rows = [
+            (key_id, receipt.id, position, injected, item.kind, item.vault, ref, item.score, item.tokens, item.timestamp)
+            for injected, items in ((1, receipt.items), (0, receipt.cut))
+            for position, item in enumerate(items)
+            for ref in item.ids or (None,)
+        ]
+        # Rows go ten to a statement: a receipt is one or a few statements, within D1's parameter limit.
+        for batch in in_batches(rows, D1_MAX_BOUND_PARAMETERS // _ITEM_WIDTH):
+            values = ", ".join(f"({placeholders(_ITEM_WIDTH)})" for _ in batch)
+            statements.append((f"INSERT INTO receipt_items (key_id, {_ITEM_COLUMNS}) VALUES {values}",
+                               [value for row in batch for value in row]))
         await self._db.batch(statements)
 
     async def complete(self, receipt_id: str, usage: Usage | None, forwarding_ms: float) -> None:

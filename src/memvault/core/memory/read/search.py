@@ -88,9 +88,9 @@ async def _search(
     metrics["vault_ms"] = elapsed_ms(asked)
     ranking = time.perf_counter()
     gate = RecallGate()
-    ranked = gate.items(without_repeats(rank_items([a for a in answers if a is not None], query, window_policy(deps), now), exclude))
-    items = fill_in_order(ranked, budget, limit)
-    # What ranked next but did not fit, for the receipt: a few more items through the gate.
+    ranked = without_repeats(rank_items([a for a in answers if a is not None], query, window_policy(deps), now), exclude)
+    # Only what is returned passes the gate; what ranked next is named in the receipt by id only.
+    items = fill_in_order(gate.items(ranked), budget, limit)
     metrics[CUT_METRIC] = cut_entries(list(islice(ranked, CUT_SHOWN)))
     metrics["rank_ms"] = elapsed_ms(ranking)
     metrics["redacted"] = gate.changed
