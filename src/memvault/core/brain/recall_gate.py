@@ -4,16 +4,14 @@ existed is redacted on its way out (its ``redacted`` kinds say so), as conversat
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
 
+from memvault.core.brain.commands import Recall, SearchFacts
+from memvault.core.brain.recall import recall
 from memvault.core.brain.results import FoundFact, FoundFacts, RecallEntry, Recollection
 from memvault.core.brain.scopes import Credential
+from memvault.core.brain.search import search_facts
 from memvault.core.deps import Deps
 from memvault.core.redaction.recall import recalled
-
-C = TypeVar("C")
-R = TypeVar("R")
 
 
 def _texts(content: str, snippet: str | None) -> tuple[str, str | None, set[str]] | None:
@@ -48,11 +46,11 @@ def gated_recollection(envelope: Recollection) -> Recollection:
                                facts=[_gated(e) for e in envelope.facts])
 
 
-def through_gate(run: Callable[[Deps, Credential, C], Awaitable[R]], gate: Callable[[R], R]
-                 ) -> Callable[[Deps, Credential, C], Awaitable[R]]:
-    """``run`` with its result passed through ``gate``."""
+async def searched(deps: Deps, credential: Credential, command: SearchFacts) -> FoundFacts:
+    """``search_facts`` through the gate."""
+    return gated_found(await search_facts(deps, credential, command))
 
-    async def gated_run(deps: Deps, credential: Credential, command: C) -> R:
-        return gate(await run(deps, credential, command))
 
-    return gated_run
+async def recalled_facts(deps: Deps, credential: Credential, command: Recall) -> Recollection:
+    """``recall`` through the gate."""
+    return gated_recollection(await recall(deps, credential, command))

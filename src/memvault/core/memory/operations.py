@@ -17,9 +17,9 @@ from memvault.core.deps import Deps
 from memvault.core.memory import commands as c
 from memvault.core.memory.read.export import export_memory
 from memvault.core.memory.read.page import read_memory
+from memvault.core.memory.read.receipts import list_receipts, read_receipt
 from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.read.stats import memory_stats
-from memvault.core.memory.receipt_reads import list_receipts, read_receipt
 from memvault.core.memory.results import (
     ClearReceipt,
     ForgetReceipt,
