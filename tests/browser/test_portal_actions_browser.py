@@ -120,6 +120,8 @@ def _proposal(url: str, proposal_id: str) -> dict[str, Any]:
 
 
 def test_a_writer_decides_proposals_retires_a_fact_and_forgets_a_message(actions: Actions, browser: Any) -> None:
+    from selenium.webdriver.common.keys import Keys
+
     page = ActionPage(browser)
     page.sign_in(actions.url, "tok-writer")
     page.until(lambda: "recalled" in page.text("brain-status"), "the first recall")
@@ -153,6 +155,10 @@ def test_a_writer_decides_proposals_retires_a_fact_and_forgets_a_message(actions
     page.press(page.proposal_card(reject), "Reject")
     page.find("confirm-cancel").click()
     assert not page.dialog_open() and _proposal(actions.url, reject)["status"] == "open", "cancel changes nothing"
+    page.press(page.proposal_card(reject), "Reject")
+    page.find("confirm-cancel").send_keys(Keys.ESCAPE)
+    page.until(lambda: not page.dialog_open(), "the dialog closed by Escape")
+    assert _proposal(actions.url, reject)["status"] == "open", "Escape changes nothing"
     page.press(page.proposal_card(reject), "Reject")
     page.confirm()
     page.until(lambda: page.text("proposals-status") == f"Rejected {reject}.", "the rejected proposal")

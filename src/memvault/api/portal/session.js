@@ -278,8 +278,9 @@ function onDialogConfirm() {
 function wireDialog() {
   byId("confirm-ok").addEventListener("click", onDialogConfirm);
   byId("confirm-cancel").addEventListener("click", () => settleDialog && settleDialog(false));
-  // Escape closes the dialog itself; whatever closes it, the question is answered "no".
-  byId("confirm").addEventListener("close", () => settleDialog && settleDialog(false));
+  // Escape closes the dialog itself; whatever closes it, the question is answered "no". A close
+  // arriving after a newer question opened the dialog again belongs to the old one: ignored.
+  byId("confirm").addEventListener("close", () => settleDialog && !byId("confirm").open && settleDialog(false));
 }
 
 // Whether the brain session may change facts and proposals: a writer credential.
