@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -36,6 +37,12 @@ CREDENTIALS = {
     "family+shared-writer": (["family", "shared"], True),
     "reader": (ALL_SCOPES, False),
 }
+
+
+def doc_blocks(kind: str) -> list[str]:
+    """The ``kind`` code blocks of docs/brain-sync.md, each as the page shows it."""
+    page = (ROOT / "docs" / "brain-sync.md").read_text(encoding="utf-8")
+    return [match + "\n" for match in re.findall(rf"^```{kind}\n(.*?)\n```$", page, flags=re.M | re.S)]
 
 
 def token(name: str) -> str:

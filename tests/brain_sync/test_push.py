@@ -11,10 +11,10 @@ import httpx
 import sync_env  # noqa: F401  (puts scripts/ on the path first)
 from brain_folder.placement import Placer
 from brain_folder.push import push
-from sync_env import Server, brain_of, push_folder, served, write
+from sync_env import Server, brain_of, doc_blocks, push_folder, served, write
 
-PATH_MAP = '[paths."family/"]\nscope = "family"\n\n[paths."work/"]\nscope = "business"\n\n' \
-           '[paths."work/clients/"]\ntype = "project"\n'
+(PATH_MAP,) = doc_blocks("toml")
+FRONT_MATTER, _ = doc_blocks("text")
 
 
 def manifest(folder: Path) -> dict[str, dict[str, str]]:
@@ -53,6 +53,7 @@ async def test_scope_and_type_come_from_front_matter_then_the_path_map_then_the_
     write(folder, {
         ".brain-sync.toml": PATH_MAP,
         "plain.md": "A plain note.",
+        "tea.md": FRONT_MATTER,
         "family/tea.md": "Aunt Mildred takes her tea black.",
         "family/own.md": "---\nscope: personal\ntype: user\n---\n\nI prefer window seats.",
         "work/ledger.md": "The ledger closes on the fifth.",
@@ -67,6 +68,7 @@ async def test_scope_and_type_come_from_front_matter_then_the_path_map_then_the_
         placed = {source: (row["scope"], row["entry_type"]) for source, row in server.current().items()}
         assert placed == {
             "files:plain.md": ("shared", "reference"),
+            "files:tea.md": ("family", "user"),
             "files:family/tea.md": ("family", "reference"),
             "files:family/own.md": ("personal", "user"),
             "files:work/ledger.md": ("business", "reference"),
@@ -74,6 +76,7 @@ async def test_scope_and_type_come_from_front_matter_then_the_path_map_then_the_
             "files:work/clients/typed.md": ("business", "feedback"),
         }
         assert server.current()["files:family/own.md"]["content"] == "I prefer window seats."
+        assert server.current()["files:tea.md"]["content"] == "Aunt Mildred takes her tea black."
 
         # Moving a note to another scope moves it: the old scope no longer holds it.
         write(folder, {"family/own.md": "---\nscope: family\ntype: user\n---\n\nWe all prefer window seats."})
