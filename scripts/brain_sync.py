@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import httpx
+from brain_folder.manifest import ManifestError
 from brain_folder.placement import PlacementError, Placer
 from brain_folder.pull import pull
 from brain_folder.push import push
@@ -56,7 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         placer = Placer(args.folder, args.scope, args.entry_type)
     except PlacementError as error:
         parser.error(str(error))
-    report = asyncio.run(run_sync(args.direction, args.folder, args.url, args.token, placer, args.force, args.dry_run))
+    try:
+        report = asyncio.run(run_sync(args.direction, args.folder, args.url, args.token, placer, args.force,
+                                      args.dry_run))
+    except ManifestError as error:
+        print(f"brain_sync: {error}", file=sys.stderr)
+        return 2
     report.print(sys.stdout)
     return report.exit_status()
 

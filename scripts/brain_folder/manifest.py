@@ -15,6 +15,10 @@ MANIFEST_FILE = ".brain-sync.json"
 VERSION = 2
 
 
+class ManifestError(ValueError):
+    pass
+
+
 @dataclass(frozen=True)
 class Synced:
     local: str
@@ -38,11 +42,15 @@ class Manifest:
         path = folder / MANIFEST_FILE
         if not path.exists():
             return cls(folder, {}, dry_run)
-        data = json.loads(path.read_text(encoding="utf-8"))
-        files = {}
-        for relative, entry in data.get("files", {}).items():
-            # Version 1 kept only the hash of the file as last pushed or pulled.
-            files[str(relative)] = Synced(local=entry) if isinstance(entry, str) else Synced(**entry)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            files = {}
+            for relative, entry in data.get("files", {}).items():
+                # Version 1 kept only the hash of the file as last pushed or pulled.
+                files[str(relative)] = Synced(local=entry) if isinstance(entry, str) else Synced(**entry)
+        except (ValueError, TypeError, AttributeError) as error:
+            raise ManifestError(f"{path} is not a manifest brain_sync can read ({error}); move it aside to "
+                                "start over: files that match the brain are then recognised") from error
         return cls(folder, files, dry_run)
 
     def get(self, relative: str) -> Synced | None:

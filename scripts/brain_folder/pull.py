@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from brain_folder import front_matter, skill_files
-from brain_folder.folder import Exclusion, writable_path, write_atomically
+from brain_folder.folder import Exclusion, is_skill_path, writable_path, write_atomically
 from brain_folder.manifest import Manifest, Synced, sha256
 from brain_folder.placement import PlacementError, Placer
 from brain_folder.push import SKILL_TYPE
@@ -29,8 +29,9 @@ class Pull:
 
     def target(self, relative: str) -> Path | None:
         path = writable_path(self.folder, relative)
-        if path is None or not relative.endswith(".md"):
-            self.report.add("refused", relative, "it would land outside the folder or through a symbolic link")
+        if path is None or not relative.endswith(".md") or (path.exists() and not path.is_file()):
+            self.report.add("refused", relative, "it would land outside the folder, through a symbolic link "
+                                                 "or on something that is not a file")
             return None
         if self.exclusion.excludes(relative):
             self.report.add("excluded", relative, "excluded here, so not written")
@@ -155,7 +156,8 @@ async def pull(brain: Brain, folder: Path, placer: Placer, force: bool = False, 
     try:
         current, retired = await brain.notes()
         for relative, note in sorted(current.items()):
-            run.note(relative, note)
+            if not is_skill_path(relative):  # a skill's file is the skill's, written below
+                run.note(relative, note)
         for relative, synced in sorted(manifest.files.items()):
             if relative not in current and (relative, synced.brain) in retired:
                 run.retired(relative)

@@ -164,6 +164,10 @@ async def push(brain: Brain, folder: Path, placer: Placer, force: bool = False, 
             listed = {(str(s["scope"]), str(s["slug"])): s for s in await brain.skills()}
             for relative, path in listing.skills.items():
                 await run.skill(relative, path, listed)
+                synced = manifest.get(relative)
+                if relative in current and (dry_run or (synced is not None and synced.entry_type == SKILL_TYPE)):
+                    # Pushed as a note before SKILL.md files were skills: the skill replaces that note.
+                    await run.retire(relative, current[relative], "the note of this path, now a skill", synced)
         for relative in sorted(set(manifest.files) - set(listing.notes) - set(listing.skills)):
             if manifest.files[relative].entry_type == SKILL_TYPE:
                 report.add("kept", relative, "a skill stays in the brain when its file goes: skills are not retired")

@@ -102,15 +102,17 @@ async def test_pull_writes_nothing_outside_the_folder_or_through_a_link(tmp_path
     folder.mkdir()
     (folder / "linked.md").symlink_to(outside / "target.md")
     (folder / "dir").symlink_to(outside, target_is_directory=True)
+    (folder / "box.md").mkdir()
     with served(tmp_path / "data") as server:
         for source in ("files:../escape.md", "files:linked.md", "files:dir/target.md", "files:/etc/x.md",
-                       "files:private/pin.md"):
+                       "files:private/pin.md", "files:box.md"):
             written = httpx.post(f"{server.url}/v1/brain/facts", headers=server.headers(), timeout=30,
                                  json={"content": f"from {source}", "source": source, "scope": "shared"})
             assert written.status_code == 200, written.text
         before = snapshot(tmp_path / "outside")
         report = await pull_folder(server, folder)
-        assert sorted(report.paths("refused")) == ["../escape.md", "/etc/x.md", "dir/target.md", "linked.md"]
+        assert sorted(report.paths("refused")) == ["../escape.md", "/etc/x.md", "box.md", "dir/target.md",
+                                                   "linked.md"]
         assert report.paths("excluded") == ["private/pin.md"]
         assert snapshot(tmp_path / "outside") == before and not (tmp_path / "escape.md").exists()
-        assert sorted(snapshot(folder)) == ["dir", "linked.md"]
+        assert sorted(snapshot(folder)) == ["dir", "linked.md"] and (folder / "box.md").is_dir()

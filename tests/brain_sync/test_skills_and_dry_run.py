@@ -4,6 +4,8 @@ nothing: no request that writes, no file, the manifest untouched."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import httpx
@@ -47,6 +49,32 @@ async def test_skills_round_trip_through_skill_md_files(tmp_path: Path) -> None:
         assert "version: 2" in text and text.endswith("2. Pay by bank transfer.\n3. File the receipt.\n")
         assert "name: book-travel" in (elsewhere / "skills/book-travel/SKILL.md").read_text()
         assert (await push_folder(server, elsewhere)).paths("sent") == []
+
+
+async def test_a_folder_synced_by_the_earlier_script_carries_on(tmp_path: Path) -> None:
+    """The earlier script kept a version-1 manifest (the files' hashes alone) and pushed SKILL.md
+    files as notes: the skill takes over its path and the note goes."""
+    folder = tmp_path / "notes"
+    skill_text = "---\nname: water-plants\ndescription: Use when the plants look dry\n---\nWater them.\n"
+    write(folder, {"a.md": "Alpha.\n", "skills/water-plants/SKILL.md": skill_text})
+    with served(tmp_path / "data") as server:
+        for relative in ("a.md", "skills/water-plants/SKILL.md"):
+            sent = httpx.post(f"{server.url}/v1/brain/facts", headers=server.headers(), timeout=30, json={
+                "source": f"files:{relative}", "scope": "shared", "entry_type": "reference", "reconcile": True,
+                "facts": [{"content": (folder / relative).read_text()}]})
+            assert sent.status_code == 200, sent.text
+        (folder / ".brain-sync.json").write_text(json.dumps({"version": 1, "files": {
+            relative: hashlib.sha256((folder / relative).read_bytes()).hexdigest()
+            for relative in ("a.md", "skills/water-plants/SKILL.md")}}))
+        pushed = await push_folder(server, folder)
+        assert pushed.paths("sent") == ["skills/water-plants/SKILL.md"]
+        assert pushed.paths("retired") == ["skills/water-plants/SKILL.md"] and pushed.paths("unchanged") == ["a.md"]
+        assert sorted(server.current()) == ["files:a.md", "skill:shared/water-plants"]
+        assert (await pull_folder(server, folder)).paths("written") == []
+
+        (folder / ".brain-sync.json").write_text("{not json")
+        ran = run_script("push", str(folder), "--url", server.url)
+        assert ran.returncode == 2 and "is not a manifest brain_sync can read" in ran.stderr
 
 
 class WritesRecorded(httpx.AsyncBaseTransport):
