@@ -45,7 +45,8 @@ class Pull:
         synced = self.manifest.get(relative)
         if local is None:
             if synced is not None and synced.brain == brain_hash:
-                self.report.add("kept", relative, "deleted here; the next push retires it, pull --force restores it")
+                then = "skills stay in the brain" if is_skill_path(relative) else "the next push retires it"
+                self.report.add("kept", relative, f"deleted here; {then}, pull --force restores it")
                 return True
             return False
         digest = sha256(local)

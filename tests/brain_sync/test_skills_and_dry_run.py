@@ -50,6 +50,15 @@ async def test_skills_round_trip_through_skill_md_files(tmp_path: Path) -> None:
         assert "name: book-travel" in (elsewhere / "skills/book-travel/SKILL.md").read_text()
         assert (await push_folder(server, elsewhere)).paths("sent") == []
 
+        (elsewhere / "skills/book-travel/SKILL.md").unlink()
+        kept = await push_folder(server, elsewhere)
+        assert kept.paths("kept") == ["skills/book-travel/SKILL.md"] and ("book-travel", "personal") in {
+            (s["slug"], s["scope"]) for s in server.skills()}
+        pulled = await pull_folder(server, elsewhere)
+        assert pulled.detail("kept", "skills/book-travel/SKILL.md") == (
+            "deleted here; skills stay in the brain, pull --force restores it")
+        assert (await pull_folder(server, elsewhere, force=True)).paths("written") == ["skills/book-travel/SKILL.md"]
+
 
 async def test_a_folder_synced_by_the_earlier_script_carries_on(tmp_path: Path) -> None:
     """The earlier script kept a version-1 manifest (the files' hashes alone) and pushed SKILL.md
