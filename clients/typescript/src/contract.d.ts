@@ -8,6 +8,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
+/** Register a pending proposal; `id` is in the path, and the body may be empty. */
 export interface ConfirmSkillProposal {
   /** A skill proposal id (sprop-…). */
   id: string;
@@ -268,6 +269,7 @@ export interface RegisterSkill {
   scope?: string | null;
 }
 
+/** Reject a pending proposal; `id` is in the path, and the body may be empty. */
 export interface RejectSkillProposal {
   /** A skill proposal id (sprop-…). */
   id: string;

@@ -6,6 +6,9 @@ skill that changed after the proposal was made."""
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -225,3 +228,10 @@ async def test_a_rejected_proposal_keeps_its_reason_and_is_not_proposed_again(br
     assert again["id"] == proposal["id"] and again["status"] == "rejected" and again["reason"] == "we use a broker"
     assert (await brain.get(PROPOSALS, "writer")).json()["proposals"] == []
     assert await _skill_rows(brain) == []
+
+
+async def test_the_proposal_in_the_docs_is_accepted_as_written(brain: Brain) -> None:
+    page = (Path(__file__).resolve().parents[3] / "docs" / "skills.md").read_text()
+    (block,) = re.findall(r"```json\n(.*?)```", page, re.DOTALL)
+    proposal = await _propose(brain, json.loads(block))
+    assert proposal["slug"] == "renew-the-car-insurance" and proposal["status"] == "pending"

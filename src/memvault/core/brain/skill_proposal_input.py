@@ -68,6 +68,10 @@ class ListSkillProposals:
 
 @shape
 class ConfirmSkillProposal:
+    """Register a pending proposal; `id` is in the path, and the body may be empty."""
+
+    EXAMPLES: ClassVar[list[dict[str, Any]]] = [{"version_of": "car-insurance"}]
+
     id: str = spec("A skill proposal id (sprop-…).")
     version_of: str | None = spec("The slug of a skill among the proposal's candidates: register the proposal as "
                                   "that skill's next version instead of under its own slug.", default=None)
@@ -75,6 +79,10 @@ class ConfirmSkillProposal:
 
 @shape
 class RejectSkillProposal:
+    """Reject a pending proposal; `id` is in the path, and the body may be empty."""
+
+    EXAMPLES: ClassVar[list[dict[str, Any]]] = [{"reason": "The broker renews it for us."}]
+
     id: str = spec("A skill proposal id (sprop-…).")
     reason: str | None = spec("Why; secrets in it are redacted.", default=None, max_chars=MAX_STEP_CHARS)
 
