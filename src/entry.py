@@ -109,3 +109,7 @@ class Default(WorkerEntrypoint):
     async def brain_reject_skill_proposal(self, brain_token: Any, id: Any, reason: Any = None) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.brain_reject_skill_proposal(deps, *_plain(brain_token, id, reason)))
+
+    async def brain_retire(self, brain_token: Any, id: Any, reason: Any) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_retire(deps, *_plain(brain_token, id, reason)))

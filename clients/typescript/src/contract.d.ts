@@ -57,6 +57,23 @@ export interface FactIn {
   importance?: number | null;
 }
 
+export interface FactRetired {
+  id: string;
+  status: "retired";
+  retirement: FactRetirement;
+}
+
+/** Why a writer retired a fact by hand. */
+export interface FactRetirement {
+  /** As given, with any secret in it redacted. */
+  reason: string;
+  retired_at: number;
+  /** The credential that retired it. */
+  retired_by: string;
+  /** Kinds of secret redacted from the reason, never the values. */
+  redacted: string[];
+}
+
 export interface FactsWritten {
   written: number;
   unchanged: number;
@@ -275,6 +292,14 @@ export interface RejectSkillProposal {
   id: string;
   /** Why; secrets in it are redacted. */
   reason?: string | null;
+}
+
+/** Retire a fact by hand: superseded by nothing, kept for its history and `as_of` reads; writers only. */
+export interface RetireFact {
+  /** A fact id (mem-…). */
+  id: string;
+  /** Why the fact no longer holds; its history shows it. Secrets in it are redacted. */
+  reason: string;
 }
 
 /** Find facts the credential may read: `keyword` (exact tokens count) or `hybrid` (keyword plus vectors). */
@@ -537,6 +562,8 @@ export interface MemvaultRpc {
   brain_confirm_skill_proposal(brainToken: string, id: string, versionOf?: string | null): Promise<SkillProposalConfirmed>;
   /** Mark a pending skill proposal rejected, with an optional reason; nothing is registered. */
   brain_reject_skill_proposal(brainToken: string, id: string, reason?: string | null): Promise<SkillProposalRejected>;
+  /** Retire a fact by hand with a reason (writers, within their scopes): superseded by nothing, never deleted; 409 if it is no longer current. */
+  brain_retire(brainToken: string, id: string, reason: string): Promise<FactRetired>;
 }
 
 /** Each domain error memvault raises, by name, with the HTTP status it answers with. */

@@ -103,7 +103,7 @@ describe("MemvaultClient over a service binding", () => {
       brain_register_skill: fail("brain_register_skill"), brain_get_skill: fail("brain_get_skill"),
       brain_propose_skill: fail("brain_propose_skill"), brain_skill_proposals: fail("brain_skill_proposals"),
       brain_confirm_skill_proposal: fail("brain_confirm_skill_proposal"),
-      brain_reject_skill_proposal: fail("brain_reject_skill_proposal"),
+      brain_reject_skill_proposal: fail("brain_reject_skill_proposal"), brain_retire: fail("brain_retire"),
     };
   }
 

@@ -126,3 +126,7 @@ class MemoryClient:
 
     async def reject_skill_proposal(self, proposal_id: str, reason: str | None = None) -> dict[str, Any]:
         return await self._call(lambda: self._transport.reject_skill_proposal(proposal_id, reason))
+
+    async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
+        """Retire a brain fact by hand (a writer credential): ``{id, status, retirement}``."""
+        return await self._call(lambda: self._transport.retire_fact(fact_id, reason))

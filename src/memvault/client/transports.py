@@ -50,6 +50,10 @@ class Transport(Protocol):
 
     async def reject_skill_proposal(self, proposal_id: str, reason: str | None) -> dict[str, Any]: ...
 
+    async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
+        """Retire a brain fact by hand with the bot's credential."""
+        ...
+
 
 class RpcCaller(Protocol):
     """Calls one RPC method of memvault's entrypoint with plain data and returns plain data
@@ -112,6 +116,10 @@ class RpcTransport:
     async def _brain(self, method: str, *args: Any) -> dict[str, Any]:
         answer: dict[str, Any] = await self._caller.call(method, self._token(), *args)
         return answer
+
+    async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
+        retired: dict[str, Any] = await self._caller.call("brain_retire", self._token(), fact_id, reason)
+        return retired
 
     def _token(self) -> str:
         if not self._brain_token:
@@ -181,6 +189,11 @@ class HttpTransport:
     async def _brain(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
         answer: dict[str, Any] = await self._request(method, path, self._brain_token, body)
         return answer
+
+    async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
+        path = f"/v1/brain/facts/{quote(fact_id, safe='')}/retire"
+        retired: dict[str, Any] = await self._request("POST", path, self._brain_token, {"reason": reason})
+        return retired
 
 
 async def request_json(http: HttpClient, method: str, url: str, token: str | None, body: Any = None,

@@ -181,6 +181,7 @@ METHODS: tuple[Method, ...] = (
            ("id", "version_of"), credential="brain_token"),
     Method("brain_reject_skill_proposal", brain.REJECT_SKILL_PROPOSAL.summary, brain.REJECT_SKILL_PROPOSAL,
            ("id", "reason"), credential="brain_token"),
+    Method("brain_retire", brain.RETIRE_FACT.summary, brain.RETIRE_FACT, ("id", "reason"), credential="brain_token"),
 )
 BY_NAME = {method.name: method for method in METHODS}
 
@@ -257,3 +258,7 @@ async def brain_confirm_skill_proposal(deps: Deps, brain_token: Any, id: Any, ve
 
 async def brain_reject_skill_proposal(deps: Deps, brain_token: Any, id: Any, reason: Any = None) -> dict[str, Any]:
     return await invoke(deps, None, "brain_reject_skill_proposal", brain_token, id, reason)
+
+
+async def brain_retire(deps: Deps, brain_token: Any, fact_id: Any, reason: Any) -> dict[str, Any]:
+    return await invoke(deps, None, "brain_retire", brain_token, fact_id, reason)

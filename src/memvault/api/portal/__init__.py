@@ -23,6 +23,7 @@ STATIC_TYPES = {
     "session.js": "text/javascript; charset=utf-8",
     "portal.js": "text/javascript; charset=utf-8",
     "portal_skills.js": "text/javascript; charset=utf-8",
+    "portal_actions.js": "text/javascript; charset=utf-8",
 }
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'none'",

@@ -25,6 +25,7 @@ from memvault.core.brain.operations import (
     REGISTER_SKILL,
     REJECT_PROPOSAL,
     REJECT_SKILL_PROPOSAL,
+    RETIRE_FACT,
     SEARCH_FACTS,
     SYNC,
     WRITE_FACTS,
@@ -33,6 +34,7 @@ from memvault.core.brain.operations import (
 from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
 from memvault.core.brain.read import export_facts, fact_body, fact_history, sync
 from memvault.core.brain.recall import recall
+from memvault.core.brain.retire import retire_fact
 from memvault.core.brain.scopes import Credential, auth_of, create_brain_token, maintenance_credential
 from memvault.core.brain.search import search_facts
 from memvault.core.brain.skills import get_skill, list_skills, register_skill
@@ -55,6 +57,7 @@ __all__ = [
     "REGISTER_SKILL",
     "REJECT_PROPOSAL",
     "REJECT_SKILL_PROPOSAL",
+    "RETIRE_FACT",
     "SEARCH_FACTS",
     "SYNC",
     "WRITE_FACTS",
@@ -76,6 +79,7 @@ __all__ = [
     "recall",
     "register_skill",
     "reject_proposal",
+    "retire_fact",
     "search_facts",
     "sync",
     "to_plain",
