@@ -578,6 +578,8 @@ export interface ErrorStatuses {
   StorageUnavailable: 503;
   StorageFull: 507;
   UpstreamUnavailable: 502;
+  NotConfigured: 503;
+  Undecryptable: 500;
   InvalidField: 422;
   TransientStorageError: 503;
 }
