@@ -24,6 +24,7 @@ SURFACES = [
     SRC / "memvault" / "runtime" / "rpc.py",
     SRC / "memvault" / "core" / "operations" / "maintenance.py",
     ROOT / "scripts" / "brain_sync.py",
+    *sorted((ROOT / "scripts" / "brain_folder").glob("*.py")),
 ]
 # The modules that declare an operation's input and its parser, and the checker they share.
 PARSING = {"memvault.core.brain.commands", "memvault.core.brain.fact_input", "memvault.core.brain.skill_proposal_input",
