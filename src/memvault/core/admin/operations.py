@@ -22,7 +22,7 @@ from memvault.core.admin.results import (
     key_info,
     state,
 )
-from memvault.core.brain.scopes import create_brain_token
+from memvault.core.brain.scopes import check_scope, create_brain_token
 from memvault.core.contract import Spec
 from memvault.core.credentials import keys
 from memvault.core.deps import Deps
@@ -69,9 +69,12 @@ def _created(at: float, admin: Admin, action: str, kind: Kind) -> Callable[[str]
 
 async def _create_key(deps: Deps, admin: Admin, command: c.CreateKey) -> IssuedMemoryKey:
     now = deps.clock()
+    scopes = tuple(check_scope(scope, deps.settings) for scope in command.brain_scopes or ())
     key, secret = await keys.create_key(deps.db, command.label, now, command.keep_archive,
-                                        also=_created(now, admin, "key.create", "memory"))
-    return IssuedMemoryKey(key.id, key.label, key.created_at, key.keep_archive, secret)
+                                        also=_created(now, admin, "key.create", "memory"), brain_scopes=scopes,
+                                        brain_writer=command.brain_writer)
+    return IssuedMemoryKey(key.id, key.label, key.created_at, key.keep_archive, secret, key.brain_scopes,
+                           key.brain_writer)
 
 
 async def _list_keys(deps: Deps, admin: Admin, command: c.ListAll) -> MemoryKeyList:
