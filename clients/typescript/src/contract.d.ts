@@ -8,6 +8,17 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
+export interface AnswerSearchResult {
+  /** Conversation memory that fits the budget, best first. */
+  items: SearchItem[];
+  /** Tokens the items and the facts spend together (at most the budget). */
+  tokens: number;
+  /** Timings and which store answered. */
+  metrics: JsonObject;
+  /** Brain facts within the same budget (a key granted brain scopes only): pinned first, then the ones relevant to the query; current facts unless as_of. */
+  facts: RecalledFact[];
+}
+
 /** What the write-time bands decided for one incoming fact. */
 export interface Decision {
   /** The id stored for it; null when it was blocked. */
@@ -198,6 +209,28 @@ export interface RecallEntry {
   score?: number | null;
 }
 
+/** One brain fact recalled for the query: pinned (always recalled first) or relevant to it. */
+export interface RecalledFact {
+  /** The fact's id (mem-…), as the brain's routes name it. */
+  id: string;
+  /** The fact (its hook for a long one), with the passage that matched after it. */
+  text: string;
+  /** The brain scope it lives in. */
+  scope: string;
+  /** Where it came from (a file, telegram:<chat id>, …). */
+  source: string;
+  /** user, feedback, project, reference, fact, skill or loop. */
+  entry_type: string;
+  /** Since when it holds, in epoch seconds. */
+  valid_from: number;
+  /** A pinned core fact, recalled for every query. */
+  pinned: boolean;
+  /** Its place in the joint ranking (higher first); pinned facts rank first. */
+  score: number;
+  /** Tokens it spends of the budget. */
+  tokens: number;
+}
+
 /** Pinned core, recent facts and what matches the query, within the budget. */
 export interface Recollection {
   core: RecallCore;
@@ -254,12 +287,10 @@ export interface SearchRequest {
   now?: number | string | null;
   /** Search this session's vault too, beside the key's core vault. */
   session_id?: string | number | null;
-}
-
-export interface SearchResult {
-  items: SearchItem[];
-  tokens: number;
-  metrics: JsonObject;
+  /** For a key granted brain scopes: recall its brain facts within the same budget (false: conversation memory only). */
+  brain?: boolean | null;
+  /** For a key granted brain scopes: the brain's facts as they stood at this moment (default: the current facts). */
+  as_of?: number | string | null;
 }
 
 /** What a store did: the messages are findable at once, pending or stored. */
@@ -343,6 +374,10 @@ export interface SearchMemoryOptions {
   now?: number | string | null;
   /** Search this session's vault too, beside the key's core vault. */
   sessionId?: string | number | null;
+  /** For a key granted brain scopes: recall its brain facts within the same budget (false: conversation memory only). */
+  brain?: boolean | null;
+  /** For a key granted brain scopes: the brain's facts as they stood at this moment (default: the current facts). */
+  asOf?: number | string | null;
 }
 
 /** The options object of forgetMemory: the other fields of its input, in camelCase. */
@@ -358,7 +393,7 @@ export interface MemvaultRpc {
   /** Store messages in order; each is findable at once. */
   saveMemory(sessionId: string | number | null, messages: MessageIn[], metadata?: JsonObject | null): Promise<StoreReceipt>;
   /** The best items of the key's memory that fit the token budget. */
-  searchMemory(query: string, options?: SearchMemoryOptions): Promise<SearchResult>;
+  searchMemory(query: string, options?: SearchMemoryOptions): Promise<AnswerSearchResult>;
   /** Forget messages by id, in every vault of the key or in one session's. */
   forgetMemory(ids: (string | number)[], options?: ForgetMemoryOptions): Promise<ForgetReceipt>;
   /** getMemory for a caller holding the memory key's secret. */
@@ -366,7 +401,7 @@ export interface MemvaultRpc {
   /** saveMemory for a caller holding the memory key's secret. */
   save_memory(memoryKey: string, sessionId: string | number | null, messages: MessageIn[], metadata?: JsonObject | null): Promise<StoreReceipt>;
   /** searchMemory for a caller holding the memory key's secret. */
-  search_memory(memoryKey: string, query: string, limit?: number | null, sessionId?: string | number | null): Promise<SearchResult>;
+  search_memory(memoryKey: string, query: string, limit?: number | null, sessionId?: string | number | null): Promise<AnswerSearchResult>;
   /** forgetMemory for a caller holding the memory key's secret. */
   forget_memory(memoryKey: string, ids: (string | number)[], sessionId?: string | number | null): Promise<ForgetReceipt>;
   /** Search the facts the credential may read: `keyword` (exact tokens count) or `hybrid`. */

@@ -17,6 +17,7 @@ from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import keyword_search, vector_search
 from memvault.core.deps import Deps
 from memvault.core.ranking import reciprocal_rank_fusion
+from memvault.core.vectors import cosine
 
 log = logging.getLogger("memvault.answers")
 Row = dict[str, Any]
@@ -52,6 +53,8 @@ async def fact_candidates(deps: Deps, credential: Credential, query: str, as_of:
     if vector is None:
         return FactCandidates(pinned_rows, [row for row, _ in keyword[:KEYWORD_ONLY]], ("vector",))
     vector = [(row, score) for row, score in vector if row["id"] not in pinned_ids]
+    if as_of is not None:
+        vector = await _with_past_versions(deps, query, keyword, vector)
     return FactCandidates(pinned_rows, _relevant(deps, keyword, vector))
 
 
@@ -68,6 +71,20 @@ def _relevant(deps: Deps, keyword: list[tuple[Row, float]], vector: list[tuple[R
     fused = reciprocal_rank_fusion([[r["id"] for r, _ in keyword if admitted(r["id"])],
                                     [r["id"] for r, _ in vector if admitted(r["id"])]])
     return [rows[fact_id] for fact_id, _ in fused]
+
+
+async def _with_past_versions(deps: Deps, query: str, keyword: list[tuple[Row, float]],
+                              vector: list[tuple[Row, float]]) -> list[tuple[Row, float]]:
+    """At a past moment the versions then current may since have been superseded, and a superseded
+    version's vectors leave the index: the keyword hits the vector channel did not see are
+    compared with the query here, in one embedding call."""
+    seen = {row["id"] for row, _ in vector}
+    unseen = [row for row, _ in keyword if row["id"] not in seen]
+    if not unseen:
+        return vector
+    asked = await deps.query_vectors.vector(deps.embedder, query)
+    embedded = await deps.embedder.embed([fact_text(row) for row in unseen])
+    return [*vector, *((row, cosine(asked, found)) for row, found in zip(unseen, embedded, strict=True))]
 
 
 async def _pinned(deps: Deps, credential: Credential, as_of: float | None) -> list[Row]:

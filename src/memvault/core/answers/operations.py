@@ -10,6 +10,7 @@ from memvault.core.answers.results import AnswerSearchResult
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.memory import commands as c
+from memvault.core.memory.operations import SEARCH as MEMORY_SEARCH
 from memvault.core.memory.operations import Operation
 from memvault.core.memory.read.search import search_memory
 
@@ -24,4 +25,5 @@ async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> An
     return await search_answers(deps, caller.id, credential, query)
 
 
-SEARCH = Operation("search", c.SEARCH_REQUEST, c.parse_search, _search, AnswerSearchResult)
+# Memory's search with its one parser, run jointly.
+SEARCH = Operation(MEMORY_SEARCH.name, MEMORY_SEARCH.request, MEMORY_SEARCH.parse, _search, AnswerSearchResult)

@@ -15,7 +15,7 @@ from memvault.core.brain.scopes import Credential, auth_of
 from memvault.core.credentials import keys
 from memvault.core.credentials.access import AccessIdentity, access_enabled, access_identity
 from memvault.core.deps import Deps
-from memvault.core.errors import Forbidden, Unauthorized
+from memvault.core.errors import Unauthorized
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,8 @@ def _granted_memory_key(tokens: CallerTokens) -> str | None:
 async def _grant_of(deps: Deps, secret: str) -> Credential:
     credential = credential_of(await keys.authenticate(deps.db, secret, deps.reads, deps.clock()), deps.settings)
     if credential is None:
-        raise Forbidden("this memory key is granted no brain scope (memvault keys create --brain-scopes)")
+        # As for any token that is no brain credential: a key without a grant opens no brain.
+        raise Unauthorized("a brain credential is required; this memory key is granted no brain scope")
     return credential
 
 

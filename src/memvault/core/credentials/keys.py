@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from memvault.core.errors import InvalidInput, NotFound, Unauthorized
+from memvault.core.errors import InvalidField, InvalidInput, NotFound, Unauthorized
 from memvault.core.ports import Database
 from memvault.core.read_cache import ReadCache
 
@@ -136,7 +136,7 @@ async def create_key(db: Database, label: str, now: float, keep_archive: bool = 
     with ``brain_writer`` the right to write facts to them; the secret is returned once and never
     stored."""
     if brain_writer and not brain_scopes:
-        raise InvalidInput("brain_writer needs brain_scopes to write to")
+        raise InvalidField("brain_writer needs brain_scopes to write to")
     key_id, secret = await _insert(db, "memory", PREFIX, label, now, keep_archive=keep_archive, scopes=brain_scopes,
                                    writer=brain_writer, also=also)
     key = MemoryKey(id=key_id, label=label, created_at=now, revoked_at=None, keep_archive=keep_archive,
