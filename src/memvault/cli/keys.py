@@ -51,14 +51,15 @@ def create(label: str, keep_archive: bool, brain_scopes: str, brain_writer: bool
 def list_keys(as_json: bool, url: str | None, data_dir: Path | None) -> None:
     """List the keys, oldest first (never their secrets).
 
-    One line per key: id, state, label and its brain grant (scopes, with `+writer`), separated by tabs."""
+    One line per key: id, state and label, and the brain grant of a key granted one (its scopes,
+    with `+writer`), separated by tabs."""
     found = admin_call(url, data_dir, LIST_KEYS, {})["keys"]
     if as_json:
         emit_json(found)
     else:
         for key in found:
             grant = ",".join(key.get("brain_scopes") or []) + ("+writer" if key.get("brain_writer") else "")
-            emit(f"{key['id']}\t{key['state']}\t{key['label']}\t{grant}")
+            emit(f"{key['id']}\t{key['state']}\t{key['label']}" + (f"\t{grant}" if grant else ""))
     active = sum(1 for key in found if key["state"] == "active")
     say(f"{counted(len(found), 'key')}, {active} active")
 
