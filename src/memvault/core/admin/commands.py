@@ -19,8 +19,7 @@ CREATE_KEY_REQUEST = Spec("CreateKeyRequest", (
     IdList("brain_scopes", "Brain scopes (from MEMVAULT_BRAIN_SCOPES) whose facts its memory search and the memory "
            "router recall beside conversation memory.", most=MAX_SCOPES),
     Flag("brain_writer", "It may also write facts to its brain scopes.", default=False),
-), examples=({"label": "telegram-bot"}, {"label": "telegram-bot", "brain_scopes": ["family", "shared"],
-                                          "brain_writer": True}))
+), examples=({"label": "telegram-bot", "brain_scopes": ["family", "shared"], "brain_writer": True},))
 CREATE_CREDENTIAL_REQUEST = Spec("CreateCredentialRequest", (
     Text("name", "A name to recognise the credential by (default: its id).", max_chars=MAX_LABEL, blank=True,
          default=""),
