@@ -8,17 +8,6 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
-export interface AnswerSearchResult {
-  /** Conversation memory that fits the budget, best first. */
-  items: SearchItem[];
-  /** Tokens the items and the facts spend together (at most the budget). */
-  tokens: number;
-  /** Timings and which store answered. */
-  metrics: JsonObject;
-  /** Brain facts within the same budget (a key granted brain scopes only): pinned first, then the ones relevant to the query; current facts unless as_of. */
-  facts: RecalledFact[];
-}
-
 /** What the write-time bands decided for one incoming fact. */
 export interface Decision {
   /** The id stored for it; null when it was blocked. */
@@ -293,6 +282,17 @@ export interface SearchRequest {
   as_of?: number | string | null;
 }
 
+export interface SearchResult {
+  /** Conversation memory that fits the budget, best first. */
+  items: SearchItem[];
+  /** Tokens the items and the facts spend together (at most the budget). */
+  tokens: number;
+  /** Timings and which store answered. */
+  metrics: JsonObject;
+  /** Brain facts within the same budget (a key granted brain scopes only): pinned first, then the ones relevant to the query; current facts unless as_of. */
+  facts: RecalledFact[];
+}
+
 /** What a store did: the messages are findable at once, pending or stored. */
 export interface StoreReceipt {
   /** Per message sent, in order: the id it is stored under (null if marked memory: false). */
@@ -393,7 +393,7 @@ export interface MemvaultRpc {
   /** Store messages in order; each is findable at once. */
   saveMemory(sessionId: string | number | null, messages: MessageIn[], metadata?: JsonObject | null): Promise<StoreReceipt>;
   /** The best items of the key's memory that fit the token budget. */
-  searchMemory(query: string, options?: SearchMemoryOptions): Promise<AnswerSearchResult>;
+  searchMemory(query: string, options?: SearchMemoryOptions): Promise<SearchResult>;
   /** Forget messages by id, in every vault of the key or in one session's. */
   forgetMemory(ids: (string | number)[], options?: ForgetMemoryOptions): Promise<ForgetReceipt>;
   /** getMemory for a caller holding the memory key's secret. */
@@ -401,7 +401,7 @@ export interface MemvaultRpc {
   /** saveMemory for a caller holding the memory key's secret. */
   save_memory(memoryKey: string, sessionId: string | number | null, messages: MessageIn[], metadata?: JsonObject | null): Promise<StoreReceipt>;
   /** searchMemory for a caller holding the memory key's secret. */
-  search_memory(memoryKey: string, query: string, limit?: number | null, sessionId?: string | number | null): Promise<AnswerSearchResult>;
+  search_memory(memoryKey: string, query: string, limit?: number | null, sessionId?: string | number | null): Promise<SearchResult>;
   /** forgetMemory for a caller holding the memory key's secret. */
   forget_memory(memoryKey: string, ids: (string | number)[], sessionId?: string | number | null): Promise<ForgetReceipt>;
   /** Search the facts the credential may read: `keyword` (exact tokens count) or `hybrid`. */

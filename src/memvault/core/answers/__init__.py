@@ -5,7 +5,7 @@ memory only, exactly as the memory wing alone does."""
 
 from memvault.core.answers.grants import credential_of
 from memvault.core.answers.operations import SEARCH
-from memvault.core.answers.results import AnswerSearchResult, RecalledFact
+from memvault.core.answers.results import RecalledFact, SearchResult
 from memvault.core.answers.router import prepare
 
-__all__ = ["SEARCH", "AnswerSearchResult", "RecalledFact", "credential_of", "prepare"]
+__all__ = ["SEARCH", "RecalledFact", "SearchResult", "credential_of", "prepare"]

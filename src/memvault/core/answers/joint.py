@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from memvault.core.answers.facts import FactCandidates, Row, fact_candidates, fact_text
-from memvault.core.answers.results import AnswerSearchResult, RecalledFact
+from memvault.core.answers.results import RecalledFact, SearchResult
 from memvault.core.brain.scopes import Credential
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
@@ -39,7 +39,7 @@ class Query:
     exclude: Sequence[str] = ()
 
 
-async def search_answers(deps: Deps, key_id: str, credential: Credential, query: Query) -> AnswerSearchResult:
+async def search_answers(deps: Deps, key_id: str, credential: Credential, query: Query) -> SearchResult:
     """Conversation items and brain facts for ``query`` within its budget. A brain that cannot be
     read leaves the facts out (``metrics.brain.error``); conversation memory still answers."""
     budget = deps.settings.search_budget_tokens if query.budget_tokens is None else query.budget_tokens
@@ -61,7 +61,7 @@ async def search_answers(deps: Deps, key_id: str, credential: Credential, query:
         found = FactCandidates([], [])
     items, facts = fill(found, memory.items, budget, deps.tuning.answer_pinned_share)
     brain.update(pinned=len(found.pinned), relevant=len(found.relevant), degraded=list(found.degraded))
-    return AnswerSearchResult(items=items, tokens=sum(i.tokens for i in items) + sum(f.tokens for f in facts),
+    return SearchResult(items=items, tokens=sum(i.tokens for i in items) + sum(f.tokens for f in facts),
                               metrics={**memory.metrics, "brain": brain}, facts=facts)
 
 

@@ -27,7 +27,7 @@ class RecalledFact:
 
 
 @dataclass
-class AnswerSearchResult:
+class SearchResult:
     items: list[SearchItem] = field(metadata=doc("Conversation memory that fits the budget, best first."))
     tokens: int = field(metadata=doc("Tokens the items and the facts spend together (at most the budget)."))
     metrics: dict[str, Any] = field(default_factory=dict, metadata=doc("Timings and which store answered."))

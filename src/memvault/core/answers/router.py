@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from memvault.core.answers.grants import credential_of
 from memvault.core.answers.joint import Query, search_answers
-from memvault.core.answers.results import AnswerSearchResult
+from memvault.core.answers.results import SearchResult
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, render_context
@@ -33,7 +33,7 @@ async def prepare(deps: Deps, key: MemoryKey, conversation: Conversation, option
     return await prepare_memory(deps, key.id, conversation, options, joint)
 
 
-def render_answers(found: AnswerSearchResult, limit_tokens: int) -> tuple[str, int]:
+def render_answers(found: SearchResult, limit_tokens: int) -> tuple[str, int]:
     """The block and how many entries it holds: the facts under their own heading, a line each,
     then the conversation memory as ``render_context`` shows it, in what the facts left."""
     lines: list[str] = []
