@@ -17,6 +17,8 @@ const STATUSES: ErrorStatuses = {
   TransientStorageError: 503,
   StorageFull: 507,
   UpstreamUnavailable: 502,
+  NotConfigured: 503,
+  Undecryptable: 500,
 };
 
 const TRANSIENT: Record<TransientStatus, true> = { 408: true, 425: true, 429: true, 500: true, 502: true, 503: true, 504: true };
