@@ -255,6 +255,28 @@ export interface RecallEntry {
   score?: number | null;
 }
 
+/** One brain fact recalled for the query: pinned (always recalled first) or relevant to it. */
+export interface RecalledFact {
+  /** The fact's id (mem-…), as the brain's routes name it. */
+  id: string;
+  /** The fact (its hook for a long one), with the passage that matched after it. */
+  text: string;
+  /** The brain scope it lives in. */
+  scope: string;
+  /** Where it came from (a file, telegram:<chat id>, …). */
+  source: string;
+  /** user, feedback, project, reference, fact, skill or loop. */
+  entry_type: string;
+  /** Since when it holds, in epoch seconds. */
+  valid_from: number;
+  /** A pinned core fact, recalled for every query. */
+  pinned: boolean;
+  /** Its place in the joint ranking (higher first); pinned facts rank first. */
+  score: number;
+  /** Tokens it spends of the budget. */
+  tokens: number;
+}
+
 /** Pinned core, recent facts and what matches the query, within the budget. */
 export interface Recollection {
   core: RecallCore;
@@ -340,12 +362,21 @@ export interface SearchRequest {
   now?: number | string | null;
   /** Search this session's vault too, beside the key's core vault. */
   session_id?: string | number | null;
+  /** For a key granted brain scopes: recall its brain facts within the same budget (false: conversation memory only). */
+  brain?: boolean | null;
+  /** For a key granted brain scopes: the brain's facts as they stood at this moment (default: the current facts). */
+  as_of?: number | string | null;
 }
 
 export interface SearchResult {
+  /** Conversation memory that fits the budget, best first. */
   items: SearchItem[];
+  /** Tokens the items and the facts spend together (at most the budget). */
   tokens: number;
+  /** Timings and which store answered. */
   metrics: JsonObject;
+  /** Brain facts within the same budget (a key granted brain scopes only): pinned first, then the ones relevant to the query; current facts unless as_of. */
+  facts: RecalledFact[];
 }
 
 export interface Skill {
@@ -518,6 +549,10 @@ export interface SearchMemoryOptions {
   now?: number | string | null;
   /** Search this session's vault too, beside the key's core vault. */
   sessionId?: string | number | null;
+  /** For a key granted brain scopes: recall its brain facts within the same budget (false: conversation memory only). */
+  brain?: boolean | null;
+  /** For a key granted brain scopes: the brain's facts as they stood at this moment (default: the current facts). */
+  asOf?: number | string | null;
 }
 
 /** The options object of forgetMemory: the other fields of its input, in camelCase. */

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from memvault.core import brain
+from memvault.core.answers import SEARCH
 from memvault.core.brain.wire import Schemas
 from memvault.core.contract import spec_schemas
 from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.operations import FORGET, READ, SEARCH, STORE, Operation, perform
+from memvault.core.memory.operations import FORGET, READ, STORE, Operation, perform
 from memvault.core.shapes import plain_object, result_schema
 
 # The service-binding prop that names the caller's memory key.
@@ -197,7 +198,7 @@ async def save_bound_memory(deps: Deps, props: Any, session_id: Any, messages: A
 
 
 async def search_bound_memory(deps: Deps, props: Any, query: Any, options: Any = None) -> dict[str, Any]:
-    """``searchMemory(query, {limit, budgetTokens, now, sessionId})``."""
+    """``searchMemory(query, {limit, budgetTokens, now, sessionId, brain, asOf})``."""
     return await invoke(deps, props, "searchMemory", query, options)
 
 
