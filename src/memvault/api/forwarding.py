@@ -24,7 +24,9 @@ from memvault.api.provider_credentials import holds_memory_key, memory_key_in_ke
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import RelayResponse, Tap, read_reply, tap_for
+from memvault.core.answers import prepare
 from memvault.core.credentials.callers import memory_caller
+from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
 from memvault.core.memory.chat_calls import (
@@ -33,7 +35,6 @@ from memvault.core.memory.chat_calls import (
     PreparedMemory,
     degraded,
     off,
-    prepare,
     record,
 )
 from memvault.core.receipts.record import complete, keep_routed
@@ -110,8 +111,8 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def memory_key_id(deps: Deps, headers: Mapping[str, str], codec: ProviderCodec) -> str | None:
-    """The caller's memory key id; ``None`` when the key store cannot answer (memory degrades).
+async def memory_key(deps: Deps, headers: Mapping[str, str], codec: ProviderCodec) -> MemoryKey | None:
+    """The caller's memory key; ``None`` when the key store cannot answer (memory degrades).
     `X-Memory-Key` names it, else the provider's key header when it holds a memory key (an SDK
     given the memory key as its API key): otherwise that header carries the provider's key."""
     tokens = caller_tokens(headers, bearer=False)
@@ -124,15 +125,15 @@ async def memory_key_id(deps: Deps, headers: Mapping[str, str], codec: ProviderC
     except Exception as exc:  # fail open: the key store being down must not stop the chat call
         log.warning("memory key check failed, answering without memory: %s", type(exc).__name__)
         return None
-    return str(key.id)
+    return key
 
 
 async def _parse_call(
     request: Request, deps: Deps, codec: ProviderCodec, stream: bool | None
-) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, str | None]:
+) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, MemoryKey | None]:
     # The key is checked while the body arrives; its verdict still comes first, so a caller without
     # a valid key learns nothing about how its headers or body would have been read.
-    key_check = asyncio.ensure_future(memory_key_id(deps, request.headers, codec))
+    key_check = asyncio.ensure_future(memory_key(deps, request.headers, codec))
     try:
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         try:
@@ -155,13 +156,13 @@ async def forward_with_memory(
     codec = CODECS[provider]
     try:
         _check_path(request.url.path)
-        raw, body, conversation, options, key_id = await _parse_call(request, deps, codec, stream)
+        raw, body, conversation, options, key = await _parse_call(request, deps, codec, stream)
     except MemvaultError as exc:
         return error_response(codec, exc)
     if model is not None:
         conversation = replace(conversation, model=model)
-    recall = None if options.mode == "off" or key_id is None else asyncio.ensure_future(
-        prepare(deps, key_id, conversation, options)
+    recall = None if options.mode == "off" or key is None else asyncio.ensure_future(
+        prepare(deps, key, conversation, options)
     )
     # The request's own preparation runs while memory is recalled.
     outgoing, changed = codec.strip_memory_flags(body)
@@ -169,7 +170,8 @@ async def forward_with_memory(
         outgoing, changed = {k: v for k, v in outgoing.items() if k != BODY_OBJECT}, True
     url = upstream_url(deps, codec, request)
     credential = asyncio.ensure_future(with_stored_credential(
-        deps, key_id, codec, request.headers, request.url.query, upstream_headers(request.headers.items(), codec)))
+        deps, None if key is None else key.id, codec, request.headers, request.url.query,
+        upstream_headers(request.headers.items(), codec)))
     memory = off() if options.mode == "off" else degraded() if recall is None else await recall
     try:
         headers = await credential
@@ -179,7 +181,7 @@ async def forward_with_memory(
         outgoing, changed = codec.inject(outgoing, memory.context), True
     payload = json.dumps(outgoing, ensure_ascii=False).encode("utf-8") if changed else raw
     # The receipt is kept while the provider answers, and is readable once the headers are out.
-    receipt = None if key_id is None else asyncio.ensure_future(_keep_receipt(deps, key_id, provider, options, memory))
+    receipt = None if key is None else asyncio.ensure_future(_keep_receipt(deps, key.id, provider, options, memory))
     sent = time.perf_counter()
     try:
         upstream = await deps.http.send("POST", url, headers, payload)
@@ -189,7 +191,7 @@ async def forward_with_memory(
     memory = replace(memory, receipt=None if receipt is None else await receipt)
 
     tap: Tap | None = None
-    writer = key_id if 200 <= upstream.status < 300 and options.writes else None
+    writer = key.id if key is not None and 200 <= upstream.status < 300 and options.writes else None
     if writer is not None or (memory.receipt is not None and 200 <= upstream.status < 300):
         content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
         tap = tap_for(codec, content_type)
@@ -210,7 +212,7 @@ def _check_path(path: str) -> None:
 
 async def _keep_receipt(deps: Deps, key_id: str, provider: str, options: MemoryOptions, memory: PreparedMemory) -> str | None:
     return await keep_routed(deps, key_id, provider, memory.query, options.session_id, options.context_limit,
-                             memory.found, memory.retrieval_ms, memory.items, memory.status)
+                             memory.found, memory.retrieval_ms, memory.injected, memory.status, memory.facts)
 
 
 async def _remember(
@@ -233,7 +235,8 @@ async def pass_through(request: Request, provider: str) -> Response:
     codec = CODECS[provider]
     try:
         _check_path(request.url.path)
-        key_id = await memory_key_id(deps, request.headers, codec)
+        key = await memory_key(deps, request.headers, codec)
+        key_id = None if key is None else key.id
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         headers = await with_stored_credential(deps, key_id, codec, request.headers, request.url.query,
                                                upstream_headers(request.headers.items(), codec))

@@ -270,8 +270,6 @@ class SearchResult:
     items: list[SearchItem]
     tokens: int
     metrics: dict[str, Any] = field(default_factory=dict)
-    # The id of the receipt kept for the search (``core/receipts``); None when none was kept.
-    receipt: str | None = None
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ from typing import Any
 import httpx
 from memory_support import Memvault
 
+from memvault.core.answers import SEARCH
 from memvault.core.credentials.keys import create_key
-from memvault.core.memory.operations import PURGE, SEARCH, perform
+from memvault.core.memory.operations import PURGE, perform
 from memvault.core.operations.maintenance import run_maintenance
 from memvault.core.receipts.commands import day_of
 from memvault.runtime import rpc

@@ -75,6 +75,8 @@ function itemCard(item, memories) {
   const badges = [badge("kind", item.kind), badge("vault", item.vault)];
   if (item.forgotten) badges.push(badge("forgotten", item.forgotten + " forgotten"));
   const lines = item.ids.map((id) => {
+    // A brain fact is named by its id; the brain's own pages read it.
+    if (item.kind === "fact") return el("p", "content", "fact " + id);
     const memory = memories.get(id);
     if (!memory || memory.state !== "kept") return el("p", "content gone", id + ": gone");
     return el("p", "content", (memory.role === "user" ? "" : memory.role + ": ") + memory.text);

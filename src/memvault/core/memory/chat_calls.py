@@ -12,7 +12,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -24,6 +24,7 @@ from memvault.core.memory.recall_query import recall_query
 from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
 from memvault.core.memory.write import store_conversation
 from memvault.core.models import Message, SearchItem, SearchResult
+from memvault.core.receipts.model import FactRecalled
 from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
 log = logging.getLogger("memvault.router")
@@ -42,6 +43,7 @@ OPTIONS = Spec("MemoryOptions", (
     Flag("store", default=True),
     Flag("store_response", default=True),
     Identifier("session_id", stored=True),
+    Flag("brain", default=True),
 ))
 
 
@@ -52,6 +54,8 @@ class MemoryOptions:
     store_response: bool
     context_limit: int
     session_id: str | None
+    # For a key granted brain scopes: whether its brain facts are recalled beside its memory.
+    brain: bool = True
 
     @property
     def reads(self) -> bool:
@@ -73,6 +77,7 @@ def memory_options(given: Mapping[str, object], default_context_limit: int, labe
         store_response=values["store_response"],
         context_limit=default_context_limit if limit is None else limit,
         session_id=values["session_id"],
+        brain=values["brain"],
     )
 
 
@@ -114,6 +119,21 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class Recall:
+    """A recall's context block and what went into it, for the call's receipt."""
+
+    context: str
+    count: int  # entries the block holds
+    found: SearchResult | None = None  # the conversation search, best first
+    injected: int = 0  # how many of found's items the block holds
+    facts: tuple[FactRecalled, ...] = ()  # brain facts the block holds, for a key granted brain scopes
+
+
+# Recalls for a query, leaving out the texts the request already holds.
+Recaller = Callable[[str, Sequence[str]], Awaitable[Recall]]
+
+
+@dataclass(frozen=True)
 class PreparedMemory:
     context: str
     items: int
@@ -124,6 +144,8 @@ class PreparedMemory:
     found: SearchResult | None = None
     query: str = ""
     receipt: str | None = None
+    facts: tuple[FactRecalled, ...] = ()
+    injected: int = 0  # how many of found's items went in
 
 
 def off() -> PreparedMemory:
@@ -170,41 +192,44 @@ def context_lines(block: str) -> list[str]:
     return [line for line in block.splitlines()[1:] if not _DAY.fullmatch(line)]
 
 
-async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions) -> PreparedMemory:
-    """Recall memory for the caller's last message. Fails open: any failure reports ``degraded``."""
+async def prepare(
+    deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions, recall: Recaller | None = None
+) -> PreparedMemory:
+    """Recall memory for the caller's last message. Fails open: any failure reports ``degraded``.
+    ``recall`` renders the block for a query in place of conversation memory alone (the joint
+    recall of a key granted brain scopes, ``core/answers``)."""
     if not options.reads:
         return off() if options.mode == "off" else PreparedMemory("", 0, 0, STATUS_OK, 0.0)
     started = time.perf_counter()
     # Retrieval races its own stores; this guard only stops a hung store from holding the call.
     timeout = deps.settings.race_timeout_ms / 1000.0 + 1.0
     try:
-        query, found = await asyncio.wait_for(_recall(deps, key_id, conversation, options), timeout)
+        query, recalled = await asyncio.wait_for(_recall(deps, key_id, conversation, options, recall), timeout)
     except Exception as exc:  # fail open: the chat call must go through without memory
         log.warning("memory retrieval failed, answering without memory: %s", type(exc).__name__)
         return degraded((time.perf_counter() - started) * 1000.0)
     elapsed = (time.perf_counter() - started) * 1000.0
-    context, count = render_context(found.items if found else [], options.context_limit)
-    return PreparedMemory(context, count, estimate_tokens(context), STATUS_OK, elapsed, found, query)
+    return PreparedMemory(recalled.context, recalled.count, estimate_tokens(recalled.context), STATUS_OK, elapsed,
+                          recalled.found, query, facts=recalled.facts, injected=recalled.injected)
 
 
 async def _recall(
-    deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions
-) -> tuple[str, SearchResult | None]:
+    deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions, recall: Recaller | None
+) -> tuple[str, Recall]:
     # A call holding no user text of its own (only tool outputs, in a chained response) goes on
     # from the user's last stored turn.
     query = conversation.query() or await last_stored_user_text(deps, key_id, options.session_id)
     if not query:
-        return "", None
+        return "", Recall("", 0)
+    # The request says these itself: memory that repeats them would spend the budget twice.
+    exclude = [turn.text for turn in conversation.turns]
+    if recall is not None:
+        return query, await recall(query, exclude)
     result = await search_memory(
-        deps,
-        key_id,
-        query,
-        budget_tokens=options.context_limit,
-        session_id=options.session_id,
-        # The request says these itself: memory that repeats them would spend the budget twice.
-        exclude=[turn.text for turn in conversation.turns],
+        deps, key_id, query, budget_tokens=options.context_limit, session_id=options.session_id, exclude=exclude,
     )
-    return query, result
+    context, count = render_context(result.items, options.context_limit)
+    return query, Recall(context, count, result, count)
 
 
 async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None) -> str:

@@ -6,7 +6,6 @@ else. The caller is the memory key ``core.credentials.callers`` resolved from th
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -40,7 +39,6 @@ from memvault.core.receipts.commands import (
     parse_receipts,
 )
 from memvault.core.receipts.model import ReceiptDay, ReceiptView
-from memvault.core.receipts.record import receipted_search
 
 C = TypeVar("C")
 R = TypeVar("R")
@@ -79,11 +77,9 @@ async def _store(deps: Deps, caller: MemoryKey, command: c.StoreCommand) -> Stor
 
 
 async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
-    started = time.perf_counter()
-    result = await search_memory(deps, caller.id, command.query, limit=command.limit,
-                                 budget_tokens=command.budget_tokens, now=command.now, session_id=command.session_id)
-    return await receipted_search(deps, caller.id, command.query, command.session_id, command.budget_tokens, result,
-                                  (time.perf_counter() - started) * 1000.0)
+    # Every surface searches through core/answers, which keeps the search's receipt.
+    return await search_memory(deps, caller.id, command.query, limit=command.limit,
+                               budget_tokens=command.budget_tokens, now=command.now, session_id=command.session_id)
 
 
 async def _read(deps: Deps, caller: MemoryKey, command: c.ReadCommand) -> MemoryPage:

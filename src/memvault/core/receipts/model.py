@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from memvault.core.models import SearchItem
 from memvault.core.shapes import doc
 
 MESSAGE, FACT = "message", "fact"
+BRAIN_VAULT = "brain"
 # The items ranked just past the budget a receipt names: enough to see what nearly made it.
 CUT_SHOWN = 10
 
@@ -26,7 +27,7 @@ class ReceiptItem:
     forgotten: int = field(metadata=doc("How many of the item's ids were forgotten since."))
     score: float = field(metadata=doc("Its rank score."))
     tokens: int = field(metadata=doc("Tokens it took (or would have taken)."))
-    timestamp: float = field(metadata=doc("When its newest message was said, in epoch seconds."))
+    timestamp: float = field(metadata=doc("When its newest message was said (a fact: since when it holds), in epoch seconds."))
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,23 @@ def items_of(found: Sequence[SearchItem]) -> tuple[ReceiptItem, ...]:
     return tuple(
         ReceiptItem(MESSAGE, item.vault, tuple(item.source_ids), 0, item.score, item.tokens, item.ts_end) for item in found
     )
+
+
+class FactRecalled(Protocol):
+    """What a receipt keeps of a recalled brain fact (``core.answers`` recalls them)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def valid_from(self) -> float: ...
+
+
+def fact_items(facts: Sequence[FactRecalled]) -> tuple[ReceiptItem, ...]:
+    return tuple(ReceiptItem(FACT, BRAIN_VAULT, (fact.id,), 0, fact.score, fact.tokens, fact.valid_from) for fact in facts)
 
 
 def cut_entries(found: Sequence[SearchItem]) -> list[dict[str, Any]]:

@@ -6,13 +6,22 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from memvault.core.deps import Deps
 from memvault.core.models import SearchItem, SearchResult
 from memvault.core.receipts.commands import day_of
-from memvault.core.receipts.model import CUT_SHOWN, Latency, Receipt, Usage, cut_entries, cut_items, items_of
+from memvault.core.receipts.model import (
+    CUT_SHOWN,
+    FactRecalled,
+    Latency,
+    Receipt,
+    Usage,
+    cut_entries,
+    cut_items,
+    fact_items,
+    items_of,
+)
 from memvault.core.receipts.store import ReceiptStore
 from memvault.core.redaction import redact
 
@@ -33,9 +42,11 @@ def router_surface(provider: str) -> str:
 def receipt_of(
     receipt_id: str, now: float, surface: str, query: str, session_id: str | None, budget_tokens: int,
     found: SearchResult | None, total_ms: float, injected: int | None = None, status: str = "ok",
+    facts: Sequence[FactRecalled] = (),
 ) -> Receipt:
-    """The receipt of one recall: ``found`` is the search's result (None when nothing was searched),
-    of which the first ``injected`` items (all, when None) went in and the rest were cut."""
+    """The receipt of one recall: ``found`` is the conversation search's result (None when nothing
+    was searched), of which the first ``injected`` items (all, when None) went in and the rest were
+    cut; ``facts`` are the brain facts that went in beside them, named first as the context shows them."""
     items: Sequence[SearchItem] = found.items if found is not None else ()
     taken = len(items) if injected is None else injected
     metrics: dict[str, Any] = found.metrics if found is not None else {}
@@ -49,7 +60,8 @@ def receipt_of(
     return Receipt(
         id=receipt_id, surface=surface, created_at=now, day=day_of(now), session_id=session_id,
         query=redact(query).text if query else None, status=status, budget_tokens=budget_tokens,
-        tokens=sum(item.tokens for item in chosen), items=items_of(chosen),
+        tokens=sum(item.tokens for item in chosen) + sum(fact.tokens for fact in facts),
+        items=fact_items(facts) + items_of(chosen),
         cut=(items_of(items[taken:]) + cut_items(metrics.get(CUT_METRIC, ())))[:CUT_SHOWN],
         redacted=int(metrics.get("redacted", 0)), latency=latency, usage=None,
     )
@@ -73,34 +85,37 @@ async def complete(deps: Deps, receipt_id: str, input_tokens: int | None, output
         log.warning("could not complete a receipt: %s", type(exc).__name__)
 
 
-async def receipted_search(
-    deps: Deps, key_id: str, query: str, session_id: str | None, budget_tokens: int | None, result: SearchResult,
-    total_ms: float,
-) -> SearchResult:
-    """A search's result with the id of the receipt kept for it (null if none could be kept)."""
+async def keep_search(
+    deps: Deps, key_id: str, query: str, session_id: str | None, budget_tokens: int | None, found: SearchResult,
+    facts: Sequence[FactRecalled], total_ms: float,
+) -> str | None:
+    """Keep a search's receipt: every item and fact it returns; its id, or None if it could not be kept."""
     receipt_id = new_receipt_id()
     budget = deps.settings.search_budget_tokens if budget_tokens is None else budget_tokens
-    receipt = receipt_of(receipt_id, deps.clock(), SEARCH_SURFACE, query, session_id, budget, result, total_ms)
-    kept = await keep(deps, key_id, receipt)
-    metrics = {name: value for name, value in result.metrics.items() if name != CUT_METRIC}
-    return replace(result, metrics=metrics, receipt=receipt_id if kept else None)
+    receipt = receipt_of(receipt_id, deps.clock(), SEARCH_SURFACE, query, session_id, budget, found, total_ms,
+                         facts=facts)
+    return receipt_id if await keep(deps, key_id, receipt) else None
 
 
+def without_cut(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A search's metrics as its caller sees them, once its receipt has what was cut."""
+    return {name: value for name, value in metrics.items() if name != CUT_METRIC}
 
 
 async def keep_routed(
     deps: Deps, key_id: str, provider: str, query: str, session_id: str | None, budget_tokens: int,
-    found: SearchResult | None, total_ms: float, injected: int, status: str,
+    found: SearchResult | None, total_ms: float, injected: int, status: str, facts: Sequence[FactRecalled] = (),
 ) -> str | None:
     """Keep a routed call's receipt (its usage follows, ``complete``); its id, or None if it could
     not be kept. The turn the call stores is ``rt-<id>-u``/``-a``: forgetting its user message
     drops the query text taken from it."""
     receipt_id = new_receipt_id()
     receipt = receipt_of(receipt_id, deps.clock(), router_surface(provider), query, session_id, budget_tokens, found,
-                         total_ms, injected, status)
+                         total_ms, injected, status, facts)
     return receipt_id if await keep(deps, key_id, receipt, f"rt-{receipt_id}-u") else None
 
 
 __all__ = [
-    "CUT_METRIC", "complete", "cut_entries", "keep", "keep_routed", "new_receipt_id", "receipt_of", "receipted_search",
+    "CUT_METRIC", "complete", "cut_entries", "keep", "keep_routed", "keep_search", "new_receipt_id", "receipt_of",
+    "without_cut",
 ]
