@@ -11,6 +11,7 @@ import asyncio
 import functools
 import json
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -36,6 +37,7 @@ from memvault.core.memory.chat_calls import (
     off,
     record,
 )
+from memvault.core.receipts.record import complete, keep_routed
 
 log = logging.getLogger("memvault.router")
 
@@ -178,20 +180,26 @@ async def forward_with_memory(
     if memory.context:
         outgoing, changed = codec.inject(outgoing, memory.context), True
     payload = json.dumps(outgoing, ensure_ascii=False).encode("utf-8") if changed else raw
+    # The receipt is kept while the provider answers, and is readable once the headers are out.
+    receipt = None if key is None else asyncio.ensure_future(_keep_receipt(deps, key.id, provider, options, memory))
+    sent = time.perf_counter()
     try:
         upstream = await deps.http.send("POST", url, headers, payload)
     except MemvaultError as exc:
-        return error_response(codec, exc, memory)
+        return error_response(codec, exc, replace(memory, receipt=None if receipt is None else await receipt))
+    forwarding_ms = round((time.perf_counter() - sent) * 1000.0, 2)
+    memory = replace(memory, receipt=None if receipt is None else await receipt)
 
     tap: Tap | None = None
     writer = key.id if key is not None and 200 <= upstream.status < 300 and options.writes else None
-    if writer is not None:
+    if writer is not None or (memory.receipt is not None and 200 <= upstream.status < 300):
         content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
         tap = tap_for(codec, content_type)
 
     def on_delivered(finished: Tap) -> None:
-        if writer is not None:
-            deps.background.run(functools.partial(_remember, deps, writer, conversation, finished, options))
+        deps.background.run(functools.partial(
+            _remember, deps, writer, memory.receipt, conversation, finished, options, forwarding_ms
+        ))
 
     return RelayResponse(upstream, relayed_headers(upstream.headers, memory), tap, on_delivered)
 
@@ -202,11 +210,23 @@ def _check_path(path: str) -> None:
         raise InvalidInput("the request path holds characters a provider URL cannot carry")
 
 
-async def _remember(deps: Deps, key_id: str, conversation: Conversation, tap: Tap, options: MemoryOptions) -> None:
-    """Background: assemble the relayed reply, then store the turn if the answer is complete."""
+async def _keep_receipt(deps: Deps, key_id: str, provider: str, options: MemoryOptions, memory: PreparedMemory) -> str | None:
+    return await keep_routed(deps, key_id, provider, memory.query, options.session_id, options.context_limit,
+                             memory.found, memory.retrieval_ms, memory.injected, memory.status, memory.facts)
+
+
+async def _remember(
+    deps: Deps, key_id: str | None, receipt_id: str | None, conversation: Conversation, tap: Tap,
+    options: MemoryOptions, forwarding_ms: float,
+) -> None:
+    """Background: assemble the relayed reply, then store the turn if the answer is complete (the
+    turn's ids are the receipt's) and add the provider's usage to the receipt."""
     reply = read_reply(tap)
-    if reply is not None and reply.complete:
-        await record(deps, key_id, conversation, reply, options)
+    if receipt_id is not None:
+        usage = (None, None) if reply is None else (reply.input_tokens, reply.output_tokens)
+        await complete(deps, receipt_id, *usage, forwarding_ms)
+    if key_id is not None and reply is not None and reply.complete:
+        await record(deps, key_id, conversation, reply, options, receipt_id)
 
 
 async def pass_through(request: Request, provider: str) -> Response:

@@ -4,6 +4,9 @@ recall (``joint.py``) for a key granted brain scopes. Either way the answer has 
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+
 from memvault.core.answers.grants import credential_of
 from memvault.core.answers.joint import Query, search_answers
 from memvault.core.answers.results import SearchResult
@@ -13,9 +16,21 @@ from memvault.core.memory import commands as c
 from memvault.core.memory.operations import SEARCH as MEMORY_SEARCH
 from memvault.core.memory.operations import Operation
 from memvault.core.memory.read.search import search_memory
+from memvault.core.models import SearchResult as MemoryResult
+from memvault.core.receipts.record import keep_search, without_cut
 
 
 async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
+    """The search, with the receipt kept for it."""
+    started = time.perf_counter()
+    found = await _find(deps, caller, command)
+    total_ms = (time.perf_counter() - started) * 1000.0
+    receipt = await keep_search(deps, caller.id, command.query, command.session_id, command.budget_tokens,
+                                MemoryResult(found.items, found.tokens, found.metrics), found.facts, total_ms)
+    return replace(found, metrics=without_cut(found.metrics), receipt=receipt)
+
+
+async def _find(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
     credential = credential_of(caller, deps.settings) if command.brain else None
     if credential is None:
         found = await search_memory(deps, caller.id, command.query, limit=command.limit,
