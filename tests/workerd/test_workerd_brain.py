@@ -115,7 +115,8 @@ def test_a_fact_retired_by_hand_leaves_current_reads_and_keeps_its_reason(stack:
     again = stack.api("POST", f"/v1/brain/facts/{by_http}/retire", writer, json={"reason": "again"})
     assert again.status_code == 409, again.text
     assert result_of(stack.rpc("brain_retire", writer, by_rpc, "Both codes changed."))["status"] == "retired"
-    assert search(stack, writer, code)["results"] == []
+    # The tier's brain holds other tests' notes too: only these two facts must be gone.
+    assert not {r["id"] for r in search(stack, writer, code)["results"]} & {by_http, by_rpc}
     past = stack.api("POST", "/v1/brain/facts/search", writer, json={"query": code, "as_of": "2026-06-01T00:00:00Z"})
     assert sorted(r["id"] for r in past.json()["results"]) == sorted([by_http, by_rpc])
     [version] = stack.api("GET", f"/v1/brain/facts/{by_http}/history", writer).json()["chain"]
