@@ -12,19 +12,22 @@ import functools
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 
 from memvault.api.dependencies import caller_tokens, get_deps
+from memvault.api.errors import error_headers
 from memvault.api.memory_options import BODY_OBJECT, memory_headers, parse_options
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import RelayResponse, Tap, read_reply, tap_for
 from memvault.core.credentials.callers import memory_caller
+from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
+from memvault.core.memory.accounting import account, routed_usage
 from memvault.core.memory.chat_calls import (
     Conversation,
     MemoryOptions,
@@ -34,6 +37,8 @@ from memvault.core.memory.chat_calls import (
     prepare,
     record,
 )
+from memvault.core.usage.limits import admit_call
+from memvault.core.usage.meter import Meter, metering
 
 log = logging.getLogger("memvault.router")
 
@@ -58,7 +63,7 @@ def error_response(codec: ProviderCodec, error: MemvaultError, memory: PreparedM
     """``error`` in the provider's envelope, with the status the provider gives such an error: bad
     input is a 400 to every provider's clients, whichever field it was."""
     status = 400 if isinstance(error, InvalidInput) else error.status
-    headers = memory_headers(memory or off())
+    headers = {**memory_headers(memory or off()), **error_headers(error)}
     return JSONResponse(codec.error_body(status, error.message), status_code=status, headers=headers)
 
 
@@ -106,26 +111,25 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def memory_key_id(deps: Deps, headers: Mapping[str, str]) -> str | None:
-    """The caller's memory key id; ``None`` when the key store cannot answer (memory degrades).
+async def memory_key(deps: Deps, headers: Mapping[str, str]) -> MemoryKey | None:
+    """The caller's memory key; ``None`` when the key store cannot answer (memory degrades).
     Only `X-Memory-Key` names it here: `Authorization` carries the provider's key."""
     tokens = caller_tokens(headers, bearer=False)
     try:
-        key = await memory_caller(deps, tokens)
+        return await memory_caller(deps, tokens)
     except Unauthorized:
         raise
     except Exception as exc:  # fail open: the key store being down must not stop the chat call
         log.warning("memory key check failed, answering without memory: %s", type(exc).__name__)
         return None
-    return str(key.id)
 
 
 async def _parse_call(
     request: Request, deps: Deps, codec: ProviderCodec, stream: bool | None
-) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, str | None]:
+) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, MemoryKey | None]:
     # The key is checked while the body arrives; its verdict still comes first, so a caller without
     # a valid key learns nothing about how its headers or body would have been read.
-    key_check = asyncio.ensure_future(memory_key_id(deps, request.headers))
+    key_check = asyncio.ensure_future(memory_key(deps, request.headers))
     try:
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         try:
@@ -148,14 +152,24 @@ async def forward_with_memory(
     codec = CODECS[provider]
     try:
         _check_path(request.url.path)
-        raw, body, conversation, options, key_id = await _parse_call(request, deps, codec, stream)
+        raw, body, conversation, options, key = await _parse_call(request, deps, codec, stream)
     except MemvaultError as exc:
         return error_response(codec, exc)
+    key_id = None if key is None else key.id
     if model is not None:
         conversation = replace(conversation, model=model)
-    recall = None if options.mode == "off" or key_id is None else asyncio.ensure_future(
-        prepare(deps, key_id, conversation, options)
-    )
+    # Embeddings the recall computes are noted on this call's meter (the task keeps it).
+    with metering() as recall_meter:
+        recall = None if options.mode == "off" or key_id is None else asyncio.ensure_future(
+            prepare(deps, key_id, conversation, options)
+        )
+    # The limits are checked while memory is recalled; nothing is forwarded before they admit the call.
+    try:
+        await admit_call(deps.db, key, deps.clock())
+    except MemvaultError as exc:
+        if recall is not None:
+            recall.cancel()
+        return error_response(codec, exc)
     # The request's own preparation runs while memory is recalled.
     outgoing, changed = codec.strip_memory_flags(body)
     if BODY_OBJECT in outgoing:
@@ -172,16 +186,18 @@ async def forward_with_memory(
         return error_response(codec, exc, memory)
 
     tap: Tap | None = None
-    writer = key_id if 200 <= upstream.status < 300 and options.writes else None
-    if writer is not None:
+    if 200 <= upstream.status < 300 and key_id is not None:
         content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
         tap = tap_for(codec, content_type)
+    call = _Call(deps, key_id, conversation, options, memory, recall is not None, recall_meter)
 
     def on_delivered(finished: Tap) -> None:
-        if writer is not None:
-            deps.background.run(functools.partial(_remember, deps, writer, conversation, finished, options))
+        deps.background.run(functools.partial(_remember, call, finished))
 
-    return RelayResponse(upstream, relayed_headers(upstream.headers, memory), tap, on_delivered)
+    def on_ended() -> None:
+        deps.background.run(functools.partial(_remember, call, None))
+
+    return RelayResponse(upstream, relayed_headers(upstream.headers, memory), tap, on_delivered, on_ended)
 
 
 def _check_path(path: str) -> None:
@@ -190,11 +206,31 @@ def _check_path(path: str) -> None:
         raise InvalidInput("the request path holds characters a provider URL cannot carry")
 
 
-async def _remember(deps: Deps, key_id: str, conversation: Conversation, tap: Tap, options: MemoryOptions) -> None:
-    """Background: assemble the relayed reply, then store the turn if the answer is complete."""
-    reply = read_reply(tap)
-    if reply is not None and reply.complete:
-        await record(deps, key_id, conversation, reply, options)
+@dataclass(frozen=True)
+class _Call:
+    """What the background work after a relayed answer needs of its call."""
+
+    deps: Deps
+    key_id: str | None
+    conversation: Conversation
+    options: MemoryOptions
+    memory: PreparedMemory
+    recalled: bool
+    recall_meter: Meter
+
+
+async def _remember(call: _Call, tap: Tap | None) -> None:
+    """Background: assemble the relayed reply (``tap``: None when the answer was not delivered),
+    store the turn if the answer is complete, and account the call."""
+    if call.key_id is None:
+        return
+    reply = None if tap is None else read_reply(tap)
+    stored = []
+    with metering() as store_meter:
+        if reply is not None and reply.complete and call.options.writes:
+            stored = await record(call.deps, call.key_id, call.conversation, reply, call.options)
+    usage = routed_usage(reply, call.memory, call.recalled, stored, call.recall_meter, store_meter)
+    await account(call.deps, call.key_id, call.conversation.model, usage)
 
 
 async def pass_through(request: Request, provider: str) -> Response:
@@ -203,7 +239,7 @@ async def pass_through(request: Request, provider: str) -> Response:
     codec = CODECS[provider]
     try:
         _check_path(request.url.path)
-        await memory_key_id(deps, request.headers)
+        await admit_call(deps.db, await memory_key(deps, request.headers), deps.clock())
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         headers = upstream_headers(request.headers.items(), codec)
         upstream = await deps.http.send(request.method, upstream_url(deps, codec, request), headers, raw)
