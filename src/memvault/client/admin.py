@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from memvault.client.transports import request_json
 from memvault.core.errors import InvalidInput
@@ -20,6 +20,9 @@ ROUTES: Mapping[str, tuple[str, str]] = {
     "create_credential": ("POST", "/credentials"),
     "list_credentials": ("GET", "/credentials"),
     "revoke_credential": ("DELETE", "/credentials/{id}"),
+    "admin_usage": ("GET", "/usage"),
+    "get_limits": ("GET", "/keys/{id}/limits"),
+    "set_limits": ("PUT", "/keys/{id}/limits"),
 }
 
 
@@ -36,6 +39,10 @@ class AdminClient:
             if not isinstance(key_id, str) or not key_id:
                 raise InvalidInput("an id is required")
             path = path.replace("{id}", quote(key_id, safe=""))
-        body = dict(data) if method == "POST" else None
+        rest = {name: value for name, value in data.items() if name != "id"}
+        body = dict(data) if method == "POST" else rest if method == "PUT" else None
+        query = {name: value for name, value in rest.items() if value is not None}
+        if method == "GET" and query:
+            path += "?" + urlencode(query)
         answer: dict[str, Any] = await request_json(self._http, method, self._base + path, self._token, body)
         return answer

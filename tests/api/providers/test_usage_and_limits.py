@@ -16,12 +16,12 @@ import anthropic
 import httpx
 import openai
 import pytest
-from conftest import wait_until
 from fake_upstream import FakeUpstream, LoopCapture, ServerThread
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from conftest import wait_until
 from memvault.api.app import create_app
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
