@@ -33,7 +33,6 @@ TAGS = [
     {"name": "memory router", "description": "Provider endpoints with memory: recall, inject, forward, remember the turn."},
     {"name": "brain", "description": "Curated, bi-temporal facts behind scope walls, for brain credentials."},
     {"name": "admin", "description": "Memory keys and brain credentials, for the holder of the admin token (404 where none is set)."},
-    {"name": "usage", "description": "What a memory key's calls used, per UTC day or model."},
     {"name": "health", "description": "Liveness, version and (on Workers) bindings and secrets present."},
 ]
 

@@ -13,7 +13,7 @@ from memvault.api.schemas import documented, error_responses
 from memvault.core.shapes import plain_object
 from memvault.core.usage.operations import ADMIN_USAGE, GET_LIMITS, SET_LIMITS, USAGE, perform
 
-router = APIRouter(tags=["usage"], responses=error_responses(401, 422, 503))
+router = APIRouter(tags=["memory"], responses=error_responses(401, 422, 503))
 admin_router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=error_responses(401, 404, 413, 422, 503))
 JsonBody = Annotated[Any, Body()]
 QUERY = ("from", "to", "group_by")
