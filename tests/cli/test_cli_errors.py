@@ -79,11 +79,18 @@ def test_restore_refuses_what_is_not_a_backup(shell: Shell, tmp_path: Path) -> N
     assert_fails(shell("restore", str(tmp_path / "binary.jsonl")), 2, "is not a backup")
 
 
+def _interruptible() -> None:
+    # As in a terminal's foreground: a suite started in the background (`cmd &` without job
+    # control) hands its children SIGINT ignored, and an ignored signal survives exec.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
     key = created_key(tmp_path / "data", tmp_path)
     process = subprocess.Popen(
         [str(MEMVAULT), "import", "-", "--key", key, "--data-dir", str(tmp_path / "data")], cwd=tmp_path,
         env=user_environment(), stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        preexec_fn=_interruptible,
     )
     assert process.stderr is not None and process.stdin is not None
     try:
