@@ -6,6 +6,7 @@ unaffected."""
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -76,7 +77,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         with ServerThread(capture) as server:
             yield Site(server.url, upstream, capture)
             if capture.loop is not None:
-                import asyncio
                 asyncio.run_coroutine_threadsafe(close_local_deps(deps), capture.loop).result(timeout=30)
 
 
@@ -199,7 +199,7 @@ def test_a_key_over_its_request_limit_gets_the_sdks_rate_limit_errors(site: Site
     own = httpx.post(f"{site.url}/v1/memory/search", json={"query": "x"}, headers=headers)
     assert own.status_code == 429 and own.json()["error"]["code"] == "rate_limited" and own.headers["retry-after"]
     assert len(site.upstream.received) == forwarded  # nothing refused was forwarded
-    other_id, other = site.new_key()
+    _, other = site.new_key()
     assert site.chat(other).status_code == 200
     assert site.set_limits(key_id).status_code == 200  # no limits again
     assert site.chat(secret, "after").status_code == 200
