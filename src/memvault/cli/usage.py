@@ -18,7 +18,8 @@ SHOWN = ("calls", "input_tokens", "output_tokens", "memory_tokens", "messages_st
 @click.command("usage")
 @click.option("--from", "first_day", metavar="YYYY-MM-DD", default=None, help="First UTC day counted (default: --to).")
 @click.option("--to", "last_day", metavar="YYYY-MM-DD", default=None, help="Last UTC day counted (default: today).")
-@click.option("--group-by", type=click.Choice(["day", "model", "key"]), default="day", show_default=True)
+@click.option("--group-by", type=click.Choice(["day", "model", "key"]), default="day", show_default=True,
+              help="One line per UTC day, per model, or per memory key.")
 @json_option
 @url_option
 @data_dir_option
