@@ -17,6 +17,7 @@ const STATUSES: ErrorStatuses = {
   TransientStorageError: 503,
   StorageFull: 507,
   UpstreamUnavailable: 502,
+  RateLimited: 429,
 };
 
 const TRANSIENT: Record<TransientStatus, true> = { 408: true, 425: true, 429: true, 500: true, 502: true, 503: true, 504: true };
@@ -60,7 +61,7 @@ export function isTransient(error: unknown): boolean {
  * claims keeps its number. */
 export function errorForStatus(status: number, message: string): MemvaultError {
   const order: ErrorKind[] = ["InvalidInput", "Unauthorized", "Forbidden", "NotFound", "Conflict", "PayloadTooLarge",
-    "InvalidField", "UpstreamUnavailable", "StorageUnavailable", "StorageFull"];
+    "InvalidField", "UpstreamUnavailable", "StorageUnavailable", "StorageFull", "RateLimited"];
   const kind = order.find((name) => STATUSES[name] === status);
   return kind === undefined ? new MemvaultError("MemvaultError", message, status) : new MemvaultError(kind, message);
 }
