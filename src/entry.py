@@ -84,3 +84,7 @@ class Default(WorkerEntrypoint):
     async def brain_write(self, brain_token: Any, payload: Any, bands: Any = True) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.brain_write(deps, *_plain(brain_token, payload, bands)))
+
+    async def brain_retire(self, brain_token: Any, id: Any, reason: Any) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_retire(deps, *_plain(brain_token, id, reason)))

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -40,11 +41,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def memvault_serve(env: Mapping[str, str]) -> Iterator[str]:
+def memvault_serve(env: Mapping[str, str], output: IO[bytes] | None = None) -> Iterator[str]:
     """`memvault serve` as a user runs it, on a free port with ``env``; yields its origin once its
-    /health answers, and stops it (SIGTERM) afterwards."""
+    /health answers, and stops it (SIGTERM) afterwards. ``output`` takes all it prints, if given."""
     command = [str(Path(sys.executable).with_name("memvault")), "serve", "--host", "127.0.0.1", "--port", str(free_port())]
-    process = subprocess.Popen(command, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, env=dict(env), stdout=output or subprocess.DEVNULL,
+                               stderr=output or subprocess.PIPE)
     url = f"http://127.0.0.1:{command[-1]}"
     try:
         deadline = time.monotonic() + 120
@@ -56,7 +58,7 @@ def memvault_serve(env: Mapping[str, str]) -> Iterator[str]:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                raise AssertionError(f"memvault serve did not start: {process.communicate()[1].decode()}")
+                raise AssertionError(f"memvault serve did not start: {(process.communicate()[1] or b'').decode()}")
             time.sleep(0.1)
         yield url
     finally:

@@ -21,6 +21,7 @@ import js
 import pyodide
 from memvault.adapters.cloudflare.blobs import R2BlobStore
 from memvault.adapters.cloudflare.cache import KvCache
+from memvault.adapters.cloudflare.cipher import WebCryptoCipher
 from memvault.adapters.cloudflare.convert import to_py
 from memvault.adapters.cloudflare.database import D1Database
 from memvault.adapters.cloudflare.do_sql import DurableObjectSql
@@ -47,6 +48,10 @@ async def new_cache() -> KvCache:
 async def new_blob_store() -> R2BlobStore:
     await harness().resetR2()
     return R2BlobStore(harness().env.BLOBS)
+
+
+async def new_cipher() -> WebCryptoCipher:
+    return WebCryptoCipher()
 
 
 async def new_database() -> D1Database:
@@ -109,6 +114,7 @@ async def new_vault() -> Any:
 
 FACTORIES: dict[str, Factory] = {
     "cache": new_cache,
+    "cipher": new_cipher,
     "blob_store": new_blob_store,
     "database": new_database,
     "embedder": new_embedder,
@@ -146,6 +152,8 @@ async def run_all() -> str:
     wanted = None if only is None else {str(name) for name in only}
     install_vault_objects()
     results: list[dict[str, Any]] = []
+    # What a suite made here for CPython to read back (its ``ARTIFACTS``), by suite.
+    artifacts: dict[str, Any] = {}
     without_adapter: list[str] = []
     names = sorted(f[:-3] for f in os.listdir(SUITES_DIR) if f.endswith(".py") and not f.startswith("_"))
     for name in names:
@@ -160,6 +168,8 @@ async def run_all() -> str:
             results.append({"suite": name, "check": "<import>", "ok": False, "error": _failure(exc), "seconds": 0})
             continue
         results.extend(await run_checks(name, list(module.CHECKS), FACTORIES[name]))
+        if getattr(module, "ARTIFACTS", None):
+            artifacts[name] = dict(module.ARTIFACTS)
 
     for module_name in EXTRA_CHECKS:
         if wanted is None or module_name in wanted:
@@ -172,5 +182,6 @@ async def run_all() -> str:
             "suites_found": names,
             "suites_without_adapter": without_adapter,
             "results": results,
+            "artifacts": artifacts,
         }
     )

@@ -131,3 +131,15 @@ def test_importing_the_entry_brings_the_app_into_the_snapshot(tier_report: dict[
 def test_every_suite_has_a_cloudflare_adapter(tier_report: dict[str, Any]) -> None:
     # A new contract suite must be wired into runner.py, not silently left out of this tier.
     assert tier_report["suites_without_adapter"] == []
+
+
+async def test_cpython_opens_what_webcrypto_sealed_in_pyodide(tier_report: dict[str, Any]) -> None:
+    if str(SUITES.parent) not in sys.path:
+        sys.path.insert(0, str(SUITES.parent))
+    from suites.cipher import BINDING, SEALED_HERE_PLAINTEXT, SECRET_TEXT
+
+    from memvault.adapters.local.cipher import AesGcmCipher
+    from memvault.core.credentials.sealing import sealing_secret, unseal
+
+    sealed = tier_report["artifacts"]["cipher"]["sealed"]
+    assert await unseal(AesGcmCipher(), [sealing_secret(SECRET_TEXT)], sealed, BINDING) == SEALED_HERE_PLAINTEXT

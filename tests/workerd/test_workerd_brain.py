@@ -98,3 +98,25 @@ def test_the_v1_brain_paths_the_kept_paths_and_rpc_answer_alike(stack: MainStack
 def result_of(answer: dict[str, Any]) -> Any:
     assert "error" not in answer, answer["error"][-600:]
     return answer["result"]
+
+
+def test_a_fact_retired_by_hand_leaves_current_reads_and_keeps_its_reason(stack: MainStack) -> None:
+    code = f"GATE-{uuid.uuid4().hex[:6].upper()}"
+    writer, other = stack.secrets.family_writer, stack.secrets.business_writer
+    [by_http, by_rpc] = write(stack, writer, {"source": "notes:retire", "scope": "family", "facts": [
+        {"content": f"The side gate code is {code}.", "valid_from": "2026-01-01T00:00:00Z"},
+        {"content": f"The back gate code is {code}-B.", "valid_from": "2026-01-01T00:00:00Z"}]})["ids"]
+    walled = stack.api("POST", f"/v1/brain/facts/{by_http}/retire", other, json={"reason": "changed"})
+    absent = stack.api("POST", "/v1/brain/facts/mem-0000000000000000/retire", other, json={"reason": "changed"})
+    assert walled.status_code == absent.status_code == 404 and walled.json() == absent.json()
+    retired = stack.api("POST", f"/v1/brain/facts/{by_http}/retire", writer, json={"reason": "The code changed."})
+    assert retired.status_code == 200, retired.text
+    assert retired.json()["retirement"]["reason"] == "The code changed."
+    again = stack.api("POST", f"/v1/brain/facts/{by_http}/retire", writer, json={"reason": "again"})
+    assert again.status_code == 409, again.text
+    assert result_of(stack.rpc("brain_retire", writer, by_rpc, "Both codes changed."))["status"] == "retired"
+    assert search(stack, writer, code)["results"] == []
+    past = stack.api("POST", "/v1/brain/facts/search", writer, json={"query": code, "as_of": "2026-06-01T00:00:00Z"})
+    assert sorted(r["id"] for r in past.json()["results"]) == sorted([by_http, by_rpc])
+    [version] = stack.api("GET", f"/v1/brain/facts/{by_http}/history", writer).json()["chain"]
+    assert version["retirement"]["reason"] == "The code changed." and version["current"] is False

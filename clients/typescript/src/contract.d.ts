@@ -49,6 +49,23 @@ export interface FactIn {
   importance?: number | null;
 }
 
+export interface FactRetired {
+  id: string;
+  status: "retired";
+  retirement: FactRetirement;
+}
+
+/** Why a writer retired a fact by hand. */
+export interface FactRetirement {
+  /** As given, with any secret in it redacted. */
+  reason: string;
+  retired_at: number;
+  /** The credential that retired it. */
+  retired_by: string;
+  /** Kinds of secret redacted from the reason, never the values. */
+  redacted: string[];
+}
+
 export interface FactsWritten {
   written: number;
   unchanged: number;
@@ -216,6 +233,14 @@ export interface Redaction {
   kinds: string[];
 }
 
+/** Retire a fact by hand: superseded by nothing, kept for its history and `as_of` reads; writers only. */
+export interface RetireFact {
+  /** A fact id (mem-…). */
+  id: string;
+  /** Why the fact no longer holds; its history shows it. Secrets in it are redacted. */
+  reason: string;
+}
+
 /** Find facts the credential may read: `keyword` (exact tokens count) or `hybrid` (keyword plus vectors). */
 export interface SearchFacts {
   /** The words to find. */
@@ -375,6 +400,8 @@ export interface MemvaultRpc {
   brain_recall(brainToken: string, query?: string | null, asOf?: number | string | null, budget?: number | null): Promise<Recollection>;
   /** Write one fact or a batch (writer credentials, within their scopes); idempotent per source and text. */
   brain_write(brainToken: string, input: WriteFactsIn, bands?: boolean): Promise<FactsWritten>;
+  /** Retire a fact by hand with a reason (writers, within their scopes): superseded by nothing, never deleted; 409 if it is no longer current. */
+  brain_retire(brainToken: string, id: string, reason: string): Promise<FactRetired>;
 }
 
 /** Each domain error memvault raises, by name, with the HTTP status it answers with. */
@@ -390,6 +417,8 @@ export interface ErrorStatuses {
   StorageUnavailable: 503;
   StorageFull: 507;
   UpstreamUnavailable: 502;
+  NotConfigured: 503;
+  Undecryptable: 500;
   InvalidField: 422;
   TransientStorageError: 503;
 }

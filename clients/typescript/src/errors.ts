@@ -17,6 +17,8 @@ const STATUSES: ErrorStatuses = {
   TransientStorageError: 503,
   StorageFull: 507,
   UpstreamUnavailable: 502,
+  NotConfigured: 503,
+  Undecryptable: 500,
   RateLimited: 429,
 };
 

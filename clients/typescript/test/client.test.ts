@@ -99,7 +99,7 @@ describe("MemvaultClient over a service binding", () => {
       getMemory: fail("getMemory"), saveMemory: fail("saveMemory"), searchMemory: fail("searchMemory"),
       forgetMemory: fail("forgetMemory"), get_memory: fail("get_memory"), save_memory: fail("save_memory"),
       search_memory: fail("search_memory"), forget_memory: fail("forget_memory"), brain_search: fail("brain_search"),
-      brain_recall: fail("brain_recall"), brain_write: fail("brain_write"),
+      brain_recall: fail("brain_recall"), brain_write: fail("brain_write"), brain_retire: fail("brain_retire"),
     };
   }
 

@@ -14,7 +14,7 @@ from memvault.api.brain_schemas import components as brain_components
 from memvault.api.dependencies import DEPS_SCOPE_KEY, memory_router_headers
 from memvault.api.docs import docs_router
 from memvault.api.limits import BodySizeLimit, ResponseDate
-from memvault.api.routes import admin, brain, health, memory, portal, providers, usage
+from memvault.api.routes import admin, admin_providers, brain, health, memory, portal, providers, usage
 from memvault.api.schemas import memory_schemas
 from memvault.core.deps import Deps
 from memvault.core.redaction.logs import install_log_redaction
@@ -23,7 +23,8 @@ DESCRIPTION = """A memory layer for LLM applications.
 
 **Conversation memory** (`/v1/memory…`) and the **memory router** (the OpenAI, Anthropic and
 Gemini endpoints) take a memory key: `Authorization: Bearer mk_…` or `X-Memory-Key` (the router
-reads only `X-Memory-Key`, since `Authorization` carries the provider's key). The **brain**
+reads `X-Memory-Key`, since `Authorization` carries the provider's key, or a memory key an SDK sent as
+its API key). The **brain**
 (`/v1/brain/…`; its older paths `/memory/…` and `/recall` are kept, deprecated) takes a brain
 credential: `Authorization: Bearer <token>` or `X-Memvault-Brain-Token`. Press *Authorize* and fill
 in what you hold; each operation sends what it needs. Errors are `{"error": {"code", "message"}}`."""
@@ -53,7 +54,7 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
     )
     app.add_middleware(ResponseDate)
     errors.install(app)
-    for module in (health, memory, brain, admin, usage, portal):
+    for module in (health, memory, brain, admin, admin_providers, usage, portal):
         app.include_router(module.router)
     app.include_router(usage.admin_router)
     # The memory router reads its headers itself (after the body, to answer in the provider's

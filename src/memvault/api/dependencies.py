@@ -30,8 +30,8 @@ MEMORY_KEY_BEARER = HTTPBearer(
 )
 MEMORY_KEY_HEADER = APIKeyHeader(
     name="X-Memory-Key", scheme_name="memoryKeyHeader", auto_error=False,
-    description="A memory key in its own header. The memory router reads it only here, since "
-    "`Authorization` carries the provider's key there.",
+    description="A memory key in its own header. The memory router reads it here, since `Authorization` "
+    "carries the provider's key there, or in the provider's key header when that holds a memory key.",
 )
 SESSION_HEADER = APIKeyHeader(
     name=SESSION_ID_HEADER, scheme_name="sessionId", auto_error=False,

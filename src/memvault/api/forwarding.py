@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from memvault.api.dependencies import caller_tokens, get_deps
 from memvault.api.errors import error_headers
 from memvault.api.memory_options import BODY_OBJECT, memory_headers, parse_options
+from memvault.api.provider_credentials import holds_memory_key, memory_key_in_key_header, with_stored_credential
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import RelayResponse, Tap, read_reply, tap_for
@@ -68,13 +69,14 @@ def error_response(codec: ProviderCodec, error: MemvaultError, memory: PreparedM
 
 
 def upstream_headers(incoming: Sequence[tuple[str, str]], codec: ProviderCodec) -> list[tuple[str, str]]:
-    provider_key = next((v for k, v in incoming if k.lower() == "x-provider-key"), None)
+    """The caller's headers as they go upstream: a memory key never does, in any header."""
+    provider_key = next((v for k, v in incoming if k.lower() == "x-provider-key" and not holds_memory_key(v)), None)
     headers = []
     for name, value in incoming:
         lower = name.lower()
         if lower in _NOT_FORWARDED or lower.startswith(_OWN_PREFIXES):
             continue
-        if provider_key is not None and lower in codec.key_headers:
+        if lower in codec.key_headers and (provider_key is not None or holds_memory_key(value)):
             continue
         headers.append((name, value))
     if provider_key is not None:
@@ -111,10 +113,13 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def memory_key(deps: Deps, headers: Mapping[str, str]) -> MemoryKey | None:
+async def memory_key(deps: Deps, headers: Mapping[str, str], codec: ProviderCodec) -> MemoryKey | None:
     """The caller's memory key; ``None`` when the key store cannot answer (memory degrades).
-    Only `X-Memory-Key` names it here: `Authorization` carries the provider's key."""
+    `X-Memory-Key` names it, else the provider's key header when it holds a memory key (an SDK
+    given the memory key as its API key): otherwise that header carries the provider's key."""
     tokens = caller_tokens(headers, bearer=False)
+    if tokens.memory_key is None:
+        tokens = replace(tokens, memory_key=memory_key_in_key_header(headers, codec))
     try:
         return await memory_caller(deps, tokens)
     except Unauthorized:
@@ -129,7 +134,7 @@ async def _parse_call(
 ) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, MemoryKey | None]:
     # The key is checked while the body arrives; its verdict still comes first, so a caller without
     # a valid key learns nothing about how its headers or body would have been read.
-    key_check = asyncio.ensure_future(memory_key(deps, request.headers))
+    key_check = asyncio.ensure_future(memory_key(deps, request.headers, codec))
     try:
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         try:
@@ -174,9 +179,14 @@ async def forward_with_memory(
     outgoing, changed = codec.strip_memory_flags(body)
     if BODY_OBJECT in outgoing:
         outgoing, changed = {k: v for k, v in outgoing.items() if k != BODY_OBJECT}, True
-    headers = upstream_headers(request.headers.items(), codec)
     url = upstream_url(deps, codec, request)
+    credential = asyncio.ensure_future(with_stored_credential(
+        deps, key_id, codec, request.headers, request.url.query, upstream_headers(request.headers.items(), codec)))
     memory = off() if options.mode == "off" else degraded() if recall is None else await recall
+    try:
+        headers = await credential
+    except MemvaultError as exc:
+        return error_response(codec, exc, memory)
     if memory.context:
         outgoing, changed = codec.inject(outgoing, memory.context), True
     payload = json.dumps(outgoing, ensure_ascii=False).encode("utf-8") if changed else raw
@@ -239,9 +249,12 @@ async def pass_through(request: Request, provider: str) -> Response:
     codec = CODECS[provider]
     try:
         _check_path(request.url.path)
-        await admit_call(deps.db, await memory_key(deps, request.headers), deps.clock())
+        key = await memory_key(deps, request.headers, codec)
+        await admit_call(deps.db, key, deps.clock())
+        key_id = None if key is None else key.id
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
-        headers = upstream_headers(request.headers.items(), codec)
+        headers = await with_stored_credential(deps, key_id, codec, request.headers, request.url.query,
+                                               upstream_headers(request.headers.items(), codec))
         upstream = await deps.http.send(request.method, upstream_url(deps, codec, request), headers, raw)
     except MemvaultError as exc:
         return error_response(codec, exc)

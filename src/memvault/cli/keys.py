@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from memvault.cli.admin_calls import admin_call, url_option
+from memvault.cli.provider_keys import provider_group
 from memvault.cli.shell import counted, data_dir_option, emit, emit_json, json_option, say
 from memvault.core.admin import CREATE_KEY, LIST_KEYS, REVOKE_KEY
 
@@ -68,3 +69,6 @@ def revoke(key_id: str, as_json: bool, url: str | None, data_dir: Path | None) -
         "(MEMVAULT_CACHE_TTL_SECONDS)" if url is None else f"revoked key {key_id}")
     if as_json:
         emit_json(revoked)
+
+
+keys_group.add_command(provider_group)

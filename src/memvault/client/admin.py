@@ -12,7 +12,8 @@ from memvault.client.transports import request_json
 from memvault.core.errors import InvalidInput
 from memvault.core.ports import HttpClient
 
-# operation name -> (method, path under /v1/admin; "{id}" from the data, the rest the body)
+# operation name -> (method, path under /v1/admin; "{field}"s from the data). A POST sends the
+# rest of the data as its body, a PUT the data's "body".
 ROUTES: Mapping[str, tuple[str, str]] = {
     "create_key": ("POST", "/keys"),
     "list_keys": ("GET", "/keys"),
@@ -20,10 +21,15 @@ ROUTES: Mapping[str, tuple[str, str]] = {
     "create_credential": ("POST", "/credentials"),
     "list_credentials": ("GET", "/credentials"),
     "revoke_credential": ("DELETE", "/credentials/{id}"),
+    "set_provider_key": ("PUT", "/keys/{id}/providers/{provider}"),
+    "delete_provider_key": ("DELETE", "/keys/{id}/providers/{provider}"),
+    "list_provider_keys": ("GET", "/keys/{id}/providers"),
+    "reseal_provider_keys": ("POST", "/provider-keys/reseal"),
     "admin_usage": ("GET", "/usage"),
     "get_limits": ("GET", "/keys/{id}/limits"),
     "set_limits": ("PUT", "/keys/{id}/limits"),
 }
+_PATH_FIELDS = ("id", "provider")
 
 
 class AdminClient:
@@ -34,13 +40,14 @@ class AdminClient:
 
     async def call(self, operation: str, data: Mapping[str, Any]) -> dict[str, Any]:
         method, path = ROUTES[operation]
-        if "{id}" in path:
-            key_id = data.get("id")
-            if not isinstance(key_id, str) or not key_id:
-                raise InvalidInput("an id is required")
-            path = path.replace("{id}", quote(key_id, safe=""))
-        rest = {name: value for name, value in data.items() if name != "id"}
-        body = dict(data) if method == "POST" else rest if method == "PUT" else None
+        for name in _PATH_FIELDS:
+            if "{" + name + "}" in path:
+                value = data.get(name)
+                if not isinstance(value, str) or not value:
+                    raise InvalidInput(f"{'an' if name == 'id' else 'a'} {name} is required")
+                path = path.replace("{" + name + "}", quote(value, safe=""))
+        rest = {name: value for name, value in data.items() if name not in _PATH_FIELDS}
+        body = dict(data) if method == "POST" else data.get("body", rest) if method == "PUT" else None
         query = {name: value for name, value in rest.items() if value is not None}
         if method == "GET" and query:
             path += "?" + urlencode(query)

@@ -98,3 +98,7 @@ class MemoryClient:
     async def recall_facts(self, query: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Brain facts matching ``query`` (keyword search), as this client's credential may read them."""
         return await self._call(lambda: self._transport.search_facts(query, limit))
+
+    async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
+        """Retire a brain fact by hand (a writer credential): ``{id, status, retirement}``."""
+        return await self._call(lambda: self._transport.retire_fact(fact_id, reason))

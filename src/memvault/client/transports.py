@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from memvault.core.errors import Unauthorized, UpstreamUnavailable, error_for_status
 from memvault.core.ports import HttpClient
@@ -36,6 +36,10 @@ class Transport(Protocol):
 
     async def search_facts(self, query: str, limit: int | None) -> list[dict[str, Any]]:
         """A keyword search of the brain with the bot's credential."""
+        ...
+
+    async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
+        """Retire a brain fact by hand with the bot's credential."""
         ...
 
 
@@ -81,6 +85,10 @@ class RpcTransport:
     async def search_facts(self, query: str, limit: int | None) -> list[dict[str, Any]]:
         found = await self._caller.call("brain_search", self._token(), query, "keyword", limit)
         return list(found["results"])
+
+    async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
+        retired: dict[str, Any] = await self._caller.call("brain_retire", self._token(), fact_id, reason)
+        return retired
 
     def _token(self) -> str:
         if not self._brain_token:
@@ -128,6 +136,11 @@ class HttpTransport:
         body = _without_none({"query": query, "mode": "keyword", "limit": limit})
         found = await self._request("POST", "/v1/brain/facts/search", self._brain_token, body)
         return list(found["results"])
+
+    async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
+        path = f"/v1/brain/facts/{quote(fact_id, safe='')}/retire"
+        retired: dict[str, Any] = await self._request("POST", path, self._brain_token, {"reason": reason})
+        return retired
 
 
 async def request_json(http: HttpClient, method: str, url: str, token: str | None, body: Any = None,

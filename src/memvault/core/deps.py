@@ -12,6 +12,7 @@ from memvault.core.ports import (
     BlobStore,
     Cache,
     ChatModel,
+    Cipher,
     Database,
     Embedder,
     HttpClient,
@@ -43,6 +44,8 @@ class Deps:
     # The brain's judge for the write-time bands and consolidation; without one only exact and
     # near-exact duplicates are caught.
     llm: ChatModel | None = None
+    # Seals the provider keys held for memory keys; None where the runtime has no cipher.
+    cipher: Cipher | None = None
     # Locally a write is acknowledged once the mirror applied it; on Workers the mirror catches up
     # in the background (waitUntil) and the answer does not wait for D1.
     sync_mirror_inline: bool = True

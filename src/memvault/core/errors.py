@@ -71,6 +71,15 @@ class UpstreamUnavailable(MemvaultError, status=502, code="upstream_unavailable"
     """The provider behind the memory router could not be reached."""
 
 
+class NotConfigured(MemvaultError, status=503, code="not_configured"):
+    """A feature the deployment has not been set up for (a setting it needs is empty)."""
+
+
+class Undecryptable(MemvaultError, status=500, code="undecryptable"):
+    """Sealed data that does not open: tampered, moved to another row, or sealed under a secret
+    the deployment no longer has."""
+
+
 def error_for_status(status: int, message: str) -> MemvaultError:
     """The domain error an HTTP answer with ``status`` stands for, as the edge rendered it (for a
     client reading memvault's answers); a status no error claims keeps its number."""

@@ -203,3 +203,18 @@ class HttpClient(Protocol):
     ) -> UpstreamResponse:
         """Send a request; the response body is streamed, not read ahead."""
         ...
+
+
+class Cipher(Protocol):
+    """AES-256-GCM, the one authenticated cipher memvault seals secrets with (WebCrypto on Workers,
+    the ``cryptography`` library locally): both produce the same bytes, so what one runtime
+    sealed the other opens. The caller picks the nonce (12 bytes, never reused under a key)."""
+
+    async def encrypt(self, key: bytes, nonce: bytes, plaintext: bytes, associated_data: bytes) -> bytes:
+        """The ciphertext with its 16-byte tag appended."""
+        ...
+
+    async def decrypt(self, key: bytes, nonce: bytes, ciphertext: bytes, associated_data: bytes) -> bytes:
+        """The plaintext; ``Undecryptable`` when the ciphertext, its tag, the nonce, the key or the
+        associated data is not what sealed it."""
+        ...

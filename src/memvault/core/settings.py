@@ -8,6 +8,8 @@ from these definitions (scripts/settings_reference.py)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import re
 from collections.abc import Callable, Mapping
@@ -21,6 +23,7 @@ PREFIX = "MEMVAULT_"
 # Scope names are stored in every fact row, vector metadata and cache key: keep them plain.
 SCOPE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 MIN_ADMIN_TOKEN_CHARS = 32
+SEALING_KEY_BYTES = 32
 
 
 def _text(raw: str) -> str:
@@ -81,6 +84,27 @@ def _admin_token(raw: str) -> str:
     return raw
 
 
+def sealing_key(text: str) -> bytes:
+    """A sealing secret's 32 bytes from its base64 text (standard or URL-safe alphabet)."""
+    try:
+        raw = base64.b64decode(text.strip().replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("must be base64 text (`openssl rand -base64 32` makes one)") from None
+    if len(raw) != SEALING_KEY_BYTES:
+        raise ValueError(f"must be {SEALING_KEY_BYTES} bytes in base64, not {len(raw)} (`openssl rand -base64 32`)")
+    return raw
+
+
+def _sealing_secret(raw: str) -> str:
+    if raw.strip():
+        sealing_key(raw)
+    return raw.strip()
+
+
+def _sealing_secrets(raw: str) -> tuple[str, ...]:
+    return tuple(_sealing_secret(part) for part in raw.split(",") if part.strip())
+
+
 def setting(default: str, help: str, parse: Callable[[str], T], *, common: bool = False) -> T:
     """One field of ``Settings``; ``common`` puts it in the reference's first table."""
     return field(default=parse(default), metadata={"default": default, "help": help, "parse": parse, "common": common})
@@ -108,6 +132,8 @@ class Settings:
     max_provider_body_bytes: int = setting("20971520", "Largest request body the memory router's provider routes accept, in bytes (inline images and documents travel in it; wrangler.toml sets 8 MiB, within an isolate's 128 MB).", _count, common=True)
     required_secrets: tuple[str, ...] = setting("MEMVAULT_BRAIN_CREDENTIALS", "Workers: comma-separated names of the secrets a deployment must have; `/health` reports each as present or not (never its value) and answers 503 while one is missing.", _names(","), common=True)
     admin_token: str = setting("", "The admin credential, a secret of at least 32 characters (on Workers `wrangler secret put MEMVAULT_ADMIN_TOKEN`): sent as a bearer token, it creates, lists and revokes memory keys and brain credentials over `/v1/admin/…`, and `memvault keys … --url` and `memvault brain-token … --url` send it from this variable. Empty: every admin route answers 404.", _admin_token)
+    provider_key_secret: str = setting("", "The secret provider keys held for memory keys are sealed under (AES-256-GCM): 32 random bytes in base64 (`openssl rand -base64 32`; on Workers `wrangler secret put MEMVAULT_PROVIDER_KEY_SECRET`). Empty: no provider key can be stored, and the memory router forwards only the credentials a call carries (docs/provider-keys.md).", _sealing_secret)
+    provider_key_old_secrets: tuple[str, ...] = setting("", "Earlier values of `MEMVAULT_PROVIDER_KEY_SECRET`, separated by `,`, while the keys sealed under them are resealed under the current one (`memvault keys provider reseal`); a secret, like the current one.", _sealing_secrets)
     backup_keep: int = setting("7", "Nightly backup: how many complete backups are kept in the blob store (R2 on Workers); older ones are deleted once a new one is complete.", _count, common=True)
     search_limit: int = setting("20", "Default number of results of a brain search (conversation-memory search fills its token budget instead, capped only by a `limit` the caller gives).", _count)
     read_page_size: int = setting("50", "Default number of messages one `get_memory` page holds.", _count)

@@ -18,6 +18,7 @@ from memvault.adapters.local.background import AsyncioBackground
 from memvault.adapters.local.blobs import LocalBlobStore
 from memvault.adapters.local.cache import MemoryCache
 from memvault.adapters.local.chat_model import OpenAICompatibleChat
+from memvault.adapters.local.cipher import AesGcmCipher
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.embedder import make_embedder
 from memvault.adapters.local.http_client import HttpxClient
@@ -63,6 +64,7 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
         cache=MemoryCache(),
         clock=time.time,
         llm=_brain_llm(settings),
+        cipher=AesGcmCipher(),
     )
 
 

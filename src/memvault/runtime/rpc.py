@@ -169,6 +169,7 @@ METHODS: tuple[Method, ...] = (
     # The payload's own bands wins over the argument.
     Method("brain_write", brain.WRITE_FACTS.summary, brain.WRITE_FACTS, (Method.WHOLE_INPUT, "bands"),
            credential="brain_token"),
+    Method("brain_retire", brain.RETIRE_FACT.summary, brain.RETIRE_FACT, ("id", "reason"), credential="brain_token"),
 )
 BY_NAME = {method.name: method for method in METHODS}
 
@@ -220,3 +221,7 @@ async def brain_recall(deps: Deps, brain_token: Any, query: Any = None, as_of: A
 async def brain_write(deps: Deps, brain_token: Any, payload: Any, bands: Any = True) -> dict[str, Any]:
     """``bands`` false skips the write-time bands, as ``bands: false`` in the payload does."""
     return await invoke(deps, None, "brain_write", brain_token, payload, bands)
+
+
+async def brain_retire(deps: Deps, brain_token: Any, fact_id: Any, reason: Any) -> dict[str, Any]:
+    return await invoke(deps, None, "brain_retire", brain_token, fact_id, reason)

@@ -35,6 +35,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
     from memvault.adapters.cloudflare.blobs import R2BlobStore
     from memvault.adapters.cloudflare.cache import KvCache
     from memvault.adapters.cloudflare.chat_model import WorkersAiChat
+    from memvault.adapters.cloudflare.cipher import WebCryptoCipher
     from memvault.adapters.cloudflare.database import D1Database
     from memvault.adapters.cloudflare.embedder import WorkersAiEmbedder
     from memvault.adapters.cloudflare.http_client import FetchHttpClient
@@ -67,6 +68,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         cache_stats=_ISOLATE.setdefault("cache_stats", CacheStats()),
         llm=WorkersAiChat(ai, settings.brain_llm_model) if settings.brain_llm_model else None,
         access_keys=_ISOLATE.setdefault("access_keys", AccessKeys()),
+        cipher=WebCryptoCipher(),
     )
 
 

@@ -127,11 +127,13 @@ def declaration(cls: Any, output: bool) -> dict[str, Any]:
 async def test_the_mcp_tools_publish_the_operations_own_schemas(brain: Brain) -> None:
     async with mcp_client(brain) as mcp:
         listed = {t.name: t for t in (await mcp.list_tools()).tools}
-    for name, op in (("brain_search", core.SEARCH_FACTS), ("brain_recall", core.RECALL), ("brain_write", core.WRITE_FACTS)):
+    for name, op in (("brain_search", core.SEARCH_FACTS), ("brain_recall", core.RECALL), ("brain_write", core.WRITE_FACTS),
+                     ("brain_retire", core.RETIRE_FACT)):
         declared, answered = declaration(op.input, False), declaration(op.output, True)
         published = listed[name].input_schema
         fields = set(declared["properties"])
-        assert set(published["properties"]) - fields == ({"q"} if name != "brain_write" else set()), name
+        aliases = {"q"} if name in ("brain_search", "brain_recall") else set()
+        assert set(published["properties"]) - fields == aliases, name
         assert {k: published["properties"][k] for k in fields} == declared["properties"], name
         assert listed[name].output_schema is not None
         assert listed[name].output_schema["properties"] == answered["properties"], name

@@ -14,7 +14,7 @@ import pytest
 from brain_env import Brain, brain_fixture  # noqa: F401
 
 PORTAL = Path(__file__).resolve().parents[3] / "src" / "memvault" / "api" / "portal"
-SCRIPTS = ("session.js", "portal.js")
+SCRIPTS = ("session.js", "portal.js", "portal_actions.js")
 REQUIRED_POLICY = {
     "default-src": "'none'",
     "script-src": "'self'",
@@ -69,8 +69,9 @@ async def test_the_page_is_served_at_portal_with_only_its_own_script_and_style(b
     parts = PageParts()
     parts.feed(page.text)
     assert parts.inline == []
-    assert sorted(parts.resources) == ["/portal/static/portal.css", "/portal/static/portal.js", "/portal/static/session.js"]
-    for path, kind in zip(sorted(parts.resources), ["text/css", "text/javascript", "text/javascript"], strict=True):
+    assert sorted(parts.resources) == ["/portal/static/portal.css", "/portal/static/portal.js",
+                                       "/portal/static/portal_actions.js", "/portal/static/session.js"]
+    for path, kind in zip(sorted(parts.resources), ["text/css", *["text/javascript"] * 3], strict=True):
         served = await brain.client.get(path)
         assert served.status_code == 200 and served.headers["content-type"] == f"{kind}; charset=utf-8"
         assert_locked_down(served.headers)
@@ -86,6 +87,8 @@ def test_the_scripts_never_parse_text_as_markup(script: str) -> None:
     source = (PORTAL / script).read_text()
     sinks = re.findall(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\"on", source)
     assert sinks == []
+    # Actions are confirmed in the page's own dialog, never in the browser's.
+    assert re.findall(r"(?<![\w.])(?:window\.)?(?:confirm|alert|prompt)\(", source) == []
     # Credentials are kept for the tab only, never in localStorage or cookies.
     assert "localStorage" not in source and "document.cookie" not in source
 

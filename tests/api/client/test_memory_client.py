@@ -12,7 +12,7 @@ from client_support import BASE_URL, Memvault, Sleeps, plain
 
 from memvault.client import Clockwork, HttpTransport, MemoryClient, RpcTransport
 from memvault.core.brain.scopes import token_hash
-from memvault.core.errors import InvalidField, Unauthorized, UpstreamUnavailable
+from memvault.core.errors import Conflict, InvalidField, Unauthorized, UpstreamUnavailable
 from memvault.core.retry import Backoff
 from memvault.runtime import rpc
 
@@ -32,7 +32,8 @@ class InProcessRpc:
                  "searchMemory": rpc.search_bound_memory, "forgetMemory": rpc.forget_bound_memory}
         if method in bound:
             return plain(await bound[method](deps, self.props, *args))
-        return plain(await {"brain_write": rpc.brain_write, "brain_search": rpc.brain_search}[method](deps, *args))
+        brain = {"brain_write": rpc.brain_write, "brain_search": rpc.brain_search, "brain_retire": rpc.brain_retire}
+        return plain(await brain[method](deps, *args))
 
 
 def both_transports(memvault: Memvault) -> dict[str, MemoryClient]:
@@ -108,6 +109,11 @@ async def test_the_bot_writes_a_fact_and_reads_its_own_write(memvault: Memvault)
                                         source=f"bot:{name}")
         found = await client.recall_facts(f"birthday {name}")
         assert found[0]["id"] == written["ids"][0]
+        retired = await client.retire_fact(written["ids"][0], f"noted twice, once over {name}")
+        assert retired["retirement"]["reason"] == f"noted twice, once over {name}"
+        assert await client.recall_facts(f"birthday {name}") == []
+        with pytest.raises(Conflict):
+            await client.retire_fact(written["ids"][0], "again")
     without_token = MemoryClient(RpcTransport(InProcessRpc(memvault, {rpc.MEMORY_KEY_PROP: memvault.key_id})))
     with pytest.raises(Unauthorized):
         await without_token.remember("x", scope="family", source="bot")

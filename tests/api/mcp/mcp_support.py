@@ -26,7 +26,7 @@ from memvault.core.credentials import keys
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
 
-TOOLS = {"memory_store", "memory_search", "memory_forget", "brain_search", "brain_recall", "brain_write"}
+TOOLS = {"memory_store", "memory_search", "memory_forget", "brain_search", "brain_recall", "brain_write", "brain_retire"}
 # name -> (scopes, writer); the token of credential NAME is "tok-NAME".
 CREDENTIALS = {"writer": (["business", "family", "personal", "shared"], True), "business-reader": (["business"], False)}
 

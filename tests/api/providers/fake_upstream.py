@@ -121,6 +121,9 @@ class FakeUpstream:
     endings: list[Ending] = field(default_factory=list)
     # Awaited with each request before it is answered: a test holds an answer until an event it needs.
     before_answer: Callable[[Received], Awaitable[None]] | None = None
+    # Answer a request that carries no provider key with 401 in the provider's envelope, as a real
+    # provider does (off by default: most tests send none).
+    require_key: bool = False
 
     def reply_next_with(self, status: int, body: bytes, content_type: str = "application/json") -> None:
         self.canned.append(Canned(status, body, content_type))
@@ -139,7 +142,10 @@ class FakeUpstream:
         if self.before_answer is not None:
             await self.before_answer(request)
         hold_after, linger = self.hold_after, self.linger
-        status, content_type, chunks = self._respond(scope["method"], scope["path"], query, body)
+        if self.require_key and not KEY_HEADERS & set(headers):
+            status, content_type, chunks = 401, "application/json", [missing_key_body(scope["path"])]
+        else:
+            status, content_type, chunks = self._respond(scope["method"], scope["path"], query, body)
         self.sent.append(b"".join(chunks))
         if self.answer_delay:
             await asyncio.sleep(self.answer_delay)
@@ -191,6 +197,20 @@ class FakeUpstream:
         if re.match(r"^/v1/responses/[^/]+$", path):
             return 200, "application/json", [_dump(responses_body(path.rsplit("/", 1)[1], "fake", "stored answer")).encode()]
         return 404, "application/json", [b'{"error":{"message":"no such route"}}']
+
+
+KEY_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key"})
+
+
+def missing_key_body(path: str) -> bytes:
+    """A provider's answer to a request without its key, in that provider's envelope."""
+    if path.startswith("/v1/messages"):
+        return _dump({"type": "error", "error": {"type": "authentication_error",
+                                                 "message": "x-api-key header is required"}}).encode()
+    if GEMINI_PATH.match(path) or path.startswith("/v1beta/"):
+        return _dump({"error": {"code": 401, "message": "API key not valid.", "status": "UNAUTHENTICATED"}}).encode()
+    return _dump({"error": {"message": "You didn't provide an API key.", "type": "invalid_request_error",
+                            "param": None, "code": None}}).encode()
 
 
 def _dump(value: Any) -> str:

@@ -23,6 +23,8 @@ McpContext = Context[Any, Any]
 CredentialOf = Callable[[McpContext], Awaitable[brain.Credential]]
 READS = ToolAnnotations(read_only_hint=True)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+# Retiring ends a fact (kept for history), and a second call is refused rather than repeated.
+RETIRES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 # The tools' arguments before they had the operations' names.
 QUERY_ALIAS = {"q": "query"}
 
@@ -75,6 +77,9 @@ def brain_tools(deps: Deps, credential_of: CredentialOf) -> list[Tool]:
                    QUERY_ALIAS),
         brain_tool(deps, credential_of, brain.WRITE_FACTS, "brain_write",
                    "Write facts to the brain (writer credentials only); idempotent per source and text.", WRITES),
+        brain_tool(deps, credential_of, brain.RETIRE_FACT, "brain_retire",
+                   "Retire a fact by hand with a reason (writer credentials only): it stops being current and stays "
+                   "in its history.", RETIRES),
     ]
 
 

@@ -1,6 +1,7 @@
 "use strict";
 // The portal's reading: the brain (recall, search, a fact's body and history) and conversation
-// memory, on the session, calls and text-only helpers of session.js, which loads first.
+// memory, on the session, calls and text-only helpers of session.js, which loads first; the
+// actions on what it shows are in portal_actions.js, which loads after it.
 
 // The brain: recall, keyword and hybrid search, as of a past day.
 
@@ -67,7 +68,7 @@ function renderRecall(data, asOf) {
 function factBadges(fact) {
   const badges = [badge("scope", fact.scope), badge("type", fact.entry_type)];
   if (fact.pinned) badges.push(badge("flag", "pinned"));
-  if (fact.superseded_at) badges.push(badge("flag", "superseded"));
+  if (fact.superseded_at) badges.push(badge("flag", fact.retirement ? "retired" : "superseded"));
   if (fact.has_body) badges.push(badge("flag", "full text"));
   if (fact.redacted && fact.redacted.length) badges.push(badge("flag", "redacted"));
   return el("div", "badges", ...badges);
@@ -98,6 +99,7 @@ async function openDetail(id) {
   say("detail-id", id);
   say("detail-body", "Loading…");
   byId("detail-history").replaceChildren();
+  byId("detail-actions").replaceChildren();
   say("detail-status", "");
   if (window.matchMedia("(max-width: 899px)").matches) byId("detail").scrollIntoView({ block: "start" });
   const fact = "/v1/brain/facts/" + encodeURIComponent(id);
@@ -106,6 +108,7 @@ async function openDetail(id) {
   say("detail-body", body.status === "fulfilled" ? body.value.body : "");
   if (history.status === "fulfilled") {
     byId("detail-history").replaceChildren(...history.value.chain.map((fact) => historyItem(fact, id)));
+    showFactActions(id, history.value.chain);
   }
   const problem = [body, history].find((result) => result.status === "rejected");
   if (problem) failed(problem.reason, "detail-status");
@@ -113,7 +116,8 @@ async function openDetail(id) {
 
 function historyItem(fact, openedId) {
   const until = fact.superseded_at ? " until " + when(fact.superseded_at) : " (current)";
-  const item = el("li", "version", factBadges(fact), el("p", "content", fact.content), el("p", "meta", "valid from " + when(fact.valid_from) + until));
+  const item = el("li", "version", factBadges(fact), el("p", "content", fact.content),
+    el("p", "meta", "valid from " + when(fact.valid_from) + until), retirementNote(fact));
   if (fact.id === openedId) item.setAttribute("aria-current", "true");
   return item;
 }
@@ -153,7 +157,7 @@ function forgetMemoryKey() {
 }
 
 async function searchMemory(event) {
-  event.preventDefault();
+  if (event) event.preventDefault();
   const key = sessionStorage.getItem(MEMORY_KEY);
   const query = byId("memory-q").value.trim();
   if (!key) return say("memory-status", "Enter a memory key first.", true);
@@ -179,7 +183,7 @@ function memoryCard(item) {
   const badges = [badge("role", item.role), badge("window", item.window)];
   if (item.vault && item.vault !== "core") badges.push(badge("vault", item.vault));
   const meta = when(item.ts_end) + " · score " + item.score.toFixed(3);
-  return el("li", "card", el("div", "badges", ...badges), el("p", "content", item.text), el("p", "meta", meta));
+  return el("li", "card", el("div", "badges", ...badges), el("p", "content", item.text), el("p", "meta", meta), forgetControl(item));
 }
 
 // Shared.
@@ -192,10 +196,11 @@ function failed(error, statusId) {
 }
 
 function selectTab(name) {
-  for (const tab of ["brain", "conversations"]) {
+  for (const tab of ["brain", "proposals", "conversations"]) {
     byId("tab-" + tab).setAttribute("aria-pressed", String(tab === name));
     show(tab + "-view", tab === name);
   }
+  if (name === "proposals") loadProposals();
 }
 
 function start() {
@@ -209,7 +214,9 @@ function start() {
   byId("mode").addEventListener("change", searchBrain);
   byId("detail-close").addEventListener("click", closeDetail);
   byId("tab-brain").addEventListener("click", () => selectTab("brain"));
+  byId("tab-proposals").addEventListener("click", () => selectTab("proposals"));
   byId("tab-conversations").addEventListener("click", () => selectTab("conversations"));
+  byId("proposals-refresh").addEventListener("click", () => loadProposals());
   byId("memory-key-form").addEventListener("submit", onMemoryKey);
   byId("memory-key-forget").addEventListener("click", forgetMemoryKey);
   byId("memory-search").addEventListener("submit", searchMemory);

@@ -5,6 +5,11 @@
 // never through markup parsing, and the page's Content-Security-Policy requires Trusted Types,
 // so an HTML sink would throw instead of running anything. Credentials live in this tab's
 // sessionStorage and travel only in the Authorization header.
+//
+// Actions that change something ask first, in the page's own dialog (confirmAction, askReason
+// below), never window.confirm. Their controls are drawn only for a session that may act
+// (mayWrite: a writer brain credential); the server checks the credential again on every call,
+// so a control drawn by a tampered page still meets the server's refusal.
 
 const BRAIN_TOKEN = "memvault.brainToken";
 const MEMORY_KEY = "memvault.memoryKey";
@@ -162,6 +167,7 @@ function render(problem = "", tab = null) {
   show("who", true);
   show("sign-out", session.via === "brain credential" || Boolean(session.memory));
   show("brain-locked", !session.brain);
+  show("tab-proposals", Boolean(session.brain));
   show("brain-search", Boolean(session.brain));
   show("brain-status", Boolean(session.brain));
   show("results", Boolean(session.brain));
@@ -174,6 +180,7 @@ function dropBrain(message) {
   session.brain = null;
   session.via = "";
   byId("results").replaceChildren();
+  byId("proposals").replaceChildren();
   closeDetail();
   if (session.memory) {
     say("brain-credential-error", message, true);
@@ -189,6 +196,7 @@ function signOut() {
   session.via = "";
   session.memory = null;
   byId("results").replaceChildren();
+  byId("proposals").replaceChildren();
   byId("memory-results").replaceChildren();
   closeDetail();
   render("");
@@ -215,3 +223,79 @@ function onBrainCredential(event) {
   }
 }
 
+// The confirmation dialog any portal script may use before an action:
+//   confirmAction(title, detail, {confirmLabel, danger}) -> Promise<boolean>
+//     true once confirmed; false if cancelled (the Cancel button, Escape, or a newer question).
+//   askReason(title, detail, {confirmLabel, danger, label}) -> Promise<string | null>
+//     the same dialog with a required text field: its trimmed text, or null if cancelled.
+// `detail` is a string or a node built with el(); either is shown as text, never as markup.
+
+let settleDialog = null;
+
+function openDialog(title, detail, { confirmLabel = "Confirm", danger = false, reason = false, label = "Reason" } = {}) {
+  if (settleDialog) settleDialog(false);
+  const dialog = byId("confirm");
+  say("confirm-title", title);
+  byId("confirm-detail").replaceChildren(typeof detail === "string" ? el("p", "", detail) : detail);
+  say("confirm-reason-label", label);
+  byId("confirm-reason").value = "";
+  show("confirm-reason-label", reason);
+  show("confirm-reason", reason);
+  show("confirm-error", false);
+  const ok = byId("confirm-ok");
+  ok.textContent = confirmLabel;
+  ok.classList.toggle("danger", danger);
+  return new Promise((resolve) => {
+    settleDialog = (confirmed) => {
+      settleDialog = null;
+      if (dialog.open) dialog.close();
+      resolve(reason ? (confirmed ? byId("confirm-reason").value.trim() : null) : confirmed);
+    };
+    dialog.showModal();
+    (reason ? byId("confirm-reason") : byId("confirm-cancel")).focus();
+  });
+}
+
+function confirmAction(title, detail, options = {}) {
+  return openDialog(title, detail, { ...options, reason: false });
+}
+
+function askReason(title, detail, options = {}) {
+  return openDialog(title, detail, { ...options, reason: true });
+}
+
+function onDialogConfirm() {
+  if (!settleDialog) return;
+  if (!byId("confirm-reason").hidden && !byId("confirm-reason").value.trim()) {
+    say("confirm-error", "A reason is required.", true);
+    show("confirm-error", true);
+    byId("confirm-reason").focus();
+    return;
+  }
+  settleDialog(true);
+}
+
+function wireDialog() {
+  byId("confirm-ok").addEventListener("click", onDialogConfirm);
+  byId("confirm-cancel").addEventListener("click", () => settleDialog && settleDialog(false));
+  // Escape closes the dialog itself; whatever closes it, the question is answered "no". A close
+  // arriving after a newer question opened the dialog again belongs to the old one: ignored.
+  byId("confirm").addEventListener("close", () => settleDialog && !byId("confirm").open && settleDialog(false));
+}
+
+// Whether the brain session may change facts and proposals: a writer credential.
+function mayWrite() {
+  return Boolean(session.brain && session.brain.writer);
+}
+
+function actionButton(label, onClick, danger = false) {
+  const button = el("button", danger ? "action danger" : "action", label);
+  button.type = "button";
+  button.addEventListener("click", (event) => {
+    event.stopPropagation();
+    onClick();
+  });
+  return button;
+}
+
+wireDialog();

@@ -25,6 +25,7 @@ ROUTES = (
     BrainRoute("POST", "/v1/brain/facts/search", brain.SEARCH_FACTS),
     BrainRoute("GET", "/v1/brain/facts/{id}/body", brain.FACT_BODY),
     BrainRoute("GET", "/v1/brain/facts/{id}/history", brain.FACT_HISTORY),
+    BrainRoute("POST", "/v1/brain/facts/{id}/retire", brain.RETIRE_FACT),
     BrainRoute("POST", "/v1/brain/recall", brain.RECALL),
     BrainRoute("GET", "/v1/brain/export", brain.EXPORT_FACTS),
     BrainRoute("POST", "/v1/brain/skills", brain.REGISTER_SKILL),

@@ -9,21 +9,34 @@ from memvault.core.admin.operations import (
     CREATE_KEY,
     LIST_CREDENTIALS,
     LIST_KEYS,
-    OPERATIONS,
     REVOKE_CREDENTIAL,
     REVOKE_KEY,
     AdminOperation,
     perform,
 )
+from memvault.core.admin.operations import OPERATIONS as KEY_STORE_OPERATIONS
+from memvault.core.admin.provider_keys import (
+    DELETE_PROVIDER_KEY,
+    LIST_PROVIDER_KEYS,
+    PROVIDER_KEY_OPERATIONS,
+    RESEAL_PROVIDER_KEYS,
+    SET_PROVIDER_KEY,
+)
+
+OPERATIONS = (*KEY_STORE_OPERATIONS, *PROVIDER_KEY_OPERATIONS)
 
 __all__ = [
     "CREATE_CREDENTIAL",
     "CREATE_KEY",
+    "DELETE_PROVIDER_KEY",
     "LIST_CREDENTIALS",
     "LIST_KEYS",
+    "LIST_PROVIDER_KEYS",
     "OPERATIONS",
+    "RESEAL_PROVIDER_KEYS",
     "REVOKE_CREDENTIAL",
     "REVOKE_KEY",
+    "SET_PROVIDER_KEY",
     "Admin",
     "AdminOperation",
     "admin_caller",

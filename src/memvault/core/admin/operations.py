@@ -24,7 +24,7 @@ from memvault.core.admin.results import (
 )
 from memvault.core.brain.scopes import create_brain_token
 from memvault.core.contract import Spec
-from memvault.core.credentials import keys
+from memvault.core.credentials import keys, provider_keys
 from memvault.core.deps import Deps
 
 C = TypeVar("C")
@@ -82,7 +82,8 @@ async def _list_keys(deps: Deps, admin: Admin, command: c.ListAll) -> MemoryKeyL
 async def _revoke_key(deps: Deps, admin: Admin, command: c.Revoke) -> Revoked:
     now = deps.clock()
     await keys.revoke_key(deps.db, command.id, now, deps.reads,
-                          also=[_revoke_event(now, admin, "key.revoke", "memory", command.id)])
+                          also=[_revoke_event(now, admin, "key.revoke", "memory", command.id),
+                                provider_keys.forget_all(command.id)])
     return Revoked(command.id, now)
 
 

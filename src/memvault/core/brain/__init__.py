@@ -21,6 +21,7 @@ from memvault.core.brain.operations import (
     RECALL,
     REGISTER_SKILL,
     REJECT_PROPOSAL,
+    RETIRE_FACT,
     SEARCH_FACTS,
     SYNC,
     WRITE_FACTS,
@@ -29,6 +30,7 @@ from memvault.core.brain.operations import (
 from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
 from memvault.core.brain.read import export_facts, fact_body, fact_history, sync
 from memvault.core.brain.recall import recall
+from memvault.core.brain.retire import retire_fact
 from memvault.core.brain.scopes import Credential, auth_of, create_brain_token, maintenance_credential
 from memvault.core.brain.search import search_facts
 from memvault.core.brain.skills import get_skill, list_skills, register_skill
@@ -47,6 +49,7 @@ __all__ = [
     "RECALL",
     "REGISTER_SKILL",
     "REJECT_PROPOSAL",
+    "RETIRE_FACT",
     "SEARCH_FACTS",
     "SYNC",
     "WRITE_FACTS",
@@ -68,6 +71,7 @@ __all__ = [
     "recall",
     "register_skill",
     "reject_proposal",
+    "retire_fact",
     "search_facts",
     "sync",
     "to_plain",

@@ -21,6 +21,7 @@ from memvault.core.settings import Settings
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 200
 MAX_BUDGET = 100_000
+MAX_REASON_CHARS = 2000
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 AS_OF = "Unix seconds or ISO 8601: read the brain as it was then."
 
@@ -53,6 +54,26 @@ class Recall:
 @shape
 class FactRef:
     id: str = spec("A fact id (mem-…).")
+
+
+@shape
+class RetireFact:
+    """Retire a fact by hand: superseded by nothing, kept for its history and `as_of` reads; writers only."""
+
+    EXAMPLES: ClassVar[list[dict[str, Any]]] = [{"id": "mem-0123456789abcdef", "reason": "The lease ended in March."}]
+
+    id: str = spec("A fact id (mem-…).")
+    reason: str = spec("Why the fact no longer holds; its history shows it. Secrets in it are redacted.",
+                       nonblank=True, max_chars=MAX_REASON_CHARS)
+
+
+@dataclass(frozen=True)
+class CheckedRetirement:
+    """A retirement once parsed: the fact's id checked, the reason through the secret gate."""
+
+    id: str
+    reason: str
+    redacted: tuple[str, ...]
 
 
 @shape
@@ -140,6 +161,14 @@ def parse_fact_ref(data: object, text: bool = False) -> FactRef:
     if not ref.id.startswith("mem-") or len(ref.id) > 64:
         raise InvalidField("id must be a fact id (mem-...)")
     return ref
+
+
+def parse_retire_fact(data: object, credential: Credential, _settings: Settings, text: bool = False) -> CheckedRetirement:
+    credential.require_writer()
+    raw = parse_fields(RetireFact, data, text=text)
+    parse_fact_ref({"id": raw.id})
+    gate = redact(raw.reason.strip())
+    return CheckedRetirement(raw.id, gate.text, gate.kinds)
 
 
 def parse_get_skill(data: object, text: bool = False) -> GetSkill:

@@ -14,6 +14,7 @@ from memvault.core.brain.facts import write_facts
 from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
 from memvault.core.brain.read import export_facts, fact_body, fact_history, sync
 from memvault.core.brain.recall import recall
+from memvault.core.brain.retire import retire_fact
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import search_facts
 from memvault.core.brain.skills import get_skill, list_skills, register_skill
@@ -65,6 +66,10 @@ FACT_BODY: Operation[commands.FactRef, results.FactBody] = Operation(
 FACT_HISTORY: Operation[commands.FactRef, results.FactHistory] = Operation(
     "fact_history", "A fact's supersession chain, oldest first, within the credential's scopes.",
     commands.FactRef, results.FactHistory, _data_only(commands.parse_fact_ref), fact_history)
+RETIRE_FACT: Operation[commands.CheckedRetirement, results.FactRetired] = Operation(
+    "retire_fact", "Retire a fact by hand with a reason (writers, within their scopes): superseded by nothing, never "
+    "deleted; 409 if it is no longer current.",
+    commands.RetireFact, results.FactRetired, commands.parse_retire_fact, retire_fact)
 EXPORT_FACTS: Operation[commands.ExportFacts, results.ExportedFacts] = Operation(
     "export_facts", "Every fact the credential may read, superseded ones included, as JSON lines.",
     commands.ExportFacts, results.ExportedFacts, _fields(commands.ExportFacts), export_facts)
@@ -95,5 +100,5 @@ REJECT_PROPOSAL: Operation[commands.ProposalRef, results.ProposalRejected] = Ope
     commands.ProposalRef, results.ProposalRejected, _data_only(commands.parse_proposal_ref), reject_proposal)
 
 OPERATIONS: dict[str, Operation[Any, Any]] = {op.name: op for op in (
-    WRITE_FACTS, SEARCH_FACTS, RECALL, FACT_BODY, FACT_HISTORY, EXPORT_FACTS, REGISTER_SKILL, GET_SKILL, LIST_SKILLS,
+    WRITE_FACTS, SEARCH_FACTS, RECALL, FACT_BODY, FACT_HISTORY, RETIRE_FACT, EXPORT_FACTS, REGISTER_SKILL, GET_SKILL, LIST_SKILLS,
     SYNC, CONSOLIDATE, LIST_PROPOSALS, ACCEPT_PROPOSAL, REJECT_PROPOSAL)}

@@ -14,11 +14,12 @@ from memvault.core.brain.results import (
     ExportedFacts,
     FactBody,
     FactHistory,
-    FactVersion,
+    HistoryVersion,
     Retirement,
     SyncPulled,
     SyncPushed,
 )
+from memvault.core.brain.retire import retirements_of
 from memvault.core.brain.rows import FACT_COLUMNS, fact_fields, readable_links
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
@@ -70,8 +71,10 @@ async def fact_history(deps: Deps, credential: Credential, ref: FactRef) -> Fact
     ordered = sorted(chain.values(), key=lambda r: (float(r["valid_from"]), float(r["updated_at"]), r["id"]))
     # The walk stops at the wall; the last readable row's link past it reads as null.
     readable = await readable_links(deps, credential, ordered)
+    retired = await retirements_of(deps, ordered)
     return FactHistory(id=start["id"], chain=[
-        FactVersion(**fact_fields(r, readable), current=r["superseded_at"] is None) for r in ordered])
+        HistoryVersion(**fact_fields(r, readable), current=r["superseded_at"] is None, retirement=retired.get(r["id"]))
+        for r in ordered])
 
 
 async def export_facts(deps: Deps, credential: Credential, command: ExportFacts) -> ExportedFacts:

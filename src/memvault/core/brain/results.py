@@ -131,9 +131,32 @@ class FactBody:
 
 
 @shape
+class FactRetirement:
+    """Why a writer retired a fact by hand."""
+
+    reason: str = spec("As given, with any secret in it redacted.")
+    retired_at: float
+    retired_by: str = spec("The credential that retired it.")
+    redacted: list[str] = spec("Kinds of secret redacted from the reason, never the values.")
+
+
+@shape
+class HistoryVersion(FactVersion):
+    retirement: FactRetirement | None = spec("Present while the version stands retired by hand.", default=None,
+                                             omit=True)
+
+
+@shape
 class FactHistory:
     id: str
-    chain: list[FactVersion] = spec("The supersession chain through the fact, oldest first.")
+    chain: list[HistoryVersion] = spec("The supersession chain through the fact, oldest first.")
+
+
+@shape
+class FactRetired:
+    id: str
+    status: Literal["retired"]
+    retirement: FactRetirement
 
 
 @shape

@@ -43,6 +43,7 @@ TABLES: tuple[Table, ...] = (
     Table("fact_passages", "seq", "seq"),
     Table("fact_links", "time", "created_at"),
     Table("fact_signals", None),
+    Table("fact_retirements", "time", "retired_at"),
     Table("proposals", "time", "created_at"),
     Table("event_log", "seq", "seq"),
     Table("skills", "time", "created_at"),

@@ -1,0 +1,64 @@
+"""Which provider credential a routed call goes upstream with. A call that carries its own (in the
+provider's key header, or `X-Provider-Key`) goes with it; a call that carries only its memory key
+goes with the key stored for that memory key and provider, if one is (``core/credentials/
+provider_keys.py``); a call with neither goes without, and the provider answers it as it answers
+any call without a key.
+
+An SDK that is given the memory key as its API key sends it in the provider's key header
+(`Authorization: Bearer mk_…`, `x-api-key: mk_…`, `x-goog-api-key: mk_…`): there it names the
+memory key, and it is never forwarded upstream."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from urllib.parse import parse_qs
+
+from memvault.api.dependencies import header
+from memvault.api.providers import ProviderCodec
+from memvault.core.credentials import keys, provider_keys
+from memvault.core.deps import Deps
+
+# The provider account a codec's calls are made with, where its name is not the account's.
+_ACCOUNT_OF = {"openai-responses": "openai"}
+PROVIDER_KEY_HEADER = "X-Provider-Key"
+
+
+def _bare(value: str) -> str:
+    scheme, _, rest = value.strip().partition(" ")
+    return rest.strip() if scheme.lower() == "bearer" and rest.strip() else value.strip()
+
+
+def holds_memory_key(value: str) -> bool:
+    """Whether a provider key header's value is a memory key (``mk_…``, bare or as a bearer)."""
+    return keys.is_memory_key(_bare(value))
+
+
+def memory_key_in_key_header(headers: Mapping[str, str], codec: ProviderCodec) -> str | None:
+    """The memory key an SDK sent as its API key, in the provider's key header; None if none did."""
+    for name in codec.key_headers:
+        value = header(headers, name)
+        if value is not None and holds_memory_key(value):
+            return _bare(value)
+    return None
+
+
+def carries_own_credential(headers: Mapping[str, str], codec: ProviderCodec, query: str) -> bool:
+    """Whether the call carries a provider credential of its own (a memory key is none)."""
+    if header(headers, PROVIDER_KEY_HEADER) is not None:
+        return True
+    if any((value := header(headers, name)) is not None and not holds_memory_key(value) for name in codec.key_headers):
+        return True
+    # Gemini's REST API also takes its key as `?key=`.
+    return codec.name == "gemini" and "key" in parse_qs(query)
+
+
+async def with_stored_credential(deps: Deps, key_id: str | None, codec: ProviderCodec, incoming: Mapping[str, str],
+                                 query: str, outgoing: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``outgoing`` (the headers forwarded, memory keys already dropped) with the stored provider
+    key added when the call carries none of its own."""
+    if key_id is None or carries_own_credential(incoming, codec, query):
+        return list(outgoing)
+    stored = await provider_keys.key_for_call(deps, key_id, _ACCOUNT_OF.get(codec.name, codec.name))
+    if stored is None:
+        return list(outgoing)
+    return [*outgoing, (codec.key_headers[0], codec.key_value(stored))]
