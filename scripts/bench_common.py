@@ -179,11 +179,13 @@ class LocalServer:
     cli: str
     pid: int
 
-    def create_key(self, label: str) -> str:
+    def create_key(self, label: str, *options: str) -> str:
+        """A new memory key (``options``: more of `memvault keys create`'s flags)."""
         import subprocess
 
         done = subprocess.run(
-            [self.cli, "keys", "create", "--label", label], env=self.env, capture_output=True, text=True, check=False
+            [self.cli, "keys", "create", "--label", label, *options], env=self.env, capture_output=True, text=True,
+            check=False,
         )
         key = re.search(r"\bmk_[A-Za-z0-9_-]+", done.stdout)
         if done.returncode != 0 or key is None:

@@ -19,6 +19,11 @@ the text keeps who said what). Scoring looks for each evidence turn's own text i
     .venv/bin/python scripts/bench_locomo.py --conversations 1          # quick
     .venv/bin/python scripts/bench_locomo.py --json locomo.json         # full split
     .venv/bin/python scripts/bench_locomo.py --baselines-only
+    .venv/bin/python scripts/bench_locomo.py --brain-facts tests/data/answers/brain_cases.jsonl
+
+With ``--brain-facts`` every key is granted every brain scope, and the brain holds those facts
+(written with the first key, granted as a writer): conversation recall must not change when the
+brain holds nothing the questions ask about.
 """
 
 from __future__ import annotations
@@ -265,7 +270,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--baselines-only", action="store_true", help="score the baselines without memvault")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--brain-facts", type=Path,
+                        help="JSONL of {fact, scope}: grant every key the brain's scopes, with these facts in it")
     return parser.parse_args(argv)
+
+
+BRAIN_SCOPES = "business,family,personal,shared"
+
+
+def fill_brain(url: str, key: str, path: Path) -> None:
+    """The facts of ``path`` written to the brain with ``key`` (granted as a writer)."""
+    import httpx
+
+    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    facts = [{"content": c["fact"], "scope": c["scope"], "source": f"notes/{i:03d}.md"} for i, c in enumerate(cases)]
+    response = httpx.post(f"{url}/v1/brain/facts", json={"facts": facts, "bands": False}, headers=_auth(key), timeout=300)
+    _raise_for_status(response)
 
 
 def run(
@@ -354,7 +374,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         upstream = CapturingUpstream()
         try:
             with local_memvault(embedder="minilm", MEMVAULT_OPENAI_BASE_URL=upstream.url) as server:
-                keys = [server.create_key(c.sample_id) for c in load_dataset(args.data, args.conversations)]
+                grant = ("--brain-scopes", BRAIN_SCOPES, "--brain-writer") if args.brain_facts else ()
+                keys = [server.create_key(c.sample_id, *grant) for c in load_dataset(args.data, args.conversations)]
+                if args.brain_facts:
+                    fill_brain(server.url, keys[0], args.brain_facts)
                 result = run(args, server.url, keys, upstream)
         finally:
             upstream.close()

@@ -85,6 +85,31 @@ class Default(WorkerEntrypoint):
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.brain_write(deps, *_plain(brain_token, payload, bands)))
 
+    async def brain_register_skill(self, brain_token: Any, payload: Any) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_register_skill(deps, *_plain(brain_token, payload)))
+
+    async def brain_get_skill(self, brain_token: Any, slug: Any, scope: Any = None, version: Any = None,
+                              as_of: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_get_skill(deps, *_plain(brain_token, slug, scope, version, as_of)))
+
+    async def brain_propose_skill(self, brain_token: Any, payload: Any) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_propose_skill(deps, *_plain(brain_token, payload)))
+
+    async def brain_skill_proposals(self, brain_token: Any, status: Any = None, limit: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_skill_proposals(deps, *_plain(brain_token, status, limit)))
+
+    async def brain_confirm_skill_proposal(self, brain_token: Any, id: Any, version_of: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_confirm_skill_proposal(deps, *_plain(brain_token, id, version_of)))
+
+    async def brain_reject_skill_proposal(self, brain_token: Any, id: Any, reason: Any = None) -> Any:
+        deps = runtime.build_deps(self.env, self.ctx)
+        return to_js(await rpc.brain_reject_skill_proposal(deps, *_plain(brain_token, id, reason)))
+
     async def brain_retire(self, brain_token: Any, id: Any, reason: Any) -> Any:
         deps = runtime.build_deps(self.env, self.ctx)
         return to_js(await rpc.brain_retire(deps, *_plain(brain_token, id, reason)))

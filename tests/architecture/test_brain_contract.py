@@ -11,7 +11,7 @@ from pathlib import Path
 
 from test_import_rule import ROOT, SRC, imported_modules, module_name, python_files
 
-from memvault.core.brain import OPERATIONS, commands, fact_input
+from memvault.core.brain import OPERATIONS, commands, fact_input, skill_proposal_input
 
 BRAIN = SRC / "memvault" / "core" / "brain"
 TABLE = BRAIN / "operations.py"
@@ -24,11 +24,14 @@ SURFACES = [
     SRC / "memvault" / "runtime" / "rpc.py",
     SRC / "memvault" / "core" / "operations" / "maintenance.py",
     ROOT / "scripts" / "brain_sync.py",
+    *sorted((ROOT / "scripts" / "brain_folder").glob("*.py")),
 ]
 # The modules that declare an operation's input and its parser, and the checker they share.
-PARSING = {"memvault.core.brain.commands", "memvault.core.brain.fact_input", "memvault.core.brain.wire"}
+PARSING = {"memvault.core.brain.commands", "memvault.core.brain.fact_input", "memvault.core.brain.skill_proposal_input",
+           "memvault.core.brain.wire"}
 # What a surface may not reach for: the inputs and their parsers, and pydantic's checks.
 FORBIDDEN_IMPORTS = ("memvault.core.brain.commands", "memvault.core.brain.fact_input",
+                     "memvault.core.brain.skill_proposal_input",
                      "memvault.core.brain.wire.parse_fields", "pydantic")
 
 
@@ -73,8 +76,9 @@ def test_every_operation_names_one_parser_defined_once_in_core() -> None:
         for node in ast.walk(tree(path)):
             if isinstance(node, kinds) and node.name in parsers.values():
                 definitions.setdefault(node.name, []).append(module_name(path))
-    assert all(modules in (["memvault.core.brain.commands"], ["memvault.core.brain.fact_input"])
-               for modules in definitions.values()), definitions
+    homes = (["memvault.core.brain.commands"], ["memvault.core.brain.fact_input"],
+             ["memvault.core.brain.skill_proposal_input"])
+    assert all(modules in homes for modules in definitions.values()), definitions
     assert set(definitions) == set(parsers.values())
 
 
@@ -88,13 +92,15 @@ def test_a_parser_is_called_by_the_operation_table_alone() -> None:
                 callers.setdefault(name, set()).add(module)
     # parse_fields is the checker the parsers share; nothing beside them and the table parses an input.
     assert callers.pop("parse_fields") <= {*PARSING, "memvault.core.brain.operations"}
-    assert all(modules <= {"memvault.core.brain.commands"} for modules in callers.values()), callers
+    assert all(modules <= {"memvault.core.brain.commands", "memvault.core.brain.skill_proposal_input"}
+               for modules in callers.values()), callers
 
 
 def test_each_operation_runs_on_the_command_its_parser_returns() -> None:
     for name, parser in parsers_named_by_the_table().items():
         op = OPERATIONS[name.lower()]
-        found = getattr(commands, parser, None) or getattr(fact_input, parser)
+        found = (getattr(commands, parser, None) or getattr(skill_proposal_input, parser, None)
+                 or getattr(fact_input, parser))
         returned = found if isinstance(found, type) else typing.get_type_hints(found)["return"]
         run = typing.get_type_hints(op.run)
         (command,) = [hint for param, hint in run.items() if param not in ("deps", "credential", "return")]

@@ -146,6 +146,12 @@ FLOOR_MAY_IMPORT_WINGS = {
     "memvault.core.operations.restore",
     "memvault.core.credentials.callers",
     "memvault.core.admin.operations",
+    # The joint recall of a memory key granted brain scopes: its facts beside its conversation memory.
+    "memvault.core.answers.grants",
+    "memvault.core.answers.facts",
+    "memvault.core.answers.joint",
+    "memvault.core.answers.operations",
+    "memvault.core.answers.router",
 }
 
 

@@ -47,6 +47,20 @@ def test_keys_print_the_secret_alone_and_json_on_request(shell: Shell) -> None:
     assert [k["state"] for k in json.loads(shell("keys", "list", "--json").out)] == ["active", "revoked"]
 
 
+def test_a_key_granted_brain_scopes_lists_its_grant_and_a_scope_the_deployment_lacks_is_refused(shell: Shell) -> None:
+    granted = shell("keys", "create", "--label", "bot", "--brain-scopes", "family, shared", "--brain-writer", "--json")
+    made = json.loads(granted.out)
+    assert (made["brain_scopes"], made["brain_writer"]) == (["family", "shared"], True)
+    assert "brain writer of family,shared" in granted.err
+    shell("keys", "create", "--label", "plain")
+    listed = shell("keys", "list")
+    assert [line.split("\t")[1:] for line in listed.out.splitlines()] == [
+        ["active", "bot", "family,shared+writer"], ["active", "plain"]]
+    assert_fails(shell("keys", "create", "--brain-scopes", "family,nowhere"), 2, "brain_scopes[1]")
+    assert_fails(shell("keys", "create", "--brain-writer"), 2, "brain_writer")
+    assert len(json.loads(shell("keys", "list", "--json").out)) == 2
+
+
 def test_search_prints_the_ids_forget_takes(shell: Shell, tmp_path: Path) -> None:
     key = shell("keys", "create").out.strip()
     source = write_jsonl(tmp_path / "chat.jsonl", conversation())
@@ -56,7 +70,8 @@ def test_search_prints_the_ids_forget_takes(shell: Shell, tmp_path: Path) -> Non
     found = shell("search", "ketch Albatross berth 37", "--key", key)
     answer = json.loads(found.out)  # as POST /v1/memory/search answers
     results = answer["items"]
-    assert set(answer) == {"items", "tokens", "metrics"} and answer["tokens"] == sum(r["tokens"] for r in results)
+    assert set(answer) == {"items", "tokens", "metrics", "facts"} and answer["facts"] == []
+    assert answer["tokens"] == sum(r["tokens"] for r in results)
     assert results and all(set(r) >= {"score", "window", "text", "source_ids", "vault"} for r in results)
     assert "results" in found.err or "result" in found.err
     hit = next(r for r in results if "berth 37" in r["text"])

@@ -1,12 +1,13 @@
-"""The blocks of docs/brain.md, run as a reader runs them from the clone: the brain-token commands of
-"Walls" on a data folder of their own, and the folder sync of "Sync a folder of notes" against the
-real local server, with the reader's URL and token where the page shows placeholders; the
+"""The blocks of docs/brain.md and docs/brain-sync.md, run as a reader runs them from the clone: the
+brain-token commands of "Walls" on a data folder of their own, and the folder sync of "Push and
+pull" against the real local server, with the reader's URL and token where the page shows placeholders; the
 credential examples of "Walls" read by memvault's own parsers."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ sys.path.insert(0, str(ROOT / "tests" / "api"))
 from test_local_server import free_port, server
 
 PAGE = DOCS / "brain.md"
+SYNC_PAGE = DOCS / "brain-sync.md"
 VENV_BIN = ROOT / ".venv" / "bin"
 
 
@@ -52,7 +54,7 @@ def test_the_brain_token_commands_run_as_written(tmp_path: Path) -> None:
 
 
 def test_the_folder_sync_runs_as_written(tmp_path: Path) -> None:
-    (block,) = blocks_under(PAGE, "Sync a folder of notes")
+    (block,) = blocks_under(SYNC_PAGE, "Push and pull")
     push, pull = block.text.splitlines()
     data = tmp_path / "data"
     env = reader_shell(data)
@@ -72,7 +74,7 @@ def test_the_folder_sync_runs_as_written(tmp_path: Path) -> None:
         found = httpx.post(f"{url}/v1/brain/facts/search", json={"query": "outboard oil"},
                            headers={"Authorization": f"Bearer {token}"}).json()
         assert [r["source"] for r in found["results"]] == ["files:boat.md"], found
-        note.unlink()
+        shutil.rmtree(note.parent)  # another machine: the folder, manifest and all, comes from the brain
         run(as_reader(pull), tmp_path, env)
     assert note.read_text() == "The dinghy's outboard takes two-stroke oil mixed 1:50.\n"
 

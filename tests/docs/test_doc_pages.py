@@ -26,7 +26,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("README.md", "A first memory"): "tests/docs/test_readme.py",
     ("README.md", "Memory for an OpenAI app"): "tests/docs/test_readme.py",
     ("brain.md", "Walls"): "tests/docs/test_doc_commands.py",
-    ("brain.md", "Sync a folder of notes"): "tests/docs/test_doc_commands.py",
+    ("brain-sync.md", "Push and pull"): "tests/docs/test_doc_commands.py",
     ("cli.md", "A first session"): "tests/cli/test_cli_reference.py",
     ("providers.md", "Pointing each SDK at memvault"): "tests/api/providers/test_docs_snippets.py",
     # The recipe's steps run through scripts/workers_dev.py's own functions, its curl from the README.

@@ -8,6 +8,14 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
+/** Register a pending proposal; `id` is in the path, and the body may be empty. */
+export interface ConfirmSkillProposal {
+  /** A skill proposal id (sprop-…). */
+  id: string;
+  /** The slug of a skill among the proposal's candidates: register the proposal as that skill's next version instead of under its own slug. */
+  version_of?: string | null;
+}
+
 /** What the write-time bands decided for one incoming fact. */
 export interface Decision {
   /** The id stored for it; null when it was blocked. */
@@ -132,6 +140,22 @@ export interface FoundFacts {
   degraded: string[];
 }
 
+export interface GetSkill {
+  slug: string;
+  /** The skill's scope, where one slug lives in several. */
+  scope?: string | null;
+  /** An earlier version; the current one without it. */
+  version?: number | null;
+  /** Unix seconds or ISO 8601: the version that was current then. */
+  as_of?: number | string | null;
+}
+
+export interface ListSkillProposals {
+  /** pending (default), confirmed, rejected or all. */
+  status?: "pending" | "confirmed" | "rejected" | "all";
+  limit?: number;
+}
+
 /** One page of a vault's messages, newest first, read from the vault itself (never behind). */
 export interface MemoryPage {
   /** The session vault read, or null for the core vault. */
@@ -176,6 +200,22 @@ export interface PageMessage {
   metadata: JsonObject | null;
 }
 
+/** A skill learned from finished work, held as a proposal until a writer confirms it; writer credentials only. */
+export interface ProposeSkill {
+  /** What the skill does, in a few words. */
+  title: string;
+  /** 1-20 phrases that should bring the skill to mind (each at most 200 characters). */
+  triggers: string[];
+  /** 1-50 steps, in order (each at most 2000 characters). */
+  steps: string[];
+  /** 1-20 pointers to where it was learned: task, session or message ids, or free text (each at most 500 characters). */
+  source_trail: string[];
+  /** One of the scopes this deployment walls facts by; the credential must hold it. Optional for a credential of one scope. */
+  scope?: string | null;
+  /** The slug to register it under; derived from the title without it. */
+  slug?: string | null;
+}
+
 export interface ReadRequest {
   /** Read this session's vault instead of the key's core vault. */
   session_id?: string | number | null;
@@ -215,6 +255,28 @@ export interface RecallEntry {
   score?: number | null;
 }
 
+/** One brain fact recalled for the query: pinned (always recalled first) or relevant to it. */
+export interface RecalledFact {
+  /** The fact's id (mem-…), as the brain's routes name it. */
+  id: string;
+  /** The fact (its hook for a long one), with the passage that matched after it. */
+  text: string;
+  /** The brain scope it lives in. */
+  scope: string;
+  /** Where it came from (a file, telegram:<chat id>, …). */
+  source: string;
+  /** user, feedback, project, reference, fact, skill or loop. */
+  entry_type: string;
+  /** Since when it holds, in epoch seconds. */
+  valid_from: number;
+  /** A pinned core fact, recalled for every query. */
+  pinned: boolean;
+  /** Its place in the joint ranking (higher first); pinned facts rank first. */
+  score: number;
+  /** Tokens it spends of the budget. */
+  tokens: number;
+}
+
 /** Pinned core, recent facts and what matches the query, within the budget. */
 export interface Recollection {
   core: RecallCore;
@@ -231,6 +293,27 @@ export interface Recollection {
 export interface Redaction {
   id: string;
   kinds: string[];
+}
+
+/** A skill (a named procedure), or a new version of one; writer credentials only. */
+export interface RegisterSkill {
+  /** 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit. */
+  slug: string;
+  /** The procedure; secrets in it are redacted. */
+  content: string;
+  /** Defaults to the slug. */
+  name?: string | null;
+  description?: string | null;
+  /** One of the scopes this deployment walls facts by; the credential must hold it. Optional for a credential of one scope. */
+  scope?: string | null;
+}
+
+/** Reject a pending proposal; `id` is in the path, and the body may be empty. */
+export interface RejectSkillProposal {
+  /** A skill proposal id (sprop-…). */
+  id: string;
+  /** Why; secrets in it are redacted. */
+  reason?: string | null;
 }
 
 /** Retire a fact by hand: superseded by nothing, kept for its history and `as_of` reads; writers only. */
@@ -279,12 +362,110 @@ export interface SearchRequest {
   now?: number | string | null;
   /** Search this session's vault too, beside the key's core vault. */
   session_id?: string | number | null;
+  /** For a key granted brain scopes: recall its brain facts within the same budget (false: conversation memory only). */
+  brain?: boolean | null;
+  /** For a key granted brain scopes: the brain's facts as they stood at this moment (default: the current facts). */
+  as_of?: number | string | null;
 }
 
 export interface SearchResult {
+  /** Conversation memory that fits the budget, best first. */
   items: SearchItem[];
+  /** Tokens the items and the facts spend together (at most the budget). */
   tokens: number;
+  /** Timings and which store answered. */
   metrics: JsonObject;
+  /** Brain facts within the same budget (a key granted brain scopes only): pinned first, then the ones relevant to the query; current facts unless as_of. */
+  facts: RecalledFact[];
+}
+
+export interface Skill {
+  id: string;
+  slug: string;
+  scope: string;
+  version: number;
+  name: string;
+  description: string;
+  content_hash: string;
+  created_at: number;
+  superseded_at: number | null;
+  content: string;
+}
+
+/** Something already stored that the proposal may duplicate: edit it instead of adding a skill. */
+export interface SkillCandidate {
+  kind: "skill" | "fact";
+  /** The skill's id (its version's) or the fact's. */
+  id: string;
+  scope: string;
+  /** slug: its slug is the proposal's or shares its stem; text: hybrid search found it. */
+  match: "slug" | "text";
+  /** The search's score (0 for a slug match search did not find); higher is closer. */
+  score: number;
+  /** A skill's slug. */
+  slug?: string | null;
+  /** A skill's version when the proposal was made. */
+  version?: number | null;
+  /** A skill's name. */
+  title?: string | null;
+  /** A fact's text (its hook, for a long one). */
+  content?: string | null;
+}
+
+export interface SkillFound {
+  skill: Skill;
+}
+
+export interface SkillProposal {
+  id: string;
+  status: "pending" | "confirmed" | "rejected";
+  scope: string;
+  /** The slug it is registered under when confirmed without `version_of`. */
+  slug: string;
+  title: string;
+  triggers: string[];
+  steps: string[];
+  source_trail: string[];
+  /** What it may duplicate, closest first (only what the reader may read). */
+  candidates: SkillCandidate[];
+  /** Kinds of secret redacted from its fields, never the values. */
+  redacted: string[];
+  created_at: number;
+  created_by: string;
+  decided_at: number | null;
+  decided_by: string | null;
+  /** Why it was rejected. */
+  reason: string | null;
+  /** The skill version a confirmation registered (or found unchanged). */
+  skill_id: string | null;
+}
+
+export interface SkillProposalConfirmed {
+  id: string;
+  status: "confirmed";
+  /** registered (a new slug), updated (a new version) or unchanged (that version already said the same). */
+  registration: "registered" | "updated" | "unchanged";
+  skill: Skill;
+}
+
+export interface SkillProposalList {
+  proposals: SkillProposal[];
+}
+
+export interface SkillProposalRejected {
+  id: string;
+  status: "rejected";
+  reason: string | null;
+}
+
+export interface SkillProposed {
+  proposal: SkillProposal;
+}
+
+export interface SkillRegistered {
+  status: "registered" | "updated" | "unchanged";
+  skill: Skill;
+  redacted: string[];
 }
 
 /** What a store did: the messages are findable at once, pending or stored. */
@@ -368,6 +549,10 @@ export interface SearchMemoryOptions {
   now?: number | string | null;
   /** Search this session's vault too, beside the key's core vault. */
   sessionId?: string | number | null;
+  /** For a key granted brain scopes: recall its brain facts within the same budget (false: conversation memory only). */
+  brain?: boolean | null;
+  /** For a key granted brain scopes: the brain's facts as they stood at this moment (default: the current facts). */
+  asOf?: number | string | null;
 }
 
 /** The options object of forgetMemory: the other fields of its input, in camelCase. */
@@ -400,6 +585,18 @@ export interface MemvaultRpc {
   brain_recall(brainToken: string, query?: string | null, asOf?: number | string | null, budget?: number | null): Promise<Recollection>;
   /** Write one fact or a batch (writer credentials, within their scopes); idempotent per source and text. */
   brain_write(brainToken: string, input: WriteFactsIn, bands?: boolean): Promise<FactsWritten>;
+  /** Register a skill (a named procedure) or a new version of one; writer credentials only. */
+  brain_register_skill(brainToken: string, input: RegisterSkill): Promise<SkillRegistered>;
+  /** A skill the credential may read: its current version, or `version`. */
+  brain_get_skill(brainToken: string, slug: string, scope?: string | null, version?: number | null, asOf?: number | string | null): Promise<SkillFound>;
+  /** Propose a skill learned from finished work (writer credentials, within their scopes): it is stored as pending with the skills and facts it may duplicate, and registered only once a writer confirms it. */
+  brain_propose_skill(brainToken: string, input: ProposeSkill): Promise<SkillProposed>;
+  /** Skill proposals over the credential's scopes, newest first, each with its candidates; pending ones unless `status` says otherwise. */
+  brain_skill_proposals(brainToken: string, status?: "pending" | "confirmed" | "rejected" | "all", limit?: number): Promise<SkillProposalList>;
+  /** Register a pending skill proposal (writers of its scope): under its own slug, or as the next version of the candidate skill `version_of` names; 409 if decided already or the skill changed since. */
+  brain_confirm_skill_proposal(brainToken: string, id: string, versionOf?: string | null): Promise<SkillProposalConfirmed>;
+  /** Mark a pending skill proposal rejected, with an optional reason; nothing is registered. */
+  brain_reject_skill_proposal(brainToken: string, id: string, reason?: string | null): Promise<SkillProposalRejected>;
   /** Retire a fact by hand with a reason (writers, within their scopes): superseded by nothing, never deleted; 409 if it is no longer current. */
   brain_retire(brainToken: string, id: string, reason: string): Promise<FactRetired>;
 }

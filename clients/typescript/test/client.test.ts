@@ -99,7 +99,11 @@ describe("MemvaultClient over a service binding", () => {
       getMemory: fail("getMemory"), saveMemory: fail("saveMemory"), searchMemory: fail("searchMemory"),
       forgetMemory: fail("forgetMemory"), get_memory: fail("get_memory"), save_memory: fail("save_memory"),
       search_memory: fail("search_memory"), forget_memory: fail("forget_memory"), brain_search: fail("brain_search"),
-      brain_recall: fail("brain_recall"), brain_write: fail("brain_write"), brain_retire: fail("brain_retire"),
+      brain_recall: fail("brain_recall"), brain_write: fail("brain_write"),
+      brain_register_skill: fail("brain_register_skill"), brain_get_skill: fail("brain_get_skill"),
+      brain_propose_skill: fail("brain_propose_skill"), brain_skill_proposals: fail("brain_skill_proposals"),
+      brain_confirm_skill_proposal: fail("brain_confirm_skill_proposal"),
+      brain_reject_skill_proposal: fail("brain_reject_skill_proposal"), brain_retire: fail("brain_retire"),
     };
   }
 

@@ -48,6 +48,7 @@ class BrainRoute:
     dialect: Dialect | None = None  # None: a /v1 path
     # The operation a kept path runs instead when its input names this field (GET /memory/skill?slug=).
     when_given: tuple[str, Operation[Any, Any]] | None = None
+    status: int = 200  # 201 where the operation stores something new for the caller to decide on
 
     @property
     def deprecated(self) -> bool:
@@ -126,4 +127,4 @@ def brain_answer(route: BrainRoute, result: object) -> Response:
         return Response(lines, media_type="application/x-ndjson")
     if route.dialect is not None and isinstance(plain, dict):
         plain = {route.dialect.answers.get(key, key): value for key, value in plain.items()}
-    return JSONResponse(plain)
+    return JSONResponse(plain, status_code=route.status)

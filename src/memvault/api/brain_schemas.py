@@ -85,4 +85,4 @@ def answer(route: BrainRoute) -> dict[int | str, dict[str, Any]]:
     outputs = [route.op.output] + ([route.when_given[1].output] if route.when_given else [])
     schemas = [_dialect_copy(COMPONENTS.of(output, True), route.dialect or Dialect(), output=True) for output in outputs]
     schema = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
-    return {200: {"description": route.op.summary, "content": {"application/json": {"schema": schema}}}}
+    return {route.status: {"description": route.op.summary, "content": {"application/json": {"schema": schema}}}}

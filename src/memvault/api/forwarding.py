@@ -24,6 +24,7 @@ from memvault.api.provider_credentials import holds_memory_key, memory_key_in_ke
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import RelayResponse, Tap, read_reply, tap_for
+from memvault.core.answers import prepare
 from memvault.core.credentials.callers import memory_caller
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
@@ -35,7 +36,6 @@ from memvault.core.memory.chat_calls import (
     PreparedMemory,
     degraded,
     off,
-    prepare,
     record,
 )
 from memvault.core.usage.limits import admit_call
@@ -165,8 +165,8 @@ async def forward_with_memory(
         conversation = replace(conversation, model=model)
     # Embeddings the recall computes are noted on this call's meter (the task keeps it).
     with metering() as recall_meter:
-        recall = None if options.mode == "off" or key_id is None else asyncio.ensure_future(
-            prepare(deps, key_id, conversation, options)
+        recall = None if options.mode == "off" or key is None else asyncio.ensure_future(
+            prepare(deps, key, conversation, options)
         )
     # The limits are checked while memory is recalled; nothing is forwarded before they admit the call.
     try:
@@ -181,7 +181,8 @@ async def forward_with_memory(
         outgoing, changed = {k: v for k, v in outgoing.items() if k != BODY_OBJECT}, True
     url = upstream_url(deps, codec, request)
     credential = asyncio.ensure_future(with_stored_credential(
-        deps, key_id, codec, request.headers, request.url.query, upstream_headers(request.headers.items(), codec)))
+        deps, None if key is None else key.id, codec, request.headers, request.url.query,
+        upstream_headers(request.headers.items(), codec)))
     memory = off() if options.mode == "off" else degraded() if recall is None else await recall
     try:
         headers = await credential

@@ -18,6 +18,7 @@ HEADERS = {
     "store": "X-Memory-Store",
     "store_response": "X-Memory-Store-Response",
     "session_id": SESSION_ID_HEADER,
+    "brain": "X-Memory-Brain",
 }
 BODY_OBJECT = "memvault"
 

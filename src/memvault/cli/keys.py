@@ -21,15 +21,24 @@ def keys_group() -> None:
 @keys_group.command("create")
 @click.option("--label", default="", help="A name to tell the key apart by in `memvault keys list`.")
 @click.option("--keep-archive", is_flag=True, help="Never purge this key's old memory (the nightly purge skips it).")
+@click.option("--brain-scopes", default="", metavar="SCOPE[,SCOPE…]",
+              help="Recall the brain's facts of these scopes beside conversation memory (search and the router).")
+@click.option("--brain-writer", is_flag=True, help="The key may also write facts to its brain scopes.")
 @json_option
 @url_option
 @data_dir_option
-def create(label: str, keep_archive: bool, as_json: bool, url: str | None, data_dir: Path | None) -> None:
+def create(label: str, keep_archive: bool, brain_scopes: str, brain_writer: bool, as_json: bool, url: str | None,
+           data_dir: Path | None) -> None:
     """Create a key and print it (shown once).
 
     Only the key's hash is stored; the key is printed on stdout, on its own line."""
-    made = admin_call(url, data_dir, CREATE_KEY, {"label": label, "keep_archive": keep_archive}, create=True)
-    say(f"created key {made['id']}" + (f" ({label})" if label else "") + ": it is shown once, keep it")
+    data: dict[str, object] = {"label": label, "keep_archive": keep_archive, "brain_writer": brain_writer}
+    if brain_scopes.strip():
+        data["brain_scopes"] = [scope.strip() for scope in brain_scopes.split(",")]
+    made = admin_call(url, data_dir, CREATE_KEY, data, create=True)
+    granted = made.get("brain_scopes") or []
+    grant = f", brain {'writer' if made.get('brain_writer') else 'reader'} of {','.join(granted)}" if granted else ""
+    say(f"created key {made['id']}" + (f" ({label})" if label else "") + grant + ": it is shown once, keep it")
     if as_json:
         emit_json(made)
     else:
@@ -43,13 +52,15 @@ def create(label: str, keep_archive: bool, as_json: bool, url: str | None, data_
 def list_keys(as_json: bool, url: str | None, data_dir: Path | None) -> None:
     """List the keys, oldest first (never their secrets).
 
-    One line per key: id, state and label, separated by tabs."""
+    One line per key: id, state and label, and the brain grant of a key granted one (its scopes,
+    with `+writer`), separated by tabs."""
     found = admin_call(url, data_dir, LIST_KEYS, {})["keys"]
     if as_json:
         emit_json(found)
     else:
         for key in found:
-            emit(f"{key['id']}\t{key['state']}\t{key['label']}")
+            grant = ",".join(key.get("brain_scopes") or []) + ("+writer" if key.get("brain_writer") else "")
+            emit(f"{key['id']}\t{key['state']}\t{key['label']}" + (f"\t{grant}" if grant else ""))
     active = sum(1 for key in found if key["state"] == "active")
     say(f"{counted(len(found), 'key')}, {active} active")
 

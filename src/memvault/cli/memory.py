@@ -23,9 +23,10 @@ from memvault.cli.shell import (
     say,
     with_deps,
 )
+from memvault.core.answers import SEARCH
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError
-from memvault.core.memory.operations import EXPORT, FORGET, SEARCH, STATS, perform
+from memvault.core.memory.operations import EXPORT, FORGET, STATS, perform
 from memvault.core.memory.transfer import HeldMessage, held_from, store_held
 from memvault.core.shapes import plain_object
 

@@ -99,6 +99,34 @@ class MemoryClient:
         """Brain facts matching ``query`` (keyword search), as this client's credential may read them."""
         return await self._call(lambda: self._transport.search_facts(query, limit))
 
+    async def register_skill(self, skill: Mapping[str, Any]) -> dict[str, Any]:
+        """Register a skill (``slug``, ``content``, …): the same content again changes nothing, changed
+        content becomes its next version."""
+        return await self._call(lambda: self._transport.register_skill(skill))
+
+    async def propose_skill(self, *, title: str, triggers: Sequence[str], steps: Sequence[str],
+                            source_trail: Sequence[str], scope: str | None = None, slug: str | None = None
+                            ) -> dict[str, Any]:
+        """Propose a skill learned from finished work: ``{proposal}``, pending, with its ``candidates``
+        (skills and facts it may duplicate). Nothing is registered until a writer confirms it; the
+        same proposal made again is the stored one."""
+        proposal = {"title": title, "triggers": list(triggers), "steps": list(steps),
+                    "source_trail": list(source_trail), "scope": scope, "slug": slug}
+        payload = {name: value for name, value in proposal.items() if value is not None}
+        return await self._call(lambda: self._transport.propose_skill(payload))
+
+    async def skill_proposals(self, status: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        """``{proposals}``: pending ones unless ``status`` is confirmed, rejected or all."""
+        return await self._call(lambda: self._transport.skill_proposals(status, limit))
+
+    async def confirm_skill_proposal(self, proposal_id: str, version_of: str | None = None) -> dict[str, Any]:
+        """Register the proposal (as the next version of the candidate skill ``version_of`` names, if
+        given). A confirm whose answer was lost and is sent again is refused as already confirmed."""
+        return await self._call(lambda: self._transport.confirm_skill_proposal(proposal_id, version_of))
+
+    async def reject_skill_proposal(self, proposal_id: str, reason: str | None = None) -> dict[str, Any]:
+        return await self._call(lambda: self._transport.reject_skill_proposal(proposal_id, reason))
+
     async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
         """Retire a brain fact by hand (a writer credential): ``{id, status, retirement}``."""
         return await self._call(lambda: self._transport.retire_fact(fact_id, reason))

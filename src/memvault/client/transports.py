@@ -5,7 +5,8 @@ every surface, ``core/memory/results.py``), so nothing above them knows which on
 - a page: ``{session_id, offset, limit, items}`` (newest first);
 - a save: ``{message_ids, messages_accepted, messages_stored, chunks_stored, tokens_buffered,
   updated_at, redactions, mirrored}``;
-- a search: ``{items, tokens, metrics}``, the items best first.
+- a search: ``{items, tokens, metrics, facts}``, the items best first (``facts``: a key granted
+  brain scopes gets its brain facts there).
 
 Failures arrive as memvault's domain errors (``memvault.core.errors``), whichever transport
 carried them, so one predicate tells a passing failure from a refusal."""
@@ -19,6 +20,8 @@ from urllib.parse import quote, urlencode
 
 from memvault.core.errors import Unauthorized, UpstreamUnavailable, error_for_status
 from memvault.core.ports import HttpClient
+
+SKILL_PROPOSALS = "/v1/brain/skills/proposals"
 
 
 class Transport(Protocol):
@@ -37,6 +40,16 @@ class Transport(Protocol):
     async def search_facts(self, query: str, limit: int | None) -> list[dict[str, Any]]:
         """A keyword search of the brain with the bot's credential."""
         ...
+
+    async def register_skill(self, skill: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def propose_skill(self, proposal: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def skill_proposals(self, status: str | None, limit: int | None) -> dict[str, Any]: ...
+
+    async def confirm_skill_proposal(self, proposal_id: str, version_of: str | None) -> dict[str, Any]: ...
+
+    async def reject_skill_proposal(self, proposal_id: str, reason: str | None) -> dict[str, Any]: ...
 
     async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
         """Retire a brain fact by hand with the bot's credential."""
@@ -85,6 +98,25 @@ class RpcTransport:
     async def search_facts(self, query: str, limit: int | None) -> list[dict[str, Any]]:
         found = await self._caller.call("brain_search", self._token(), query, "keyword", limit)
         return list(found["results"])
+
+    async def register_skill(self, skill: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._brain("brain_register_skill", dict(skill))
+
+    async def propose_skill(self, proposal: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._brain("brain_propose_skill", dict(proposal))
+
+    async def skill_proposals(self, status: str | None, limit: int | None) -> dict[str, Any]:
+        return await self._brain("brain_skill_proposals", status, limit)
+
+    async def confirm_skill_proposal(self, proposal_id: str, version_of: str | None) -> dict[str, Any]:
+        return await self._brain("brain_confirm_skill_proposal", proposal_id, version_of)
+
+    async def reject_skill_proposal(self, proposal_id: str, reason: str | None) -> dict[str, Any]:
+        return await self._brain("brain_reject_skill_proposal", proposal_id, reason)
+
+    async def _brain(self, method: str, *args: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = await self._caller.call(method, self._token(), *args)
+        return answer
 
     async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
         retired: dict[str, Any] = await self._caller.call("brain_retire", self._token(), fact_id, reason)
@@ -136,6 +168,28 @@ class HttpTransport:
         body = _without_none({"query": query, "mode": "keyword", "limit": limit})
         found = await self._request("POST", "/v1/brain/facts/search", self._brain_token, body)
         return list(found["results"])
+
+    async def register_skill(self, skill: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._brain("POST", "/v1/brain/skills", dict(skill))
+
+    async def propose_skill(self, proposal: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._brain("POST", SKILL_PROPOSALS, dict(proposal))
+
+    async def skill_proposals(self, status: str | None, limit: int | None) -> dict[str, Any]:
+        query = urlencode(_without_none({"status": status, "limit": limit}))
+        return await self._brain("GET", f"{SKILL_PROPOSALS}?{query}")
+
+    async def confirm_skill_proposal(self, proposal_id: str, version_of: str | None) -> dict[str, Any]:
+        path = f"{SKILL_PROPOSALS}/{quote(proposal_id, safe='')}/confirm"
+        return await self._brain("POST", path, _without_none({"version_of": version_of}))
+
+    async def reject_skill_proposal(self, proposal_id: str, reason: str | None) -> dict[str, Any]:
+        path = f"{SKILL_PROPOSALS}/{quote(proposal_id, safe='')}/reject"
+        return await self._brain("POST", path, _without_none({"reason": reason}))
+
+    async def _brain(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+        answer: dict[str, Any] = await self._request(method, path, self._brain_token, body)
+        return answer
 
     async def retire_fact(self, fact_id: str, reason: str) -> dict[str, Any]:
         path = f"/v1/brain/facts/{quote(fact_id, safe='')}/retire"

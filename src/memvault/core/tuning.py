@@ -47,6 +47,12 @@ class Tuning:
         "Brain rerank: how fast each entry type's relevance fades with age (its half-life).")
     brain_rerank: bool = tuned(
         True, "Brain hybrid search reranks by relevance x recency x recall frequency x importance (False: relevance alone).")
+    answer_fact_similarity: float = tuned(
+        0.55, "Joint recall: a brain fact this similar to the query (cosine) is relevant to it.")
+    answer_keyword_similarity: float = tuned(
+        0.30, "Joint recall: a brain fact that shares the query's words is relevant to it from this similarity.")
+    answer_pinned_share: float = tuned(
+        0.25, "Joint recall: the share of a budget pinned core facts may fill before the ranked entries.")
     consolidate_batch: int = tuned(300, "Consolidation: most current facts of one scope compared per run (the newest first).")
     reembed_batch: int = tuned(200, "Nightly run and restore: most unembedded rows embedded per vault (or per page) at a time.")
     backup_page_rows: int = tuned(500, "Nightly backup: rows read per database statement and written per part object.")
@@ -63,6 +69,10 @@ class Tuning:
             raise ValueError("Tuning: windows must be positive, weights and head starts not negative")
         if not 0.0 <= self.brain_candidate_similarity <= self.brain_flag_similarity <= self.brain_block_similarity <= 1.0:
             raise ValueError("Tuning: 0 <= candidate <= flag <= block similarity <= 1")
+        if not 0.0 <= self.answer_keyword_similarity <= self.answer_fact_similarity <= 1.0:
+            raise ValueError("Tuning: 0 <= answer keyword similarity <= answer fact similarity <= 1")
+        if not 0.0 <= self.answer_pinned_share <= 1.0:
+            raise ValueError("Tuning.answer_pinned_share must be between 0 and 1")
         if any(seconds <= 0 for _, seconds in self.brain_half_life_seconds):
             raise ValueError("Tuning.brain_half_life_seconds must all be positive")
 

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from memvault.core import brain
+from memvault.core.answers import SEARCH
 from memvault.core.brain.wire import Schemas
 from memvault.core.contract import spec_schemas
 from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.operations import FORGET, READ, SEARCH, STORE, Operation, perform
+from memvault.core.memory.operations import FORGET, READ, STORE, Operation, perform
 from memvault.core.shapes import plain_object, result_schema
 
 # The service-binding prop that names the caller's memory key.
@@ -169,6 +170,18 @@ METHODS: tuple[Method, ...] = (
     # The payload's own bands wins over the argument.
     Method("brain_write", brain.WRITE_FACTS.summary, brain.WRITE_FACTS, (Method.WHOLE_INPUT, "bands"),
            credential="brain_token"),
+    Method("brain_register_skill", brain.REGISTER_SKILL.summary, brain.REGISTER_SKILL, (Method.WHOLE_INPUT,),
+           credential="brain_token"),
+    Method("brain_get_skill", brain.GET_SKILL.summary, brain.GET_SKILL, ("slug", "scope", "version", "as_of"),
+           credential="brain_token"),
+    Method("brain_propose_skill", brain.PROPOSE_SKILL.summary, brain.PROPOSE_SKILL, (Method.WHOLE_INPUT,),
+           credential="brain_token"),
+    Method("brain_skill_proposals", brain.LIST_SKILL_PROPOSALS.summary, brain.LIST_SKILL_PROPOSALS,
+           ("status", "limit"), credential="brain_token"),
+    Method("brain_confirm_skill_proposal", brain.CONFIRM_SKILL_PROPOSAL.summary, brain.CONFIRM_SKILL_PROPOSAL,
+           ("id", "version_of"), credential="brain_token"),
+    Method("brain_reject_skill_proposal", brain.REJECT_SKILL_PROPOSAL.summary, brain.REJECT_SKILL_PROPOSAL,
+           ("id", "reason"), credential="brain_token"),
     Method("brain_retire", brain.RETIRE_FACT.summary, brain.RETIRE_FACT, ("id", "reason"), credential="brain_token"),
 )
 BY_NAME = {method.name: method for method in METHODS}
@@ -185,7 +198,7 @@ async def save_bound_memory(deps: Deps, props: Any, session_id: Any, messages: A
 
 
 async def search_bound_memory(deps: Deps, props: Any, query: Any, options: Any = None) -> dict[str, Any]:
-    """``searchMemory(query, {limit, budgetTokens, now, sessionId})``."""
+    """``searchMemory(query, {limit, budgetTokens, now, sessionId, brain, asOf})``."""
     return await invoke(deps, props, "searchMemory", query, options)
 
 
@@ -221,6 +234,31 @@ async def brain_recall(deps: Deps, brain_token: Any, query: Any = None, as_of: A
 async def brain_write(deps: Deps, brain_token: Any, payload: Any, bands: Any = True) -> dict[str, Any]:
     """``bands`` false skips the write-time bands, as ``bands: false`` in the payload does."""
     return await invoke(deps, None, "brain_write", brain_token, payload, bands)
+
+
+async def brain_register_skill(deps: Deps, brain_token: Any, payload: Any) -> dict[str, Any]:
+    return await invoke(deps, None, "brain_register_skill", brain_token, payload)
+
+
+async def brain_get_skill(deps: Deps, brain_token: Any, slug: Any, scope: Any = None, version: Any = None,
+                          as_of: Any = None) -> dict[str, Any]:
+    return await invoke(deps, None, "brain_get_skill", brain_token, slug, scope, version, as_of)
+
+
+async def brain_propose_skill(deps: Deps, brain_token: Any, payload: Any) -> dict[str, Any]:
+    return await invoke(deps, None, "brain_propose_skill", brain_token, payload)
+
+
+async def brain_skill_proposals(deps: Deps, brain_token: Any, status: Any = None, limit: Any = None) -> dict[str, Any]:
+    return await invoke(deps, None, "brain_skill_proposals", brain_token, status, limit)
+
+
+async def brain_confirm_skill_proposal(deps: Deps, brain_token: Any, id: Any, version_of: Any = None) -> dict[str, Any]:
+    return await invoke(deps, None, "brain_confirm_skill_proposal", brain_token, id, version_of)
+
+
+async def brain_reject_skill_proposal(deps: Deps, brain_token: Any, id: Any, reason: Any = None) -> dict[str, Any]:
+    return await invoke(deps, None, "brain_reject_skill_proposal", brain_token, id, reason)
 
 
 async def brain_retire(deps: Deps, brain_token: Any, fact_id: Any, reason: Any) -> dict[str, Any]:

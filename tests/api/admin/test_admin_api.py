@@ -176,5 +176,6 @@ async def test_the_document_describes_the_admin_operations_and_their_credential(
     assert create["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/CreateKeyRequest")
     assert {"adminToken": []} in create["security"]
     schemas = document["components"]["schemas"]
-    assert schemas["IssuedMemoryKey"]["required"] == ["id", "label", "created_at", "keep_archive", "key"]
+    assert schemas["IssuedMemoryKey"]["required"] == ["id", "label", "created_at", "keep_archive", "key",
+                                                      "brain_scopes", "brain_writer"]
     assert "last_used_at" in schemas["CredentialInfo"]["properties"]

@@ -26,7 +26,9 @@ from memvault.core.credentials import keys
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
 
-TOOLS = {"memory_store", "memory_search", "memory_forget", "brain_search", "brain_recall", "brain_write", "brain_retire"}
+TOOLS = {"memory_store", "memory_search", "memory_forget", "brain_search", "brain_recall", "brain_write", "brain_retire",
+         "brain_skill", "brain_skill_register", "brain_skill_propose", "brain_skill_proposals", "brain_skill_confirm",
+         "brain_skill_reject"}
 # name -> (scopes, writer); the token of credential NAME is "tok-NAME".
 CREDENTIALS = {"writer": (["business", "family", "personal", "shared"], True), "business-reader": (["business"], False)}
 

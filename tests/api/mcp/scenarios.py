@@ -74,6 +74,8 @@ async def check_unknown_secrets_are_refused(session: ClientSession) -> None:
         ("brain_search", {"q": "hello"}),
         ("brain_recall", {}),
         ("brain_write", {"facts": [{"content": "x", "scope": "business"}]}),
+        ("brain_skill_proposals", {}),
+        ("brain_skill_confirm", {"id": "sprop-0000000000000000"}),
     ]:
         assert "unknown brain credential" in refusal(await session.call_tool(name, arguments)), name
     with pytest.raises(MCPError, match="unknown brain credential"):

@@ -77,10 +77,22 @@ def brain_tools(deps: Deps, credential_of: CredentialOf) -> list[Tool]:
                    QUERY_ALIAS),
         brain_tool(deps, credential_of, brain.WRITE_FACTS, "brain_write",
                    "Write facts to the brain (writer credentials only); idempotent per source and text.", WRITES),
+        *skill_tools(deps, credential_of),
         brain_tool(deps, credential_of, brain.RETIRE_FACT, "brain_retire",
                    "Retire a fact by hand with a reason (writer credentials only): it stops being current and stays "
                    "in its history.", RETIRES),
     ]
+
+
+def skill_tools(deps: Deps, credential_of: CredentialOf) -> list[Tool]:
+    """Skills: read and register them, and the proposal flow an agent uses after finishing a task
+    (propose; a writer confirms or rejects)."""
+    tools: list[tuple[brain.Operation[Any, Any], str, ToolAnnotations]] = [(brain.GET_SKILL, "brain_skill", READS), (brain.REGISTER_SKILL, "brain_skill_register", WRITES),
+             (brain.PROPOSE_SKILL, "brain_skill_propose", WRITES),
+             (brain.LIST_SKILL_PROPOSALS, "brain_skill_proposals", READS),
+             (brain.CONFIRM_SKILL_PROPOSAL, "brain_skill_confirm", WRITES),
+             (brain.REJECT_SKILL_PROPOSAL, "brain_skill_reject", WRITES)]
+    return [brain_tool(deps, credential_of, op, name, op.summary, annotations) for op, name, annotations in tools]
 
 
 def add_brain_resources(server: MCPServer[Any], deps: Deps, credential_of: CredentialOf) -> None:

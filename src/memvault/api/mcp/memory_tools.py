@@ -13,11 +13,12 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
 
 from memvault.api.mcp.errors import refused_as, tool_refusal
+from memvault.core.answers import SEARCH
 from memvault.core.contract import spec_schemas
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.memory.operations import FORGET, SEARCH, STORE, Operation, perform
+from memvault.core.memory.operations import FORGET, STORE, Operation, perform
 from memvault.core.shapes import plain_object
 
 McpContext = Context[Any, Any]
@@ -56,9 +57,10 @@ def memory_tools(deps: Deps, caller_of: CallerOf) -> list[Tool]:
 
     async def memory_search(
         ctx: McpContext, query: Any = None, limit: Any = None, budget_tokens: Any = None, now: Any = None,
-        session_id: Any = None,
+        session_id: Any = None, brain: Any = None, as_of: Any = None,
     ) -> dict[str, Any]:
-        data = {"query": query, "limit": limit, "budget_tokens": budget_tokens, "now": now, "session_id": session_id}
+        data = {"query": query, "limit": limit, "budget_tokens": budget_tokens, "now": now, "session_id": session_id,
+                "brain": brain, "as_of": as_of}
         return await answer(ctx, SEARCH, data)
 
     async def memory_forget(ctx: McpContext, ids: Any = None, session_id: Any = None) -> dict[str, Any]:
@@ -69,7 +71,8 @@ def memory_tools(deps: Deps, caller_of: CallerOf) -> list[Tool]:
     return [
         _tool(memory_store, "Remember conversation messages, or one plain note (stored as a user message).", WRITES,
               store_schema),
-        _tool(memory_search, "Search remembered conversation: the most relevant messages that fit a token budget.",
+        _tool(memory_search, "Search remembered conversation (and, for a key granted brain scopes, the brain's facts): what is most"
+              " relevant that fits a token budget.",
               READS, arguments_schema(SEARCH)),
         _tool(memory_forget, "Forget messages by id (as stored, or as search results list them in source_ids).",
               FORGETS, arguments_schema(FORGET)),

@@ -22,6 +22,7 @@ STATIC_TYPES = {
     "portal.css": "text/css; charset=utf-8",
     "session.js": "text/javascript; charset=utf-8",
     "portal.js": "text/javascript; charset=utf-8",
+    "portal_skills.js": "text/javascript; charset=utf-8",
     "portal_actions.js": "text/javascript; charset=utf-8",
 }
 CONTENT_SECURITY_POLICY = "; ".join([

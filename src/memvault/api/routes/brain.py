@@ -30,6 +30,11 @@ ROUTES = (
     BrainRoute("GET", "/v1/brain/export", brain.EXPORT_FACTS),
     BrainRoute("POST", "/v1/brain/skills", brain.REGISTER_SKILL),
     BrainRoute("GET", "/v1/brain/skills", brain.LIST_SKILLS),
+    # Before /v1/brain/skills/{slug}, which would take `proposals` for a slug.
+    BrainRoute("POST", "/v1/brain/skills/proposals", brain.PROPOSE_SKILL, status=201),
+    BrainRoute("GET", "/v1/brain/skills/proposals", brain.LIST_SKILL_PROPOSALS),
+    BrainRoute("POST", "/v1/brain/skills/proposals/{id}/confirm", brain.CONFIRM_SKILL_PROPOSAL),
+    BrainRoute("POST", "/v1/brain/skills/proposals/{id}/reject", brain.REJECT_SKILL_PROPOSAL),
     BrainRoute("GET", "/v1/brain/skills/{slug}", brain.GET_SKILL),
     BrainRoute("POST", "/v1/brain/sync", brain.SYNC),
     BrainRoute("POST", "/v1/brain/consolidate", brain.CONSOLIDATE),
@@ -77,4 +82,5 @@ for _route in ROUTES:
         _route.path, handler(_route), methods=[_route.method], name=_route.op.name, description=_route.op.summary,
         summary=_route.op.name.replace("_", " ").capitalize(), deprecated=_route.deprecated or None,
         openapi_extra=openapi_extra(_route), responses=answer(_route), response_class=Response,
+        status_code=_route.status,
     )

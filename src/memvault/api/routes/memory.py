@@ -10,8 +10,9 @@ from fastapi import APIRouter, Body, Request
 
 from memvault.api.dependencies import DepsParam, KeyParam, session_header
 from memvault.api.schemas import documented, error_responses
+from memvault.core.answers import SEARCH
 from memvault.core.errors import InvalidField
-from memvault.core.memory.operations import CLEAR, FORGET, PURGE, READ, SEARCH, STATS, STORE, perform
+from memvault.core.memory.operations import CLEAR, FORGET, PURGE, READ, STATS, STORE, perform
 from memvault.core.shapes import plain_object
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=error_responses(400, 401, 409, 413, 422, 503, 507))

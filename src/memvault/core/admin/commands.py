@@ -16,7 +16,10 @@ MAX_SCOPES = 64
 CREATE_KEY_REQUEST = Spec("CreateKeyRequest", (
     Text("label", "A name to tell the key apart by.", max_chars=MAX_LABEL, blank=True, default=""),
     Flag("keep_archive", "Never purge this key's old memory (the nightly purge skips it).", default=False),
-), examples=({"label": "telegram-bot"},))
+    IdList("brain_scopes", "Brain scopes (from MEMVAULT_BRAIN_SCOPES) whose facts its memory search and the memory "
+           "router recall beside conversation memory.", most=MAX_SCOPES),
+    Flag("brain_writer", "It may also write facts to its brain scopes.", default=False),
+), examples=({"label": "telegram-bot", "brain_scopes": ["family", "shared"], "brain_writer": True},))
 CREATE_CREDENTIAL_REQUEST = Spec("CreateCredentialRequest", (
     Text("name", "A name to recognise the credential by (default: its id).", max_chars=MAX_LABEL, blank=True,
          default=""),
@@ -33,6 +36,8 @@ LIST_REQUEST = Spec("ListRequest", ())
 class CreateKey:
     label: str = ""
     keep_archive: bool = False
+    brain_scopes: tuple[str, ...] | None = None
+    brain_writer: bool = False
 
 
 @dataclass(frozen=True)

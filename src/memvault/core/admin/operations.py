@@ -26,6 +26,7 @@ from memvault.core.brain.scopes import create_brain_token
 from memvault.core.contract import Spec
 from memvault.core.credentials import keys, provider_keys
 from memvault.core.deps import Deps
+from memvault.core.errors import InvalidField
 
 C = TypeVar("C")
 R = TypeVar("R")
@@ -69,9 +70,19 @@ def _created(at: float, admin: Admin, action: str, kind: Kind) -> Callable[[str]
 
 async def _create_key(deps: Deps, admin: Admin, command: c.CreateKey) -> IssuedMemoryKey:
     now = deps.clock()
+    scopes = _granted_scopes(command.brain_scopes or (), deps)
     key, secret = await keys.create_key(deps.db, command.label, now, command.keep_archive,
-                                        also=_created(now, admin, "key.create", "memory"))
-    return IssuedMemoryKey(key.id, key.label, key.created_at, key.keep_archive, secret)
+                                        also=_created(now, admin, "key.create", "memory"), brain_scopes=scopes,
+                                        brain_writer=command.brain_writer)
+    return IssuedMemoryKey(key.id, key.label, key.created_at, key.keep_archive, secret, key.brain_scopes,
+                           key.brain_writer)
+
+
+def _granted_scopes(scopes: tuple[str, ...], deps: Deps) -> tuple[str, ...]:
+    for index, scope in enumerate(scopes):
+        if scope not in deps.settings.brain_scopes:
+            raise InvalidField(f"brain_scopes[{index}] must be one of {', '.join(deps.settings.brain_scopes)}")
+    return scopes
 
 
 async def _list_keys(deps: Deps, admin: Admin, command: c.ListAll) -> MemoryKeyList:

@@ -9,6 +9,8 @@ from memvault.core.credentials import keys
 from memvault.core.shapes import doc
 
 _STATE = "active or revoked."
+_BRAIN_SCOPES = "The brain scopes whose facts its memory search and the memory router recall (empty: none)."
+_BRAIN_WRITER = "Whether it may also write facts to those scopes."
 _LAST_USED = ("When a request last authenticated with it, in epoch seconds, to within a minute (a memory key "
               "answered from the read cache is noted when the cached lookup runs out); null if never.")
 
@@ -24,6 +26,8 @@ class MemoryKeyInfo:
     revoked_at: float | None = field(metadata=doc("When it was revoked, or null."))
     last_used_at: float | None = field(metadata=doc(_LAST_USED))
     keep_archive: bool = field(metadata=doc("Whether the nightly purge leaves its old memory alone."))
+    brain_scopes: tuple[str, ...] = field(default=(), metadata=doc(_BRAIN_SCOPES))
+    brain_writer: bool = field(default=False, metadata=doc(_BRAIN_WRITER))
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,8 @@ class IssuedMemoryKey:
     created_at: float = field(metadata=doc("When it was created, in epoch seconds."))
     keep_archive: bool = field(metadata=doc("Whether the nightly purge leaves its old memory alone."))
     key: str = field(metadata=doc("The secret (mk_…): keep it, it is never shown again."))
+    brain_scopes: tuple[str, ...] = field(default=(), metadata=doc(_BRAIN_SCOPES))
+    brain_writer: bool = field(default=False, metadata=doc(_BRAIN_WRITER))
 
 
 @dataclass(frozen=True)
@@ -86,7 +92,7 @@ def state(revoked_at: float | None) -> str:
 
 def key_info(key: keys.MemoryKey) -> MemoryKeyInfo:
     return MemoryKeyInfo(key.id, key.label, state(key.revoked_at), key.created_at, key.revoked_at, key.last_used_at,
-                         key.keep_archive)
+                         key.keep_archive, key.brain_scopes, key.brain_writer)
 
 
 def credential_info(stored: keys.BrainKey) -> CredentialInfo:

@@ -23,6 +23,8 @@ MAX_LIMIT = 200
 MAX_BUDGET = 100_000
 MAX_REASON_CHARS = 2000
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+# Slugs a new skill may not take: `GET /v1/brain/skills/proposals` lists skill proposals.
+RESERVED_SLUGS = frozenset({"proposals"})
 AS_OF = "Unix seconds or ISO 8601: read the brain as it was then."
 
 
@@ -83,7 +85,9 @@ class ExportFacts:
 
 @shape
 class ListSkills:
-    """No input: every current skill the credential may read."""
+    """Every current skill the credential may read (or every skill current at `as_of`)."""
+
+    as_of: float | None = spec(AS_OF, default=None, time=True)
 
 
 @shape
@@ -91,6 +95,8 @@ class GetSkill:
     slug: str
     scope: str | None = spec("The skill's scope, where one slug lives in several.", default=None)
     version: int | None = spec("An earlier version; the current one without it.", default=None, low=1)
+    as_of: float | None = spec("Unix seconds or ISO 8601: the version that was current then.", default=None,
+                               time=True)
 
 
 @shape
@@ -173,38 +179,51 @@ def parse_retire_fact(data: object, credential: Credential, _settings: Settings,
 
 def parse_get_skill(data: object, text: bool = False) -> GetSkill:
     command = parse_fields(GetSkill, data, text=text)
-    return replace(command, slug=_slug(command.slug))
+    return replace(command, slug=check_slug(command.slug))
 
 
-def _slug(value: str) -> str:
+def check_slug(value: str) -> str:
     if not SLUG.match(value):
         raise InvalidField("slug must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
     return value
 
 
+def unreserved(slug: str) -> str:
+    """A new skill may not take a slug the skill paths use for themselves."""
+    if slug in RESERVED_SLUGS:
+        raise InvalidField(f"slug {slug!r} is reserved: /v1/brain/skills/{slug} is a path of its own")
+    return slug
+
+
 def parse_register_skill(data: object, credential: Credential, settings: Settings, text: bool = False) -> CheckedSkill:
     credential.require_writer()
-    return check_skill(parse_fields(RegisterSkill, data, text=text), credential, settings)
+    raw = parse_fields(RegisterSkill, data, text=text)
+    return check_skill(replace(raw, slug=unreserved(raw.slug)), credential, settings)
 
 
 def check_skill(raw: RegisterSkill, credential: Credential, settings: Settings) -> CheckedSkill:
     """Every field passes the secret gate: a secret in an identifier (slug, scope) is refused, one
     in the text (name, description, content) is redacted."""
     refuse_secret("slug", raw.slug, InvalidField)
-    slug = _slug(raw.slug)
-    if raw.scope is not None:
-        refuse_secret("scope", raw.scope, InvalidField)
-    scope = raw.scope
-    if scope is None and len(credential.scopes) == 1:
-        scope = next(iter(credential.scopes))
-    scope = check_scope(scope, settings)
-    credential.require_scope(scope)
+    slug = check_slug(raw.slug)
+    scope = writable_scope(raw.scope, credential, settings)
     if len(raw.content) > MAX_CONTENT_CHARS:
         raise PayloadTooLarge(f"content is longer than {MAX_CONTENT_CHARS} characters")
     name = slug if raw.name is None else raw.name
     gates = [redact(value.strip()) for value in (raw.content, name, raw.description or "")]
     content, name, description = (gate.text for gate in gates)
     return CheckedSkill(slug, scope, name, description, content, tuple(sorted({k for g in gates for k in g.kinds})))
+
+
+def writable_scope(scope: str | None, credential: Credential, settings: Settings) -> str:
+    """The scope a skill (or a proposal of one) is written to: given, or the credential's only one."""
+    if scope is not None:
+        refuse_secret("scope", scope, InvalidField)
+    if scope is None and len(credential.scopes) == 1:
+        scope = next(iter(credential.scopes))
+    scope = check_scope(scope, settings)
+    credential.require_scope(scope)
+    return scope
 
 
 def parse_sync(data: object, text: bool = False) -> Sync:
@@ -228,3 +247,4 @@ def parse_proposal_ref(data: object, text: bool = False) -> ProposalRef:
     if not ref.id.startswith("prop-") or len(ref.id) > 64:
         raise InvalidField("id must be a proposal id (prop-...)")
     return ref
+

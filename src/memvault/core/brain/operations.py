@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from memvault.core.brain import commands, fact_input, results
+from memvault.core.brain import commands, fact_input, results, skill_proposal_input, skill_proposal_results
 from memvault.core.brain.consolidate import consolidate
 from memvault.core.brain.facts import write_facts
 from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
@@ -17,6 +17,12 @@ from memvault.core.brain.recall import recall
 from memvault.core.brain.retire import retire_fact
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import search_facts
+from memvault.core.brain.skill_proposals import (
+    confirm_skill_proposal,
+    list_skill_proposals,
+    propose_skill,
+    reject_skill_proposal,
+)
 from memvault.core.brain.skills import get_skill, list_skills, register_skill
 from memvault.core.brain.wire import parse_fields
 from memvault.core.deps import Deps
@@ -82,6 +88,27 @@ GET_SKILL: Operation[commands.GetSkill, results.SkillFound] = Operation(
 LIST_SKILLS: Operation[commands.ListSkills, results.SkillList] = Operation(
     "list_skills", "The current skills the credential may read, without their content.",
     commands.ListSkills, results.SkillList, _fields(commands.ListSkills), list_skills)
+PROPOSE_SKILL: Operation[skill_proposal_input.CheckedProposal, skill_proposal_results.SkillProposed] = Operation(
+    "propose_skill", "Propose a skill learned from finished work (writer credentials, within their scopes): it is "
+    "stored as pending with the skills and facts it may duplicate, and registered only once a writer confirms it.",
+    skill_proposal_input.ProposeSkill, skill_proposal_results.SkillProposed, skill_proposal_input.parse_propose_skill,
+    propose_skill)
+LIST_SKILL_PROPOSALS: Operation[skill_proposal_input.ListSkillProposals, skill_proposal_results.SkillProposalList] = (
+    Operation("list_skill_proposals", "Skill proposals over the credential's scopes, newest first, each with its "
+              "candidates; pending ones unless `status` says otherwise.",
+              skill_proposal_input.ListSkillProposals, skill_proposal_results.SkillProposalList,
+              _fields(skill_proposal_input.ListSkillProposals), list_skill_proposals))
+CONFIRM_SKILL_PROPOSAL: Operation[skill_proposal_input.ConfirmSkillProposal,
+                                  skill_proposal_results.SkillProposalConfirmed] = Operation(
+    "confirm_skill_proposal", "Register a pending skill proposal (writers of its scope): under its own slug, or as the "
+    "next version of the candidate skill `version_of` names; 409 if decided already or the skill changed since.",
+    skill_proposal_input.ConfirmSkillProposal, skill_proposal_results.SkillProposalConfirmed,
+    _data_only(skill_proposal_input.parse_confirm_skill_proposal), confirm_skill_proposal)
+REJECT_SKILL_PROPOSAL: Operation[skill_proposal_input.RejectSkillProposal,
+                                 skill_proposal_results.SkillProposalRejected] = Operation(
+    "reject_skill_proposal", "Mark a pending skill proposal rejected, with an optional reason; nothing is registered.",
+    skill_proposal_input.RejectSkillProposal, skill_proposal_results.SkillProposalRejected,
+    _data_only(skill_proposal_input.parse_reject_skill_proposal), reject_skill_proposal)
 SYNC: Operation[commands.Sync, results.SyncPushed | results.SyncPulled] = Operation(
     "sync", "Keep a folder of notes in step: `push` reconciles its facts, `pull` returns what changed since.",
     commands.Sync, results.SyncPushed | results.SyncPulled, _data_only(commands.parse_sync), sync)
@@ -100,5 +127,6 @@ REJECT_PROPOSAL: Operation[commands.ProposalRef, results.ProposalRejected] = Ope
     commands.ProposalRef, results.ProposalRejected, _data_only(commands.parse_proposal_ref), reject_proposal)
 
 OPERATIONS: dict[str, Operation[Any, Any]] = {op.name: op for op in (
-    WRITE_FACTS, SEARCH_FACTS, RECALL, FACT_BODY, FACT_HISTORY, RETIRE_FACT, EXPORT_FACTS, REGISTER_SKILL, GET_SKILL, LIST_SKILLS,
-    SYNC, CONSOLIDATE, LIST_PROPOSALS, ACCEPT_PROPOSAL, REJECT_PROPOSAL)}
+    WRITE_FACTS, SEARCH_FACTS, RECALL, FACT_BODY, FACT_HISTORY, RETIRE_FACT, EXPORT_FACTS, REGISTER_SKILL, GET_SKILL,
+    LIST_SKILLS, PROPOSE_SKILL, LIST_SKILL_PROPOSALS, CONFIRM_SKILL_PROPOSAL, REJECT_SKILL_PROPOSAL, SYNC, CONSOLIDATE,
+    LIST_PROPOSALS, ACCEPT_PROPOSAL, REJECT_PROPOSAL)}

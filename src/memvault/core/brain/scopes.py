@@ -2,7 +2,8 @@
 and resource, RPC method and the portal turn a token (or an email Cloudflare Access vouched for)
 into a ``Credential`` here, and every brain read binds ``scope_filter(credential)`` into its SQL.
 Credentials come from ``MEMVAULT_BRAIN_CREDENTIALS`` (the deployment's own, for bootstrap) and
-from the key store (``memvault brain-token create``)."""
+from the key store (``memvault brain-token create``); a memory key granted brain scopes stands for
+a credential of those scopes (``core/answers/grants.py``), walled by the same SQL."""
 
 from __future__ import annotations
 

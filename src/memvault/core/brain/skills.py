@@ -26,6 +26,9 @@ from memvault.core.errors import NotFound, PayloadTooLarge
 
 COLUMNS = "id, slug, scope, version, name, description, content, content_hash, created_at, superseded_at, superseded_by"
 
+# The versions current at a moment: registered by then, not yet superseded.
+AS_OF_WALL = "created_at <= ? AND (superseded_at IS NULL OR superseded_at > ?)"
+
 
 def skill_id(scope: str, slug: str, version: int) -> str:
     return f"skill-{hashlib.md5(f'{scope}|{slug}'.encode()).hexdigest()[:12]}-v{version}"
@@ -116,10 +119,12 @@ async def get_skill(deps: Deps, credential: Credential, command: GetSkill) -> Sk
     where = f"{wall} AND slug = ?"
     if command.scope is not None:
         where, extra = f"{where} AND scope = ?", [*extra, command.scope]
-    if command.version is None:
-        where += " AND superseded_at IS NULL"
-    else:
+    if command.version is not None:
         where, extra = f"{where} AND version = ?", [*extra, command.version]
+    if command.as_of is not None:
+        where, extra = f"{where} AND {AS_OF_WALL}", [*extra, command.as_of, command.as_of]
+    elif command.version is None:
+        where += " AND superseded_at IS NULL"
     rows = await deps.db.query(f"SELECT {COLUMNS} FROM skills WHERE {where} ORDER BY created_at DESC LIMIT 1", extra)
     if not rows:
         raise NotFound("no such skill")
@@ -128,7 +133,7 @@ async def get_skill(deps: Deps, credential: Credential, command: GetSkill) -> Sk
 
 async def list_skills(deps: Deps, credential: Credential, command: ListSkills) -> SkillList:
     wall, params = scope_filter(credential)
-    rows = await deps.db.query(
-        f"SELECT {COLUMNS} FROM skills WHERE {wall} AND superseded_at IS NULL ORDER BY slug, scope", params
-    )
+    when, at = ("superseded_at IS NULL", []) if command.as_of is None else (AS_OF_WALL, [command.as_of] * 2)
+    rows = await deps.db.query(f"SELECT {COLUMNS} FROM skills WHERE {wall} AND {when} ORDER BY slug, scope",
+                               [*params, *at])
     return SkillList([SkillSummary(**_summary(row)) for row in rows])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from memvault.core.answers.grants import credential_of
 from memvault.core.brain.scopes import Credential, auth_of
 from memvault.core.credentials import keys
 from memvault.core.credentials.access import AccessIdentity, access_enabled, access_identity
@@ -55,6 +56,9 @@ async def resolve_caller(deps: Deps, tokens: CallerTokens, need: Need) -> Caller
         # A bearer of another kind is refused as a memory key, saying which kind is wanted.
         secret = _memory_secret(tokens) or tokens.bearer
         return Caller(key=await keys.authenticate(deps.db, secret, deps.reads, deps.clock()))
+    granted = _granted_memory_key(tokens)
+    if granted is not None:
+        return Caller(credential=await _grant_of(deps, granted))
     return Caller(credential=await auth_of(await _brain_claim(deps, tokens), deps))
 
 
@@ -78,12 +82,26 @@ def _memory_secret(tokens: CallerTokens) -> str | None:
     return tokens.bearer if tokens.bearer and keys.is_memory_key(tokens.bearer) else None
 
 
+def _granted_memory_key(tokens: CallerTokens) -> str | None:
+    """A memory key presented for a brain call (as its brain token, or as the bearer where no
+    brain token is): it reads and writes the brain as far as its grant goes."""
+    token = tokens.brain_token or tokens.bearer
+    return token if token and keys.is_memory_key(token) else None
+
+
+async def _grant_of(deps: Deps, secret: str) -> Credential:
+    credential = credential_of(await keys.authenticate(deps.db, secret, deps.reads, deps.clock()), deps.settings)
+    if credential is None:
+        # As for any token that is no brain credential: a key without a grant opens no brain.
+        raise Unauthorized("a brain credential is required; this memory key is granted no brain scope")
+    return credential
+
+
 async def _brain_claim(deps: Deps, tokens: CallerTokens) -> str | AccessIdentity | None:
     """The brain credential presented, else (with Access sign-in configured) the email a verified
     Access token vouches for: a credential wins, so an API client behind Access is still the
     credential it sends."""
-    bearer = tokens.bearer if tokens.bearer and not keys.is_memory_key(tokens.bearer) else None
-    token = tokens.brain_token or bearer
+    token = tokens.brain_token or tokens.bearer
     if token is None and tokens.access_assertion and access_enabled(deps.settings):
         return await access_identity(deps, tokens.access_assertion)
     return token

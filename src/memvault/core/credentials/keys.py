@@ -1,7 +1,8 @@
 """The key store: every secret memvault issues, one row each in ``memory_keys``. A row's ``kind``
 says what it opens: a memory key (``mk_…``) names whose conversation memory a request reads and
-writes; a brain credential (``bt_…``) carries the brain scopes it may read and whether it may
-write. Only a hash of each secret is stored; a revoked or unknown secret authenticates nothing.
+writes, and may be granted brain scopes (read, and optionally write) in the same ``scopes`` and
+``writer`` columns; a brain credential (``bt_…``) carries the brain scopes it may read and whether
+it may write. Only a hash of each secret is stored; a revoked or unknown secret authenticates nothing.
 Every lookup, of either kind, goes through ``active_row``. A lookup that is given the time notes
 it as the secret's last use, at most once a ``USE_RESOLUTION_SECONDS``, so authenticating costs
 no write on most requests."""
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from memvault.core.errors import InvalidInput, NotFound, Unauthorized
+from memvault.core.errors import InvalidField, InvalidInput, NotFound, Unauthorized
 from memvault.core.ports import Database
 from memvault.core.read_cache import ReadCache
 
@@ -39,6 +40,10 @@ class MemoryKey:
     revoked_at: float | None
     keep_archive: bool
     last_used_at: float | None = None
+    # The brain scopes the key was granted (as stored; ``core/answers/grants.py`` keeps only those
+    # the deployment still has), and whether it may write facts to them.
+    brain_scopes: tuple[str, ...] = ()
+    brain_writer: bool = False
     # Its limits (``core/usage/limits.py``); None: none.
     requests_per_minute: int | None = None
     provider_tokens_per_day: int | None = None
@@ -64,10 +69,12 @@ def hash_key(secret: str) -> str:
 
 
 def _memory_key(row: dict[str, Any]) -> MemoryKey:
+    scopes = _scopes(row)
     return MemoryKey(id=str(row["id"]), label=str(row["label"]), created_at=float(row["created_at"]),
                      revoked_at=_revoked(row), keep_archive=bool(row.get("keep_archive")),
-                     last_used_at=_moment(row, "last_used_at"),
-                    **{column: _whole(row, column) for column in LIMIT_COLUMNS})
+                     last_used_at=_moment(row, "last_used_at"), brain_scopes=scopes,
+                     brain_writer=bool(scopes) and bool(row.get("writer")),
+                     **{column: _whole(row, column) for column in LIMIT_COLUMNS})
 
 
 def _whole(row: dict[str, Any], column: str) -> int | None:
@@ -76,14 +83,17 @@ def _whole(row: dict[str, Any], column: str) -> int | None:
 
 
 def _brain_key(row: dict[str, Any]) -> BrainKey:
-    try:
-        scopes = json.loads(str(row["scopes"]))
-    except ValueError:
-        scopes = []  # a row edited by hand into nonsense grants nothing
-    return BrainKey(id=str(row["id"]), name=str(row["label"]) or str(row["id"]),
-                    scopes=tuple(str(s) for s in scopes) if isinstance(scopes, list) else (),
+    return BrainKey(id=str(row["id"]), name=str(row["label"]) or str(row["id"]), scopes=_scopes(row),
                     writer=bool(row["writer"]), created_at=float(row["created_at"]), revoked_at=_revoked(row),
                     last_used_at=_moment(row, "last_used_at"))
+
+
+def _scopes(row: dict[str, Any]) -> tuple[str, ...]:
+    try:
+        scopes = json.loads(str(row.get("scopes") or "[]"))
+    except ValueError:
+        scopes = []  # a row edited by hand into nonsense grants nothing
+    return tuple(str(s) for s in scopes) if isinstance(scopes, list) else ()
 
 
 def _revoked(row: dict[str, Any]) -> float | None:
@@ -132,10 +142,18 @@ async def active_row(db: Database, kind: Kind, column: Literal["id", "key_hash"]
 
 
 async def create_key(db: Database, label: str, now: float, keep_archive: bool = False,
-                     also: Callable[[str], Sequence[Statement]] | None = None) -> tuple[MemoryKey, str]:
-    """Create a memory key; the secret is returned once and never stored."""
-    key_id, secret = await _insert(db, "memory", PREFIX, label, now, keep_archive=keep_archive, also=also)
-    return MemoryKey(id=key_id, label=label, created_at=now, revoked_at=None, keep_archive=keep_archive), secret
+                     also: Callable[[str], Sequence[Statement]] | None = None, brain_scopes: tuple[str, ...] = (),
+                     brain_writer: bool = False) -> tuple[MemoryKey, str]:
+    """Create a memory key, granted ``brain_scopes`` (already checked against the deployment's) and
+    with ``brain_writer`` the right to write facts to them; the secret is returned once and never
+    stored."""
+    if brain_writer and not brain_scopes:
+        raise InvalidField("brain_writer needs brain_scopes to write to")
+    key_id, secret = await _insert(db, "memory", PREFIX, label, now, keep_archive=keep_archive, scopes=brain_scopes,
+                                   writer=brain_writer, also=also)
+    key = MemoryKey(id=key_id, label=label, created_at=now, revoked_at=None, keep_archive=keep_archive,
+                    brain_scopes=brain_scopes, brain_writer=brain_writer)
+    return key, secret
 
 
 def is_memory_key(token: str) -> bool:
@@ -174,7 +192,12 @@ async def _lookup(db: Database, column: Literal["id", "key_hash"], value: str, r
     if reads is None:
         return await from_database()
     return await reads.read(f"{KEY_NAMESPACE}:{column}", [value], from_database,
-                            lambda key: json.dumps(asdict(key)), lambda raw: MemoryKey(**json.loads(raw)))
+                            lambda key: json.dumps(asdict(key)), _cached_key)
+
+
+def _cached_key(raw: str) -> MemoryKey:
+    fields = json.loads(raw)
+    return MemoryKey(**{**fields, "brain_scopes": tuple(fields.get("brain_scopes") or ())})
 
 
 async def list_keys(db: Database) -> list[MemoryKey]:

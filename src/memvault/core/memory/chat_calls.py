@@ -12,7 +12,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -33,6 +33,8 @@ STATUS_OK, STATUS_DEGRADED, STATUS_OFF = "ok", "degraded", "off"
 # How many of a vault's newest messages are looked through for the user's last turn.
 LAST_USER_LOOKBACK = 20
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
+# Renders the context block, and how many entries it holds, for a query and the texts to leave out.
+Recaller = Callable[[str, Sequence[str]], Awaitable[tuple[str, int]]]
 CONTEXT_HEADING = "Memory of this user's earlier conversations, by day (their own words unless marked; may be out of date):"
 
 
@@ -42,6 +44,7 @@ OPTIONS = Spec("MemoryOptions", (
     Flag("store", default=True),
     Flag("store_response", default=True),
     Identifier("session_id", stored=True),
+    Flag("brain", default=True),
 ))
 
 
@@ -52,6 +55,8 @@ class MemoryOptions:
     store_response: bool
     context_limit: int
     session_id: str | None
+    # For a key granted brain scopes: whether its brain facts are recalled beside its memory.
+    brain: bool = True
 
     @property
     def reads(self) -> bool:
@@ -73,6 +78,7 @@ def memory_options(given: Mapping[str, object], default_context_limit: int, labe
         store_response=values["store_response"],
         context_limit=default_context_limit if limit is None else limit,
         session_id=values["session_id"],
+        brain=values["brain"],
     )
 
 
@@ -168,39 +174,42 @@ def context_lines(block: str) -> list[str]:
     return [line for line in block.splitlines()[1:] if not _DAY.fullmatch(line)]
 
 
-async def prepare(deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions) -> PreparedMemory:
-    """Recall memory for the caller's last message. Fails open: any failure reports ``degraded``."""
+async def prepare(
+    deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions, recall: Recaller | None = None
+) -> PreparedMemory:
+    """Recall memory for the caller's last message. Fails open: any failure reports ``degraded``.
+    ``recall`` renders the block for a query in place of conversation memory alone (the joint
+    recall of a key granted brain scopes, ``core/answers``)."""
     if not options.reads:
         return off() if options.mode == "off" else PreparedMemory("", 0, 0, STATUS_OK, 0.0)
     started = time.perf_counter()
     # Retrieval races its own stores; this guard only stops a hung store from holding the call.
     timeout = deps.settings.race_timeout_ms / 1000.0 + 1.0
     try:
-        items = await asyncio.wait_for(_recall(deps, key_id, conversation, options), timeout)
+        context, count = await asyncio.wait_for(_recall(deps, key_id, conversation, options, recall), timeout)
     except Exception as exc:  # fail open: the chat call must go through without memory
         log.warning("memory retrieval failed, answering without memory: %s", type(exc).__name__)
         return degraded((time.perf_counter() - started) * 1000.0)
     elapsed = (time.perf_counter() - started) * 1000.0
-    context, count = render_context(items, options.context_limit)
     return PreparedMemory(context, count, estimate_tokens(context), STATUS_OK, elapsed)
 
 
-async def _recall(deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions) -> list[SearchItem]:
+async def _recall(
+    deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions, recall: Recaller | None
+) -> tuple[str, int]:
     # A call holding no user text of its own (only tool outputs, in a chained response) goes on
     # from the user's last stored turn.
     query = conversation.query() or await last_stored_user_text(deps, key_id, options.session_id)
     if not query:
-        return []
+        return "", 0
+    # The request says these itself: memory that repeats them would spend the budget twice.
+    exclude = [turn.text for turn in conversation.turns]
+    if recall is not None:
+        return await recall(query, exclude)
     result = await search_memory(
-        deps,
-        key_id,
-        query,
-        budget_tokens=options.context_limit,
-        session_id=options.session_id,
-        # The request says these itself: memory that repeats them would spend the budget twice.
-        exclude=[turn.text for turn in conversation.turns],
+        deps, key_id, query, budget_tokens=options.context_limit, session_id=options.session_id, exclude=exclude,
     )
-    return list(result.items)
+    return render_context(result.items, options.context_limit)
 
 
 async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None) -> str:

@@ -43,6 +43,10 @@ SEARCH_REQUEST = Spec("SearchRequest", (
                 most=MAX_BUDGET_TOKENS),
     Moment("now", "The moment recency is measured from: epoch seconds or ISO 8601 (default: now)."),
     _session("Search this session's vault too, beside the key's core vault."),
+    Flag("brain", "For a key granted brain scopes: recall its brain facts within the same budget (false: "
+         "conversation memory only).", default=True),
+    Moment("as_of", "For a key granted brain scopes: the brain's facts as they stood at this moment (default: "
+           "the current facts)."),
 ), examples=({"query": "what is my cat called?", "budget_tokens": 1000},))
 READ_REQUEST = Spec("ReadRequest", (
     _session("Read this session's vault instead of the key's core vault."),
@@ -77,6 +81,8 @@ class SearchCommand:
     budget_tokens: int | None = None
     now: float | None = None
     session_id: str | None = None
+    brain: bool = True
+    as_of: float | None = None
 
 
 @dataclass(frozen=True)

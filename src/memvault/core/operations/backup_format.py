@@ -47,6 +47,7 @@ TABLES: tuple[Table, ...] = (
     Table("proposals", "time", "created_at"),
     Table("event_log", "seq", "seq"),
     Table("skills", "time", "created_at"),
+    Table("skill_proposals", "time", "created_at"),
     Table("cache_generations", None),
 )
 TABLE_NAMES = frozenset(t.name for t in TABLES)

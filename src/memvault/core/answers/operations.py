@@ -1,0 +1,38 @@
+"""The memory search every surface runs (HTTP, RPC, MCP, the CLI, the client): memory's own
+parser and result for a key without a brain grant (or a call that says ``brain: false``), the joint
+recall (``joint.py``) for a key granted brain scopes. Either way the answer has the same fields."""
+
+from __future__ import annotations
+
+from memvault.core.answers.grants import credential_of
+from memvault.core.answers.joint import Query, search_answers
+from memvault.core.answers.results import SearchResult
+from memvault.core.credentials.keys import MemoryKey
+from memvault.core.deps import Deps
+from memvault.core.memory import commands as c
+from memvault.core.memory.accounting import account_later
+from memvault.core.memory.operations import SEARCH as MEMORY_SEARCH
+from memvault.core.memory.operations import Operation
+from memvault.core.memory.read.search import search_memory
+from memvault.core.usage.meter import CallUsage, metering
+
+
+async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
+    with metering() as meter:
+        found = await _joint_search(deps, caller, command)
+    account_later(deps, caller.id, None, CallUsage(searches=1) + meter.usage)
+    return found
+
+
+async def _joint_search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
+    credential = credential_of(caller, deps.settings) if command.brain else None
+    if credential is None:
+        found = await search_memory(deps, caller.id, command.query, limit=command.limit,
+                                    budget_tokens=command.budget_tokens, now=command.now, session_id=command.session_id)
+        return SearchResult(items=found.items, tokens=found.tokens, metrics=found.metrics)
+    query = Query(command.query, command.budget_tokens, command.limit, command.now, command.session_id, command.as_of)
+    return await search_answers(deps, caller.id, credential, query)
+
+
+# Memory's search with its one parser, run jointly.
+SEARCH = Operation(MEMORY_SEARCH.name, MEMORY_SEARCH.request, MEMORY_SEARCH.parse, _search, SearchResult)
