@@ -11,12 +11,14 @@ bot's own `MEMVAULT` binding, with its props, reaches memvault across the two pr
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import secrets as secrets_module
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +32,20 @@ for folder in (ROOT / "scripts", ROOT / "tests", ROOT / "tests" / "api" / "provi
         sys.path.insert(0, str(folder))
 
 from workerd_runtime import Runtime, snapshot_args, vendor_python_modules  # noqa: E402
-from workers_dev import brain_key_sql, database_name, dev_command, memory_key_sql, node_env, prepare, wrangler  # noqa: E402
+from workers_dev import (  # noqa: E402
+    StatementRecorder,
+    brain_key_sql,
+    database_name,
+    dev_command,
+    memory_key_sql,
+    node_env,
+    prepare,
+    wrangler,
+)
 from wrangler_dev import WranglerDev, free_port  # noqa: E402
+
+from memvault.core.credentials.keys import create_key  # noqa: E402
+from notes_questions import GRANTED_SCOPES, NOTES_WRITER_SCOPES  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "python_modules", ".wrangler", ".dev.vars")
@@ -54,17 +68,19 @@ class Secrets:
     family_writer: str  # a brain credential in the key store: scope family, writer
     business_writer: str  # a brain credential in MEMVAULT_BRAIN_CREDENTIALS: scope business, writer
     bot_brain: str  # the bot's, in MEMVAULT_BRAIN_CREDENTIALS: scope family, writer
+    notes_writer: str  # a brain credential in the key store: every scope, writer (a laptop's brain_sync)
     admin_token: str  # MEMVAULT_ADMIN_TOKEN, a secret of the Worker
 
     @staticmethod
     def make() -> tuple[Secrets, list[str]]:
         """New secrets, and the statements that store the key-store ones in D1."""
         memory_sql, memory_key_id, memory_key = memory_key_sql("workerd tier")
-        bot_sql, bot_key_id, bot_key = memory_key_sql("telegram bot")
+        bot_sql, bot_key_id, bot_key = granted_memory_key_sql("telegram bot", GRANTED_SCOPES)
         family_sql, _, family = brain_key_sql("family-writer", ("family",), True)
+        notes_sql, _, notes = brain_key_sql("laptop-notes", NOTES_WRITER_SCOPES, True)
         secrets = Secrets(memory_key, memory_key_id, bot_key, bot_key_id, family, "business-writer-token", "bot-brain-token",
-                          "workerd-tier-admin-" + secrets_module.token_hex(16))
-        return secrets, [memory_sql, bot_sql, family_sql]
+                          notes, "workerd-tier-admin-" + secrets_module.token_hex(16))
+        return secrets, [memory_sql, bot_sql, family_sql, notes_sql]
 
     def brain_credentials_var(self) -> str:
         credentials = {
@@ -72,6 +88,14 @@ class Secrets:
             hashlib.sha256(self.bot_brain.encode()).hexdigest(): {"name": "telegram-bot", "scopes": ["family"], "writer": True},
         }
         return json.dumps(credentials)
+
+
+def granted_memory_key_sql(label: str, brain_scopes: tuple[str, ...]) -> tuple[str, str, str]:
+    """A memory key granted ``brain_scopes`` to read, as `memvault keys create --brain-scopes`
+    writes it: (statement, key id, mk_ secret)."""
+    recorder = StatementRecorder()
+    key, secret = asyncio.run(create_key(recorder, label, time.time(), brain_scopes=brain_scopes))  # type: ignore[arg-type]
+    return recorder.statements[0], key.id, secret
 
 
 def copy_project(into: Path) -> Path:
