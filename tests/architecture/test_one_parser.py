@@ -14,6 +14,7 @@ from test_import_rule import SRC, imported_modules, module_name, python_files
 from test_routes_are_thin import names_used
 
 from memvault.core.memory import commands, operations
+from memvault.core.receipts import commands as receipt_commands
 
 MEMVAULT = SRC / "memvault"
 # Where the memory operations meet a transport.
@@ -37,7 +38,7 @@ INTERNALS = {
     "store_conversation", "search_memory", "read_memory", "forget", "clear_memory", "purge_old_memory",
     "memory_stats", "export_memory", "messages_from", "message_from", "parse_time", "require_time",
 }
-PARSERS = {name for name in vars(commands) if name.startswith("parse_")}
+PARSERS = {name for module in (commands, receipt_commands) for name in vars(module) if name.startswith("parse_")}
 CREDENTIAL_HEADERS = {"authorization", "x-memory-key", "x-memvault-brain-token", "cf-access-jwt-assertion",
                       "x-session-id"}
 
@@ -67,7 +68,7 @@ def called(node: ast.AST) -> set[str]:
 
 def test_every_operation_has_one_parser_and_a_result() -> None:
     assert [op.name for op in operations.OPERATIONS] == [
-        "store", "search", "read", "forget", "clear", "purge", "stats", "export"]
+        "store", "search", "read", "forget", "clear", "purge", "stats", "export", "receipt", "receipts"]
     assert {op.parse.__name__ for op in operations.OPERATIONS} <= PARSERS | {"parse"}
     assert len({id(op.parse) for op in operations.OPERATIONS}) == len(operations.OPERATIONS)
     assert len({op.request.name for op in operations.OPERATIONS}) == len(operations.OPERATIONS)
@@ -76,7 +77,7 @@ def test_every_operation_has_one_parser_and_a_result() -> None:
 def test_the_parsers_are_reached_through_perform_alone() -> None:
     for path in python_files():
         module = module_name(path)
-        if module in {"memvault.core.memory.commands", "memvault.core.memory.operations"}:
+        if module in {"memvault.core.memory.commands", "memvault.core.memory.operations", "memvault.core.receipts.commands"}:
             continue
         assert not names_used(tree(path)) & PARSERS, f"{module} names an operation's parser"
     source = tree(MEMVAULT / "core" / "memory" / "operations.py")

@@ -70,8 +70,9 @@ def test_search_prints_the_ids_forget_takes(shell: Shell, tmp_path: Path) -> Non
     found = shell("search", "ketch Albatross berth 37", "--key", key)
     answer = json.loads(found.out)  # as POST /v1/memory/search answers
     results = answer["items"]
-    assert set(answer) == {"items", "tokens", "metrics", "facts"} and answer["facts"] == []
+    assert set(answer) == {"items", "tokens", "metrics", "facts", "receipt"} and answer["facts"] == []
     assert answer["tokens"] == sum(r["tokens"] for r in results)
+    assert isinstance(answer["receipt"], str)
     assert results and all(set(r) >= {"score", "window", "text", "source_ids", "vault"} for r in results)
     assert "results" in found.err or "result" in found.err
     hit = next(r for r in results if "berth 37" in r["text"])

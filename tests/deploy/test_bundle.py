@@ -95,7 +95,8 @@ def test_bundle_carries_the_portal_files_as_text_modules(bundle: tuple[Path, str
     to itself, and *.css matches no default rule), so each portal file must go up as text."""
     out, log = bundle
     portal = ROOT / "src" / "memvault" / "api" / "portal"
-    for name in ("index.html", "portal.css", "session.js", "portal.js", "portal_actions.js", "portal_skills.js"):
+    for name in ("index.html", "portal.css", "session.js", "portal.js", "portal_actions.js", "portal_receipts.js",
+                 "portal_skills.js"):
         assert (out / "memvault" / "api" / "portal" / name).read_bytes() == (portal / name).read_bytes()
         assert re.search(rf"│ memvault/api/portal/{re.escape(name)}\s+│ text", log), name
 

@@ -377,6 +377,8 @@ export interface SearchResult {
   metrics: JsonObject;
   /** Brain facts within the same budget (a key granted brain scopes only): pinned first, then the ones relevant to the query; current facts unless as_of. */
   facts: RecalledFact[];
+  /** The id of the receipt kept for this search (GET /v1/memory/receipts/{id}); null when none could be kept. */
+  receipt: string | null;
 }
 
 export interface Skill {

@@ -11,6 +11,7 @@ import asyncio
 import functools
 import json
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -38,6 +39,7 @@ from memvault.core.memory.chat_calls import (
     off,
     record,
 )
+from memvault.core.receipts.record import complete, keep_routed
 from memvault.core.usage.limits import admit_call
 from memvault.core.usage.meter import Meter, metering
 
@@ -191,16 +193,21 @@ async def forward_with_memory(
     if memory.context:
         outgoing, changed = codec.inject(outgoing, memory.context), True
     payload = json.dumps(outgoing, ensure_ascii=False).encode("utf-8") if changed else raw
+    # The receipt is kept while the provider answers, and is readable once the headers are out.
+    receipt = None if key is None else asyncio.ensure_future(_keep_receipt(deps, key.id, provider, options, memory))
+    sent = time.perf_counter()
     try:
         upstream = await deps.http.send("POST", url, headers, payload)
     except MemvaultError as exc:
-        return error_response(codec, exc, memory)
+        return error_response(codec, exc, replace(memory, receipt=None if receipt is None else await receipt))
+    forwarding_ms = round((time.perf_counter() - sent) * 1000.0, 2)
+    memory = replace(memory, receipt=None if receipt is None else await receipt)
 
     tap: Tap | None = None
     if 200 <= upstream.status < 300 and key_id is not None:
         content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
         tap = tap_for(codec, content_type)
-    call = _Call(deps, key_id, conversation, options, memory, recall is not None, recall_meter)
+    call = _Call(deps, key_id, conversation, options, memory, recall is not None, recall_meter, forwarding_ms)
 
     def on_delivered(finished: Tap) -> None:
         deps.background.run(functools.partial(_remember, call, finished))
@@ -217,6 +224,11 @@ def _check_path(path: str) -> None:
         raise InvalidInput("the request path holds characters a provider URL cannot carry")
 
 
+async def _keep_receipt(deps: Deps, key_id: str, provider: str, options: MemoryOptions, memory: PreparedMemory) -> str | None:
+    return await keep_routed(deps, key_id, provider, memory.query, options.session_id, options.context_limit,
+                             memory.found, memory.retrieval_ms, memory.injected, memory.status, memory.facts)
+
+
 @dataclass(frozen=True)
 class _Call:
     """What the background work after a relayed answer needs of its call."""
@@ -228,18 +240,24 @@ class _Call:
     memory: PreparedMemory
     recalled: bool
     recall_meter: Meter
+    forwarding_ms: float
 
 
 async def _remember(call: _Call, tap: Tap | None) -> None:
     """Background: assemble the relayed reply (``tap``: None when the answer was not delivered),
-    store the turn if the answer is complete, and account the call."""
+    add the provider's usage to the receipt, store the turn if the answer is complete (the turn's
+    ids are the receipt's), and account the call."""
     if call.key_id is None:
         return
     reply = None if tap is None else read_reply(tap)
+    receipt_id = call.memory.receipt
+    if receipt_id is not None and tap is not None:
+        tokens = (None, None) if reply is None else (reply.input_tokens, reply.output_tokens)
+        await complete(call.deps, receipt_id, *tokens, call.forwarding_ms)
     stored = []
     with metering() as store_meter:
         if reply is not None and reply.complete and call.options.writes:
-            stored = await record(call.deps, call.key_id, call.conversation, reply, call.options)
+            stored = await record(call.deps, call.key_id, call.conversation, reply, call.options, receipt_id)
     usage = routed_usage(reply, call.memory, call.recalled, stored, call.recall_meter, store_meter)
     await account(call.deps, call.key_id, call.conversation.model, usage)
 

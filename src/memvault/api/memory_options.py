@@ -45,11 +45,17 @@ def _body_options(given: object) -> tuple[dict[str, object], dict[str, str]]:
     options = {option: value for option, value in given.items() if value is not None}
     return options, {option: f"`{BODY_OBJECT}.{option}`" for option in options}
 
+# The id of the call's receipt (`GET /v1/memory/receipts/{id}`).
+RECEIPT_HEADER = "X-Memory-Receipt"
+
 
 def memory_headers(memory: PreparedMemory) -> dict[str, str]:
-    return {
+    headers = {
         "X-Memory-Status": memory.status,
         "X-Memory-Items": str(memory.items),
         "X-Memory-Tokens": str(memory.tokens),
         "X-Memory-Retrieval-Ms": f"{memory.retrieval_ms:.1f}",
     }
+    if memory.receipt is not None:
+        headers[RECEIPT_HEADER] = memory.receipt
+    return headers

@@ -5,8 +5,8 @@ every surface, ``core/memory/results.py``), so nothing above them knows which on
 - a page: ``{session_id, offset, limit, items}`` (newest first);
 - a save: ``{message_ids, messages_accepted, messages_stored, chunks_stored, tokens_buffered,
   updated_at, redactions, mirrored}``;
-- a search: ``{items, tokens, metrics, facts}``, the items best first (``facts``: a key granted
-  brain scopes gets its brain facts there).
+- a search: ``{items, tokens, metrics, facts, receipt}``, the items best first (``facts``: a key
+  granted brain scopes gets its brain facts there; ``receipt``: the id of what the search returned).
 
 Failures arrive as memvault's domain errors (``memvault.core.errors``), whichever transport
 carried them, so one predicate tells a passing failure from a refusal."""

@@ -136,6 +136,7 @@ class Settings:
     provider_key_old_secrets: tuple[str, ...] = setting("", "Earlier values of `MEMVAULT_PROVIDER_KEY_SECRET`, separated by `,`, while the keys sealed under them are resealed under the current one (`memvault keys provider reseal`); a secret, like the current one.", _sealing_secrets)
     backup_keep: int = setting("7", "Nightly backup: how many complete backups are kept in the blob store (R2 on Workers); older ones are deleted once a new one is complete.", _count, common=True)
     search_limit: int = setting("20", "Default number of results of a brain search (conversation-memory search fills its token budget instead, capped only by a `limit` the caller gives).", _count)
+    receipt_days: float = setting("30", "Receipts (what each routed call and memory search recalled, by id) are kept this many days; the nightly run deletes older ones.", _days)
     read_page_size: int = setting("50", "Default number of messages one `get_memory` page holds.", _count)
     race_timeout_ms: int = setting("1500", "How long retrieval waits for vault or mirror (and brain hybrid search for its vector channel) before giving up.", _count)
     open_vaults: int = setting("64", "Local mode: most vault files the server holds open at once (each takes three file descriptors and its vector codes in memory); the one used least recently is closed to open another, so a folder may hold any number of vaults.", _count)

@@ -155,3 +155,25 @@ async def test_a_granted_writer_key_writes_facts_and_a_reader_key_or_a_plain_key
     assert (await site.client.post("/v1/brain/facts", json=beyond, headers=auth(writer["key"]))).status_code == 403
     found = await site.search(reader["key"], query="Who has the spare key?")
     assert texts(found) == [fact["content"]]
+
+
+async def test_a_granted_search_names_its_facts_and_its_messages_in_its_receipt(site: Site) -> None:
+    made = await site.key(brain_scopes=["family"])
+    [fact_id] = await site.facts(
+        {"content": "The spare house key is under the blue flowerpot.", "scope": "family", "source": "notes/house.md"})
+    await site.say(made["key"], "I locked myself out of the house again on Tuesday.", 2)
+    found = await site.search(made["key"], query="Where is the spare house key?")
+    assert [fact["id"] for fact in found["facts"]] == [fact_id] and found["items"]
+    read = await site.client.get(f"/v1/memory/receipts/{found['receipt']}", headers=auth(made["key"]))
+    assert read.status_code == 200, read.text
+    receipt = read.json()["receipt"]
+    fact, *messages = receipt["items"]
+    assert (fact["kind"], fact["vault"], fact["ids"]) == ("fact", "brain", [fact_id])
+    assert (fact["score"], fact["tokens"]) == (found["facts"][0]["score"], found["facts"][0]["tokens"])
+    assert [m["ids"] for m in messages] == [item["source_ids"] for item in found["items"]]
+    assert {m["kind"] for m in messages} == {"message"} and receipt["tokens"] == found["tokens"]
+    # The fact's id is not a message: the view resolves only the messages.
+    assert fact_id not in {memory["id"] for memory in read.json()["memories"]}
+    off = await site.search(made["key"], query="Where is the spare house key?", brain=False)
+    unjoint = (await site.client.get(f"/v1/memory/receipts/{off['receipt']}", headers=auth(made["key"]))).json()
+    assert {item["kind"] for item in unjoint["receipt"]["items"]} == {"message"}

@@ -47,3 +47,24 @@ def test_granted_facts_reach_every_provider_labelled_and_the_switch_turns_them_o
     assert FACT not in sent_system(router, provider, secret, asked, **{"X-Memory-Brain": "off"})
     in_body = {**asked, "memvault": {"brain": False}}
     assert FACT not in sent_system(router, provider, secret, in_body)
+
+
+def test_a_routed_calls_receipt_names_the_facts_it_injected_beside_its_messages(router: Router) -> None:
+    secret = granted_key(router)
+    provider = PROVIDERS[0]
+    stored = httpx.post(router.url + "/v1/memory", headers={"Authorization": f"Bearer {secret}"}, timeout=30,
+                        json={"messages": [{"role": "user", "content": "The bike lock jammed in the rain yesterday."}]})
+    assert stored.status_code == 200, stored.text
+    answer = httpx.post(router.url + path_of(provider, False), timeout=30,
+                        json=body_of(provider, ["What's the combination for the bike lock?"]),
+                        headers={"X-Memory-Key": secret, "X-Memory-Mode": "read", "X-Memory-Context-Limit": "200"})
+    assert answer.status_code == 200, answer.text
+    read = httpx.get(f"{router.url}/v1/memory/receipts/{answer.headers['x-memory-receipt']}", timeout=30,
+                     headers={"Authorization": f"Bearer {secret}"})
+    assert read.status_code == 200, read.text
+    receipt = read.json()["receipt"]
+    kinds = [item["kind"] for item in receipt["items"]]
+    assert kinds[0] == "fact" and "message" in kinds and kinds == sorted(kinds)  # facts first, as the context shows
+    fact = receipt["items"][0]
+    assert fact["vault"] == "brain" and fact["ids"][0].startswith("mem-") and fact["tokens"] > 0
+    assert receipt["tokens"] == sum(item["tokens"] for item in receipt["items"]) <= 200

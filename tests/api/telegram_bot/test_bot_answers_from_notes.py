@@ -21,12 +21,12 @@ from typing import Any
 
 import httpx
 import pytest
+from fake_upstream import FakeUpstream, LoopCapture, ServerThread
 from telegram_bot.config import BotConfig
 from telegram_bot.local_app import LocalBot
 
 from conftest import BOT_TOKEN, ROOT, WEBHOOK_SECRET
 from fake_telegram import FakeTelegram
-from fake_upstream import FakeUpstream, LoopCapture, ServerThread
 from local_http import memvault_serve
 from notes_questions import (
     ABOUT_REMEMBERED,
@@ -41,7 +41,7 @@ from notes_questions import (
 )
 
 sys.path.insert(0, str(ROOT / "tests" / "api" / "mcp"))
-from mcp_support import answer, http_session  # noqa: E402
+from mcp_support import answer, http_session
 
 BOT_BRAIN = "bot-brain-credential"
 NOTES_WRITER = "notes-writer-credential"

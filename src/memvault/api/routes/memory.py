@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body, Request, Response
 
 from memvault.api.dependencies import DepsParam, KeyParam, session_header
+from memvault.api.memory_options import RECEIPT_HEADER
 from memvault.api.schemas import documented, error_responses
 from memvault.core.answers import SEARCH
 from memvault.core.errors import InvalidField
@@ -43,9 +44,13 @@ async def read(request: Request, deps: DepsParam, key: KeyParam) -> dict[str, An
 
 
 @router.post("/search", response_model=None, openapi_extra=documented(SEARCH, body=True))
-async def search(deps: DepsParam, key: KeyParam, body: JsonBody = None) -> dict[str, Any]:
-    """Hybrid search (keyword and vector) of the key's memory: the best messages that fit the budget."""
-    return plain_object(await perform(deps, key, SEARCH, body))
+async def search(response: Response, deps: DepsParam, key: KeyParam, body: JsonBody = None) -> dict[str, Any]:
+    """Hybrid search (keyword and vector) of the key's memory: the best messages that fit the budget
+    (`X-Memory-Receipt` names the search's receipt)."""
+    result = await perform(deps, key, SEARCH, body)
+    if result.receipt is not None:
+        response.headers[RECEIPT_HEADER] = result.receipt
+    return plain_object(result)
 
 
 @router.delete("", response_model=None, openapi_extra=documented(CLEAR, query=("session_id", "reset")))

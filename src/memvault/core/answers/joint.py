@@ -22,6 +22,8 @@ from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
 from memvault.core.models import SearchItem
 from memvault.core.ranking import RRF_K
+from memvault.core.receipts.model import cut_entries
+from memvault.core.receipts.record import CUT_METRIC
 from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
 log = logging.getLogger("memvault.answers")
@@ -61,8 +63,10 @@ async def search_answers(deps: Deps, key_id: str, credential: Credential, query:
         found = FactCandidates([], [])
     items, facts = fill(found, memory.items, budget, deps.tuning.answer_pinned_share)
     brain.update(pinned=len(found.pinned), relevant=len(found.relevant), degraded=list(found.degraded))
+    # The items are a prefix of memory's ranking: those after it ranked but did not fit beside the facts.
+    cut = cut_entries(memory.items[len(items):]) + list(memory.metrics.get(CUT_METRIC, ()))
     return SearchResult(items=items, tokens=sum(i.tokens for i in items) + sum(f.tokens for f in facts),
-                              metrics={**memory.metrics, "brain": brain}, facts=facts)
+                        metrics={**memory.metrics, CUT_METRIC: cut, "brain": brain}, facts=facts)
 
 
 async def _facts(deps: Deps, credential: Credential, query: Query) -> FactCandidates:

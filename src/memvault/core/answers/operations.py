@@ -4,6 +4,9 @@ recall (``joint.py``) for a key granted brain scopes. Either way the answer has 
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+
 from memvault.core.answers.grants import credential_of
 from memvault.core.answers.joint import Query, search_answers
 from memvault.core.answers.results import SearchResult
@@ -14,17 +17,24 @@ from memvault.core.memory.accounting import account_later
 from memvault.core.memory.operations import SEARCH as MEMORY_SEARCH
 from memvault.core.memory.operations import Operation
 from memvault.core.memory.read.search import search_memory
+from memvault.core.models import SearchResult as MemoryResult
+from memvault.core.receipts.record import keep_search, without_cut
 from memvault.core.usage.meter import CallUsage, metering
 
 
 async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
+    """The search, with its receipt kept and its usage accounted."""
+    started = time.perf_counter()
     with metering() as meter:
-        found = await _joint_search(deps, caller, command)
+        found = await _find(deps, caller, command)
     account_later(deps, caller.id, None, CallUsage(searches=1) + meter.usage)
-    return found
+    total_ms = (time.perf_counter() - started) * 1000.0
+    receipt = await keep_search(deps, caller.id, command.query, command.session_id, command.budget_tokens,
+                                MemoryResult(found.items, found.tokens, found.metrics), found.facts, total_ms)
+    return replace(found, metrics=without_cut(found.metrics), receipt=receipt)
 
 
-async def _joint_search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
+async def _find(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
     credential = credential_of(caller, deps.settings) if command.brain else None
     if credential is None:
         found = await search_memory(deps, caller.id, command.query, limit=command.limit,

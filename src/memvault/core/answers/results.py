@@ -34,3 +34,5 @@ class SearchResult:
     facts: list[RecalledFact] = field(default_factory=list, metadata=doc(
         "Brain facts within the same budget (a key granted brain scopes only): pinned first, then the"
         " ones relevant to the query; current facts unless as_of."))
+    receipt: str | None = field(default=None, metadata=doc(
+        "The id of the receipt kept for this search (GET /v1/memory/receipts/{id}); null when none could be kept."))

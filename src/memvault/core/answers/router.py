@@ -12,8 +12,9 @@ from memvault.core.answers.joint import Query, search_answers
 from memvault.core.answers.results import SearchResult
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
-from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, render_context
+from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, Recall, render_context
 from memvault.core.memory.chat_calls import prepare as prepare_memory
+from memvault.core.models import SearchResult as MemoryResult
 from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
 FACTS_HEADING = "Facts from the user's own notes (current; these outrank older conversation):"
@@ -25,7 +26,7 @@ async def prepare(deps: Deps, key: MemoryKey, conversation: Conversation, option
     if credential is None:
         return await prepare_memory(deps, key.id, conversation, options)
 
-    async def joint(query: str, exclude: Sequence[str]) -> tuple[str, int]:
+    async def joint(query: str, exclude: Sequence[str]) -> Recall:
         found = await search_answers(deps, key.id, credential, Query(
             query, budget_tokens=options.context_limit, session_id=options.session_id, exclude=exclude))
         return render_answers(found, options.context_limit)
@@ -33,9 +34,9 @@ async def prepare(deps: Deps, key: MemoryKey, conversation: Conversation, option
     return await prepare_memory(deps, key.id, conversation, options, joint)
 
 
-def render_answers(found: SearchResult, limit_tokens: int) -> tuple[str, int]:
-    """The block and how many entries it holds: the facts under their own heading, a line each,
-    then the conversation memory as ``render_context`` shows it, in what the facts left."""
+def render_answers(found: SearchResult, limit_tokens: int) -> Recall:
+    """The block and what it holds: the facts under their own heading, a line each, then the
+    conversation memory as ``render_context`` shows it, in what the facts left."""
     lines: list[str] = []
     used = estimate_tokens(FACTS_HEADING) if found.facts else 0
     for fact in found.facts:
@@ -50,4 +51,6 @@ def render_answers(found: SearchResult, limit_tokens: int) -> tuple[str, int]:
         used += cost
     facts_block = "\n".join([FACTS_HEADING, *lines]) if lines else ""
     memory_block, count = render_context(found.items, limit_tokens - used) if limit_tokens > used else ("", 0)
-    return "\n\n".join(block for block in (facts_block, memory_block) if block), len(lines) + count
+    context = "\n\n".join(block for block in (facts_block, memory_block) if block)
+    searched = MemoryResult(found.items, found.tokens, found.metrics)
+    return Recall(context, len(lines) + count, searched, count, tuple(found.facts[:len(lines)]))

@@ -13,10 +13,9 @@ from memvault.core.brain.consolidate import consolidate
 from memvault.core.brain.facts import write_facts
 from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
 from memvault.core.brain.read import export_facts, fact_body, fact_history, sync
-from memvault.core.brain.recall import recall
+from memvault.core.brain.recall_gate import recalled_facts, searched
 from memvault.core.brain.retire import retire_fact
 from memvault.core.brain.scopes import Credential
-from memvault.core.brain.search import search_facts
 from memvault.core.brain.skill_proposals import (
     confirm_skill_proposal,
     list_skill_proposals,
@@ -62,10 +61,10 @@ WRITE_FACTS: Operation[fact_input.WriteFacts, results.FactsWritten] = Operation(
     "text.", fact_input.WriteFactsIn, results.FactsWritten, fact_input.parse_write, write_facts)
 SEARCH_FACTS: Operation[commands.SearchFacts, results.FoundFacts] = Operation(
     "search_facts", "Search the facts the credential may read: `keyword` (exact tokens count) or `hybrid`.",
-    commands.SearchFacts, results.FoundFacts, _fields(commands.SearchFacts), search_facts)
+    commands.SearchFacts, results.FoundFacts, _fields(commands.SearchFacts), searched)
 RECALL: Operation[commands.Recall, results.Recollection] = Operation(
     "recall", "One envelope within a token budget: pinned core, recent facts, and what matches `query`.",
-    commands.Recall, results.Recollection, _fields(commands.Recall), recall)
+    commands.Recall, results.Recollection, _fields(commands.Recall), recalled_facts)
 FACT_BODY: Operation[commands.FactRef, results.FactBody] = Operation(
     "fact_body", "A fact's full text (hook and body); absent and walled facts are both 404.",
     commands.FactRef, results.FactBody, _data_only(commands.parse_fact_ref), fact_body)

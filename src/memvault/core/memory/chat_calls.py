@@ -23,7 +23,8 @@ from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.recall_query import recall_query
 from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
 from memvault.core.memory.write import store_conversation
-from memvault.core.models import Message, SearchItem
+from memvault.core.models import Message, SearchItem, SearchResult
+from memvault.core.receipts.model import FactRecalled
 from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
 log = logging.getLogger("memvault.router")
@@ -33,8 +34,6 @@ STATUS_OK, STATUS_DEGRADED, STATUS_OFF = "ok", "degraded", "off"
 # How many of a vault's newest messages are looked through for the user's last turn.
 LAST_USER_LOOKBACK = 20
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
-# Renders the context block, and how many entries it holds, for a query and the texts to leave out.
-Recaller = Callable[[str, Sequence[str]], Awaitable[tuple[str, int]]]
 CONTEXT_HEADING = "Memory of this user's earlier conversations, by day (their own words unless marked; may be out of date):"
 
 
@@ -122,12 +121,33 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class Recall:
+    """A recall's context block and what went into it, for the call's receipt."""
+
+    context: str
+    count: int  # entries the block holds
+    found: SearchResult | None = None  # the conversation search, best first
+    injected: int = 0  # how many of found's items the block holds
+    facts: tuple[FactRecalled, ...] = ()  # brain facts the block holds, for a key granted brain scopes
+
+
+# Recalls for a query, leaving out the texts the request already holds.
+Recaller = Callable[[str, Sequence[str]], Awaitable[Recall]]
+
+
+@dataclass(frozen=True)
 class PreparedMemory:
     context: str
     items: int
     tokens: int
     status: str
     retrieval_ms: float
+    # What the recall found and what it searched for: the call's receipt is made of them.
+    found: SearchResult | None = None
+    query: str = ""
+    receipt: str | None = None
+    facts: tuple[FactRecalled, ...] = ()
+    injected: int = 0  # how many of found's items went in
 
 
 def off() -> PreparedMemory:
@@ -186,30 +206,32 @@ async def prepare(
     # Retrieval races its own stores; this guard only stops a hung store from holding the call.
     timeout = deps.settings.race_timeout_ms / 1000.0 + 1.0
     try:
-        context, count = await asyncio.wait_for(_recall(deps, key_id, conversation, options, recall), timeout)
+        query, recalled = await asyncio.wait_for(_recall(deps, key_id, conversation, options, recall), timeout)
     except Exception as exc:  # fail open: the chat call must go through without memory
         log.warning("memory retrieval failed, answering without memory: %s", type(exc).__name__)
         return degraded((time.perf_counter() - started) * 1000.0)
     elapsed = (time.perf_counter() - started) * 1000.0
-    return PreparedMemory(context, count, estimate_tokens(context), STATUS_OK, elapsed)
+    return PreparedMemory(recalled.context, recalled.count, estimate_tokens(recalled.context), STATUS_OK, elapsed,
+                          recalled.found, query, facts=recalled.facts, injected=recalled.injected)
 
 
 async def _recall(
     deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions, recall: Recaller | None
-) -> tuple[str, int]:
+) -> tuple[str, Recall]:
     # A call holding no user text of its own (only tool outputs, in a chained response) goes on
     # from the user's last stored turn.
     query = conversation.query() or await last_stored_user_text(deps, key_id, options.session_id)
     if not query:
-        return "", 0
+        return "", Recall("", 0)
     # The request says these itself: memory that repeats them would spend the budget twice.
     exclude = [turn.text for turn in conversation.turns]
     if recall is not None:
-        return await recall(query, exclude)
+        return query, await recall(query, exclude)
     result = await search_memory(
         deps, key_id, query, budget_tokens=options.context_limit, session_id=options.session_id, exclude=exclude,
     )
-    return render_context(result.items, options.context_limit)
+    context, count = render_context(result.items, options.context_limit)
+    return query, Recall(context, count, result, count)
 
 
 async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None) -> str:
@@ -221,15 +243,18 @@ async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None)
     return ""
 
 
-def turn_messages(conversation: Conversation, reply: Reply, options: MemoryOptions, now: float) -> list[Message]:
-    """The messages a finished turn stores: the caller's last message and the answer to it.
+def turn_messages(
+    conversation: Conversation, reply: Reply, options: MemoryOptions, now: float, turn_id: str | None = None
+) -> list[Message]:
+    """The messages a finished turn stores: the caller's last message and the answer to it
+    (``rt-<turn_id>-u`` and ``-a``; the call's receipt id, when it has one).
 
     A last user message marked ``"memory": false`` is never stored, and neither is the answer
     to it, because answers routinely repeat what they answer."""
     last = conversation.last_user()
     if not options.writes or (last is not None and not last.remember):
         return []
-    turn_id = uuid.uuid4().hex
+    turn_id = turn_id or uuid.uuid4().hex
     messages = []
     # With no user message (a chained call carrying tool outputs) the answer is stored alone.
     if last is not None and last.text.strip():
@@ -241,11 +266,11 @@ def turn_messages(conversation: Conversation, reply: Reply, options: MemoryOptio
 
 
 async def record(
-    deps: Deps, key_id: str, conversation: Conversation, reply: Reply, options: MemoryOptions
+    deps: Deps, key_id: str, conversation: Conversation, reply: Reply, options: MemoryOptions, turn_id: str | None = None
 ) -> list[Message]:
-    """Store the finished turn; the messages stored. Runs in the background; failures are logged,
-    never raised."""
-    messages = turn_messages(conversation, reply, options, deps.clock())
+    """Store the finished turn (its ids ``turn_id``'s, when given); the messages stored. Runs in the
+    background; failures are logged, never raised."""
+    messages = turn_messages(conversation, reply, options, deps.clock(), turn_id)
     if not messages:
         return []
     try:

@@ -17,6 +17,7 @@ from memvault.core.memory import commands as c
 from memvault.core.memory.accounting import account_later, stored_usage
 from memvault.core.memory.read.export import export_memory
 from memvault.core.memory.read.page import read_memory
+from memvault.core.memory.read.receipts import list_receipts, read_receipt
 from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.read.stats import memory_stats
 from memvault.core.memory.results import (
@@ -30,6 +31,15 @@ from memvault.core.memory.results import (
 )
 from memvault.core.memory.write import clear_memory, forget, purge_old_memory, store_conversation
 from memvault.core.models import SearchResult
+from memvault.core.receipts.commands import (
+    RECEIPT_REQUEST,
+    RECEIPTS_REQUEST,
+    ReceiptCommand,
+    ReceiptsCommand,
+    parse_receipt,
+    parse_receipts,
+)
+from memvault.core.receipts.model import ReceiptDay, ReceiptView
 from memvault.core.usage.limits import admit
 from memvault.core.usage.meter import CallUsage, metering
 
@@ -105,6 +115,14 @@ async def _stats(deps: Deps, caller: MemoryKey, command: c.StatsCommand) -> Memo
     return await memory_stats(deps, caller.id)
 
 
+async def _receipt(deps: Deps, caller: MemoryKey, command: ReceiptCommand) -> ReceiptView:
+    return await read_receipt(deps, caller.id, command)
+
+
+async def _receipts(deps: Deps, caller: MemoryKey, command: ReceiptsCommand) -> ReceiptDay:
+    return await list_receipts(deps, caller.id, command)
+
+
 async def _export(deps: Deps, caller: MemoryKey, command: c.ExportCommand) -> AsyncIterator[dict[str, Any]]:
     return export_memory(deps, caller.id)
 
@@ -118,4 +136,8 @@ PURGE = Operation("purge", c.PURGE_REQUEST, c.parse_purge, _purge, PurgeReceipt)
 STATS = Operation("stats", c.STATS_REQUEST, c.parse_stats, _stats, MemoryStats)
 # Records one at a time, vault by vault, as `memvault import` reads them back (``transfer.py``).
 EXPORT = Operation("export", c.EXPORT_REQUEST, c.parse_export, _export, dict)
-OPERATIONS: tuple[Operation[Any, Any], ...] = (STORE, SEARCH, READ, FORGET, CLEAR, PURGE, STATS, EXPORT)
+RECEIPT = Operation("receipt", RECEIPT_REQUEST, parse_receipt, _receipt, ReceiptView)
+RECEIPTS = Operation("receipts", RECEIPTS_REQUEST, parse_receipts, _receipts, ReceiptDay)
+OPERATIONS: tuple[Operation[Any, Any], ...] = (
+    STORE, SEARCH, READ, FORGET, CLEAR, PURGE, STATS, EXPORT, RECEIPT, RECEIPTS,
+)

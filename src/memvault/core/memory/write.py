@@ -19,6 +19,7 @@ from memvault.core.memory.names import vault_name
 from memvault.core.memory.sync import rebuild_mirror, sync_mirror
 from memvault.core.models import AppendResult, EmbeddingModel, Message, StoreResult
 from memvault.core.ports import VaultClient
+from memvault.core.receipts.store import ReceiptStore
 from memvault.core.redaction import redact
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,7 @@ async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, r
         vault = await _registered(deps, key_id, name)
         await vault.clear(reset)
         await _sync(deps, key_id, name)
+    await ReceiptStore(deps.db).clear(key_id, session_id)
     return names
 
 
@@ -143,6 +145,8 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
         await embed_jobs(deps, vault, result.state.to_embed)
         await _sync(deps, key_id, name)
         found.update(result.forgotten)
+    # Receipts name messages by id: an id asked for, or found as another's alias, leaves them too.
+    await ReceiptStore(deps.db).forget(key_id, sorted({*wanted, *found}), session_id)
     return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}
 
 
@@ -152,6 +156,7 @@ async def purge_old_memory(deps: Deps, key_id: str, older_than: float) -> int:
     removed = 0
     for name in await MirrorStore(deps.db).vaults_of(key_id):
         removed += await purge_vault(deps, key_id, name, older_than)
+    await ReceiptStore(deps.db).delete_before(older_than, key_id)
     return removed
 
 

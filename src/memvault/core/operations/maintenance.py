@@ -11,6 +11,7 @@ A pass belongs to the UTC day it started on and runs its stages in order:
 2. ``brain``: facts written while the embedder was down, or changed since, are embedded;
 3. ``consolidate``: the brain is consolidated over every scope (``brain.consolidate``); its
    proposals are stored for a writer to accept or reject, and nothing else about a fact changes;
+   then ``receipts``: receipts older than ``receipt_days`` are deleted;
 4. ``backup``: a JSONL export of the shared database to the blob store (``core/operations/backup.py``).
 
 Each invocation spends at most ``cron_query_budget`` database statements and tends at most
@@ -47,6 +48,7 @@ from memvault.core.operations.maintenance_cursor import (
     pass_day,
     save_cursor,
 )
+from memvault.core.receipts.store import ReceiptStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -75,6 +77,7 @@ class MaintenanceReport:
     proposals_stale: int = 0
     broken_chains: int = 0
     cyclic_chains: int = 0
+    receipts_trimmed: int = 0
     backup: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     duration_ms: float = 0.0
@@ -234,6 +237,15 @@ async def consolidate_brain(run: Run, state: dict[str, Any]) -> bool:
     return True
 
 
+async def trim_receipts(run: Run, state: dict[str, Any]) -> bool:
+    if run.budget.spent:
+        return False
+    before = run.now - run.deps.settings.receipt_days
+    gone = await _guarded(run.report, "trim receipts", partial(ReceiptStore(run.deps.db).delete_before, before))
+    run.report.receipts_trimmed = gone or 0
+    return True
+
+
 async def write_backup(run: Run, state: dict[str, Any]) -> bool:
     progress = await _guarded(run.report, "backup", partial(backup.backup_step, run.deps, run.budget, state, run.now))
     if progress is None:
@@ -246,6 +258,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("memory", tend_memory),
     ("brain", embed_brain),
     ("consolidate", consolidate_brain),
+    ("receipts", trim_receipts),
     ("backup", write_backup),
 )
 

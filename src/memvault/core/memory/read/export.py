@@ -1,5 +1,7 @@
 """Everything a key holds, read out in the order its vaults took it: what ``memvault export``
-writes and the nightly backup reads (``core/operations/backup_pages.py``)."""
+writes and the nightly backup reads (``core/operations/backup_pages.py``). An export is a read
+surface like any other: its texts pass the secret gate on the way out; the backup, a copy of the
+store itself, reads the vaults as they are."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from memvault.core.deps import Deps
 from memvault.core.memory.read.vaults import vaults_of
 from memvault.core.memory.transfer import chunk_record, export_records, vault_label
 from memvault.core.models import MessagePage
+from memvault.core.redaction.recall import recalled
 
 
 async def vault_messages(deps: Deps, name: str, after: int, limit: int) -> MessagePage:
@@ -27,13 +30,21 @@ async def export_memory(deps: Deps, key_id: str, page_size: int = 500) -> AsyncI
         while rows := await deps.vaults.vault(name).rows(after, page_size):
             for row in rows:
                 if row.kind == "chunk":
-                    yield chunk_record(row, label)
+                    yield _gated(chunk_record(row, label))
             after = rows[-1].id
         position = 0
         while True:
             page = await vault_messages(deps, name, position, page_size)
             for record in export_records(page, label):
-                yield record
+                yield _gated(record)
             if page.complete:
                 break
             position = page.after
+
+
+def _gated(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its text through the gate (stored before a rule existed, it may hold a secret)."""
+    for name in ("text", "content"):
+        if isinstance(record.get(name), str):
+            record[name] = recalled(record[name]).text
+    return record

@@ -9,6 +9,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from memvault.core.deps import Deps
@@ -19,6 +20,9 @@ from memvault.core.memory.read.race import elapsed_ms, race
 from memvault.core.memory.read.vaults import written
 from memvault.core.memory.windows import WindowPolicy, fill_in_order
 from memvault.core.models import SearchItem, SearchQuery, SearchResult
+from memvault.core.receipts.model import CUT_SHOWN, cut_entries
+from memvault.core.receipts.record import CUT_METRIC
+from memvault.core.redaction.recall import RecallGate
 
 log = logging.getLogger(__name__)
 # Candidates each channel ranks: at 200 the weighted fusion finds list questions' scattered turns
@@ -79,9 +83,17 @@ async def _search(
     metrics: dict[str, Any] = {}
     vector = await _embed_query(deps, query, metrics)
     search = SearchQuery(text=query, vector=vector, depth=SEARCH_DEPTH)
+    asked = time.perf_counter()
     answers = await asyncio.gather(*(race(deps, key_id, name, search, metrics) for name in names))
+    metrics["vault_ms"] = elapsed_ms(asked)
+    ranking = time.perf_counter()
+    gate = RecallGate()
     ranked = without_repeats(rank_items([a for a in answers if a is not None], query, window_policy(deps), now), exclude)
-    items = fill_in_order(ranked, budget, limit)
+    # Only what is returned passes the gate; what ranked next is named in the receipt by id only.
+    items = fill_in_order(gate.items(ranked), budget, limit)
+    metrics[CUT_METRIC] = cut_entries(list(islice(ranked, CUT_SHOWN)))
+    metrics["rank_ms"] = elapsed_ms(ranking)
+    metrics["redacted"] = gate.changed
     metrics["total_ms"] = elapsed_ms(started)
     return SearchResult(items=items, tokens=sum(i.tokens for i in items), metrics=metrics)
 

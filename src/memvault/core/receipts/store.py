@@ -1,0 +1,147 @@
+"""Receipts in the shared database (D1 on Workers, the local mirror's sqlite file locally): one row
+per receipt, one per message id an item named. A receipt and its items are written in one batch;
+forgetting a message turns its id into a forgotten mark (``ref`` NULL) in every receipt naming it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from memvault.core.ports import Database
+from memvault.core.receipts.model import Latency, Receipt, ReceiptItem, Usage
+from memvault.core.sql import D1_MAX_BOUND_PARAMETERS, Row, in_batches, placeholders
+
+Statement = tuple[str, Sequence[Any]]
+_ITEM_COLUMNS = "receipt_id, position, injected, kind, vault, ref, score, tokens, ts"
+_ITEM_WIDTH = 10  # the columns above and the key's id
+
+
+class ReceiptStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def save(self, key_id: str, receipt: Receipt, query_ref: str | None) -> None:
+        details = {
+            "status": receipt.status, "budget_tokens": receipt.budget_tokens, "tokens": receipt.tokens,
+            "redacted": receipt.redacted, "latency": asdict(receipt.latency),
+            "usage": None if receipt.usage is None else asdict(receipt.usage),
+        }
+        statements: list[Statement] = [(
+            "INSERT INTO receipts (id, key_id, day, created_at, surface, session_id, query, query_ref, details) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (receipt.id, key_id, receipt.day, receipt.created_at, receipt.surface, receipt.session_id, receipt.query,
+             query_ref, json.dumps(details)),
+        )]
+        rows = [
+            (key_id, receipt.id, position, injected, item.kind, item.vault, ref, item.score, item.tokens, item.timestamp)
+            for injected, items in ((1, receipt.items), (0, receipt.cut))
+            for position, item in enumerate(items)
+            for ref in item.ids or (None,)
+        ]
+        # Rows go ten to a statement: a receipt is one or a few statements, within D1's parameter limit.
+        for batch in in_batches(rows, D1_MAX_BOUND_PARAMETERS // _ITEM_WIDTH):
+            values = ", ".join(f"({placeholders(_ITEM_WIDTH)})" for _ in batch)
+            statements.append((f"INSERT INTO receipt_items (key_id, {_ITEM_COLUMNS}) VALUES {values}",
+                               [value for row in batch for value in row]))
+        await self._db.batch(statements)
+
+    async def complete(self, receipt_id: str, usage: Usage | None, forwarding_ms: float) -> None:
+        """Add what is known once a routed call's answer is complete."""
+        await self._db.execute(
+            "UPDATE receipts SET details = json_set(details, '$.usage', json(?), '$.latency.forwarding_ms', ?) "
+            "WHERE id = ?",
+            (json.dumps(None if usage is None else asdict(usage)), forwarding_ms, receipt_id),
+        )
+
+    async def get(self, key_id: str, receipt_id: str) -> Receipt | None:
+        rows = await self._db.query("SELECT * FROM receipts WHERE id = ? AND key_id = ?", (receipt_id, key_id))
+        found = await self._with_items(rows)
+        return found[0] if found else None
+
+    async def day(self, key_id: str, day: str, limit: int) -> list[Receipt]:
+        rows = await self._db.query(
+            "SELECT * FROM receipts WHERE key_id = ? AND day = ? ORDER BY created_at DESC, id LIMIT ?", (key_id, day, limit)
+        )
+        return await self._with_items(rows)
+
+    async def forget(self, key_id: str, ids: Sequence[str], session_id: str | None) -> None:
+        """Forgotten messages leave every receipt of the key (or, for a session's, the receipts made
+        in that session): their ids become forgotten marks, and a query taken from one is dropped."""
+        statements: list[Statement] = []
+        for batch in in_batches(list(ids)):
+            marks = placeholders(len(batch))
+            if session_id is None:
+                statements.append((f"UPDATE receipt_items SET ref = NULL WHERE key_id = ? AND ref IN ({marks})",
+                                   (key_id, *batch)))
+            else:
+                statements.append((
+                    f"UPDATE receipt_items SET ref = NULL WHERE key_id = ? AND vault = 'session' AND ref IN ({marks}) "
+                    "AND receipt_id IN (SELECT id FROM receipts WHERE key_id = ? AND session_id = ?)",
+                    (key_id, *batch, key_id, session_id),
+                ))
+            statements.append((f"UPDATE receipts SET query = NULL WHERE key_id = ? AND query_ref IN ({marks})",
+                               (key_id, *batch)))
+        await self._db.batch(statements)
+
+    async def clear(self, key_id: str, session_id: str | None) -> None:
+        """A cleared key keeps no receipt; a cleared session keeps none made in it."""
+        which = "key_id = ?" + ("" if session_id is None else " AND session_id = ?")
+        params = (key_id,) if session_id is None else (key_id, session_id)
+        await self._db.batch([
+            (f"DELETE FROM receipt_items WHERE receipt_id IN (SELECT id FROM receipts WHERE {which})", params),
+            (f"DELETE FROM receipts WHERE {which}", params),
+        ])
+
+    async def delete_before(self, before: float, key_id: str | None = None) -> int:
+        """Delete receipts made before ``before`` (of one key, or of all); how many went."""
+        which = "created_at < ?" + ("" if key_id is None else " AND key_id = ?")
+        params = (before,) if key_id is None else (before, key_id)
+        gone = await self._db.query(f"SELECT COUNT(*) AS n FROM receipts WHERE {which}", params)
+        await self._db.batch([
+            (f"DELETE FROM receipt_items WHERE receipt_id IN (SELECT id FROM receipts WHERE {which})", params),
+            (f"DELETE FROM receipts WHERE {which}", params),
+        ])
+        return int(gone[0]["n"]) if gone else 0
+
+    async def _with_items(self, rows: list[Row]) -> list[Receipt]:
+        if not rows:
+            return []
+        items: dict[str, list[Row]] = {}
+        for batch in in_batches([str(row["id"]) for row in rows]):
+            for entry in await self._db.query(
+                f"SELECT {_ITEM_COLUMNS} FROM receipt_items WHERE receipt_id IN ({placeholders(len(batch))}) "
+                "ORDER BY receipt_id, injected DESC, position, rowid",
+                batch,
+            ):
+                items.setdefault(str(entry["receipt_id"]), []).append(entry)
+        return [_receipt(row, items.get(str(row["id"]), [])) for row in rows]
+
+
+def _receipt(row: Row, entries: list[Row]) -> Receipt:
+    details = json.loads(str(row["details"]))
+    grouped: dict[tuple[int, int], list[Row]] = {}
+    for entry in entries:
+        grouped.setdefault((int(entry["injected"]), int(entry["position"])), []).append(entry)
+    made = {place: _item(group) for place, group in grouped.items()}
+    usage = details.get("usage")
+    return Receipt(
+        id=str(row["id"]), surface=str(row["surface"]), created_at=float(row["created_at"]), day=str(row["day"]),
+        session_id=row["session_id"], query=row["query"], status=str(details["status"]),
+        budget_tokens=int(details["budget_tokens"]), tokens=int(details["tokens"]),
+        items=tuple(item for (injected, _), item in sorted(made.items()) if injected == 1),
+        cut=tuple(item for (injected, _), item in sorted(made.items()) if injected == 0),
+        redacted=int(details["redacted"]), latency=Latency(**details["latency"]),
+        usage=None if usage is None else Usage(**usage),
+    )
+
+
+def _item(group: list[Row]) -> ReceiptItem:
+    first = group[0]
+    refs = [entry["ref"] for entry in group]
+    return ReceiptItem(
+        kind=str(first["kind"]), vault=str(first["vault"]), ids=tuple(str(ref) for ref in refs if ref is not None),
+        forgotten=sum(1 for ref in refs if ref is None), score=float(first["score"]), tokens=int(first["tokens"]),
+        timestamp=float(first["ts"]),
+    )

@@ -1,0 +1,96 @@
+"""The secret gate at recall: text stored before a rule existed (here: stored with the gate taken
+out through a test seam, as an old version stored it) comes back redacted from every read surface
+of conversation memory (HTTP search, RPC, MCP, the export) and of the brain (search, recall), and
+the search's receipt counts what the gate changed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memvault.core.brain import fact_input
+from memvault.core.credentials.keys import create_key
+from memvault.core.memory import write
+from memvault.core.memory.operations import EXPORT, RECEIPT, perform
+from memvault.core.redaction import Redaction
+from memvault.runtime import rpc
+from memvault.runtime.local import close_local_deps
+
+TESTS = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(TESTS / "api" / "mcp"))
+sys.path.insert(0, str(TESTS / "api" / "brain"))
+
+from brain_env import open_brain  # noqa: E402
+from mcp_support import answer, mcp_environment, stdio_session  # noqa: E402
+
+from secret_corpus import SECRETS, leaks, sample  # noqa: E402
+
+CASES = sample(SECRETS, per_family=1)
+QUERY = "my password token key secret card"
+
+
+def stored_as_before_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test seam: writes skip the gate, as a version without today's rules did."""
+    monkeypatch.setattr(write, "gated", lambda message, kinds: message)
+
+
+async def test_no_conversation_read_surface_hands_back_a_secret_stored_before_the_gate(
+    make_deps: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deps = make_deps(mcp_environment(tmp_path))
+    key, secret = await create_key(deps.db, "old", deps.clock())
+    stored_as_before_the_gate(monkeypatch)
+    messages = [{"role": "user", "content": case.text, "id": f"m{n}"} for n, case in enumerate(CASES)]
+    await rpc.save_memory(deps, secret, None, messages)
+    monkeypatch.undo()
+    mirrored = "\n".join(r["text"] for r in await deps.db.query("SELECT text FROM mirror_rows"))
+    assert leaks(CASES, mirrored), "the seam should have stored the secrets as they were said"
+
+    found = await rpc.search_memory(deps, secret, QUERY, 500)
+    texts = "\n".join(item["text"] for item in found["items"])
+    assert found["items"] and leaks(CASES, texts) == [] and "[redacted:" in texts
+    assert found["metrics"]["redacted"] >= 1
+    receipt = await rpc.invoke(deps, None, "search_memory", secret, QUERY, 500)
+    view = await perform(deps, key, RECEIPT, {"id": receipt["receipt"]})
+    assert view.receipt.redacted >= 1
+    assert leaks(CASES, "\n".join(m.text or "" for m in view.memories)) == []
+
+    exported = [record async for record in await perform(deps, key, EXPORT, {})]
+    assert exported and leaks(CASES, repr(exported)) == []
+
+    await close_local_deps(deps)
+    async with stdio_session(tmp_path, "--key", secret) as session:
+        called = await session.call_tool("memory_search", {"query": QUERY,
+                                                           "budget_tokens": 5000})
+    result = answer(called)
+    assert result["receipt"] and "[redacted:" in repr(result) and leaks(CASES, repr(result)) == []
+
+
+async def test_brain_search_and_recall_redact_facts_stored_before_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    brain = await open_brain(tmp_path)
+    try:
+        monkeypatch.setattr(fact_input, "redact", lambda text: Redaction(text, ()))
+        facts = [{"content": case.text, "source": f"old{n}"} for n, case in enumerate(CASES)]
+        await brain.write({"scope": "family", "facts": facts}, bands="off")
+        monkeypatch.undo()
+        stored = "\n".join(r["content"] for r in await brain.deps.db.query("SELECT content FROM memory"))
+        assert leaks(CASES, stored), "the seam should have stored the secrets as they were written"
+        searched = await brain.client.post("/v1/brain/facts/search", json={"query": QUERY, "limit": 50, "mode": "hybrid"},
+                                           headers=brain.headers("writer"))
+        assert searched.status_code == 200, searched.text
+        results = searched.json()["results"]
+        assert results and leaks(CASES, repr(results)) == []
+        assert any(fact["redacted"] for fact in results)
+        recalled = await brain.client.post("/v1/brain/recall", json={"query": QUERY, "budget": 8000},
+                                           headers=brain.headers("writer"))
+        assert recalled.status_code == 200, recalled.text
+        assert "[redacted:" in recalled.text and leaks(CASES, recalled.text) == []
+    finally:
+        await brain.client.aclose()
+        await close_local_deps(brain.deps)
