@@ -612,6 +612,7 @@ export interface ErrorStatuses {
   NotFound: 404;
   Conflict: 409;
   PayloadTooLarge: 413;
+  RateLimited: 429;
   StorageUnavailable: 503;
   StorageFull: 507;
   UpstreamUnavailable: 502;

@@ -19,6 +19,7 @@ const STATUSES: ErrorStatuses = {
   UpstreamUnavailable: 502,
   NotConfigured: 503,
   Undecryptable: 500,
+  RateLimited: 429,
 };
 
 const TRANSIENT: Record<TransientStatus, true> = { 408: true, 425: true, 429: true, 500: true, 502: true, 503: true, 504: true };
@@ -62,7 +63,7 @@ export function isTransient(error: unknown): boolean {
  * claims keeps its number. */
 export function errorForStatus(status: number, message: string): MemvaultError {
   const order: ErrorKind[] = ["InvalidInput", "Unauthorized", "Forbidden", "NotFound", "Conflict", "PayloadTooLarge",
-    "InvalidField", "UpstreamUnavailable", "StorageUnavailable", "StorageFull"];
+    "InvalidField", "UpstreamUnavailable", "StorageUnavailable", "StorageFull", "RateLimited"];
   const kind = order.find((name) => STATUSES[name] === status);
   return kind === undefined ? new MemvaultError("MemvaultError", message, status) : new MemvaultError(kind, message);
 }

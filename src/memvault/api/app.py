@@ -14,7 +14,7 @@ from memvault.api.brain_schemas import components as brain_components
 from memvault.api.dependencies import DEPS_SCOPE_KEY, memory_router_headers
 from memvault.api.docs import docs_router
 from memvault.api.limits import BodySizeLimit, ResponseDate
-from memvault.api.routes import admin, admin_providers, brain, health, memory, portal, providers, receipts
+from memvault.api.routes import admin, admin_providers, brain, health, memory, portal, providers, receipts, usage
 from memvault.api.schemas import memory_schemas
 from memvault.core.deps import Deps
 from memvault.core.redaction.logs import install_log_redaction
@@ -54,8 +54,9 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
     )
     app.add_middleware(ResponseDate)
     errors.install(app)
-    for module in (health, memory, receipts, brain, admin, admin_providers, portal):
+    for module in (health, memory, receipts, brain, admin, admin_providers, usage, portal):
         app.include_router(module.router)
+    app.include_router(usage.admin_router)
     # The memory router reads its headers itself (after the body, to answer in the provider's
     # envelope); the dependency only declares them, so the docs can authorize its operations.
     app.include_router(providers.router, dependencies=[Depends(memory_router_headers)])

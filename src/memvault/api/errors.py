@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from memvault.api.providers import CODECS
-from memvault.core.errors import MemvaultError
+from memvault.core.errors import MemvaultError, RateLimited
 from memvault.core.redaction.logs import loggable
 
 log = logging.getLogger("memvault.api")
@@ -42,7 +42,7 @@ def error_body(code: str, message: str) -> dict[str, object]:
 
 def provider_of(path: str) -> str | None:
     """Which provider's clients call ``path``; None for memvault's own routes."""
-    if path.startswith(("/v1/memory", "/v1/brain", "/v1/admin")) or not path.startswith(("/v1/", "/v1beta/")):
+    if path.startswith(("/v1/memory", "/v1/brain", "/v1/admin", "/v1/usage")) or not path.startswith(("/v1/", "/v1beta/")):
         return None
     if path.startswith("/v1beta/") or ":" in path.rsplit("/", 1)[-1]:
         return "gemini"
@@ -57,8 +57,13 @@ def render(path: str, status: int, code: str, message: str, headers: dict[str, s
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+def error_headers(error: MemvaultError) -> dict[str, str]:
+    """The headers an error carries: when to try again, for a refusal over a limit."""
+    return {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else {}
+
+
 async def _domain(request: Request, exc: MemvaultError) -> JSONResponse:
-    return render(request.url.path, exc.status, exc.code, exc.message)
+    return render(request.url.path, exc.status, exc.code, exc.message, error_headers(exc))
 
 
 async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

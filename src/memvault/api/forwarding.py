@@ -13,12 +13,13 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 
 from memvault.api.dependencies import caller_tokens, get_deps
+from memvault.api.errors import error_headers
 from memvault.api.memory_options import BODY_OBJECT, memory_headers, parse_options
 from memvault.api.provider_credentials import holds_memory_key, memory_key_in_key_header, with_stored_credential
 from memvault.api.providers import CODECS, ProviderCodec
@@ -29,6 +30,7 @@ from memvault.core.credentials.callers import memory_caller
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
+from memvault.core.memory.accounting import account, routed_usage
 from memvault.core.memory.chat_calls import (
     Conversation,
     MemoryOptions,
@@ -38,6 +40,8 @@ from memvault.core.memory.chat_calls import (
     record,
 )
 from memvault.core.receipts.record import complete, keep_routed
+from memvault.core.usage.limits import admit_call
+from memvault.core.usage.meter import Meter, metering
 
 log = logging.getLogger("memvault.router")
 
@@ -62,7 +66,7 @@ def error_response(codec: ProviderCodec, error: MemvaultError, memory: PreparedM
     """``error`` in the provider's envelope, with the status the provider gives such an error: bad
     input is a 400 to every provider's clients, whichever field it was."""
     status = 400 if isinstance(error, InvalidInput) else error.status
-    headers = memory_headers(memory or off())
+    headers = {**memory_headers(memory or off()), **error_headers(error)}
     return JSONResponse(codec.error_body(status, error.message), status_code=status, headers=headers)
 
 
@@ -119,13 +123,12 @@ async def memory_key(deps: Deps, headers: Mapping[str, str], codec: ProviderCode
     if tokens.memory_key is None:
         tokens = replace(tokens, memory_key=memory_key_in_key_header(headers, codec))
     try:
-        key = await memory_caller(deps, tokens)
+        return await memory_caller(deps, tokens)
     except Unauthorized:
         raise
     except Exception as exc:  # fail open: the key store being down must not stop the chat call
         log.warning("memory key check failed, answering without memory: %s", type(exc).__name__)
         return None
-    return key
 
 
 async def _parse_call(
@@ -159,11 +162,21 @@ async def forward_with_memory(
         raw, body, conversation, options, key = await _parse_call(request, deps, codec, stream)
     except MemvaultError as exc:
         return error_response(codec, exc)
+    key_id = None if key is None else key.id
     if model is not None:
         conversation = replace(conversation, model=model)
-    recall = None if options.mode == "off" or key is None else asyncio.ensure_future(
-        prepare(deps, key, conversation, options)
-    )
+    # Embeddings the recall computes are noted on this call's meter (the task keeps it).
+    with metering() as recall_meter:
+        recall = None if options.mode == "off" or key is None else asyncio.ensure_future(
+            prepare(deps, key, conversation, options)
+        )
+    # The limits are checked while memory is recalled; nothing is forwarded before they admit the call.
+    try:
+        await admit_call(deps.db, key, deps.clock())
+    except MemvaultError as exc:
+        if recall is not None:
+            recall.cancel()
+        return error_response(codec, exc)
     # The request's own preparation runs while memory is recalled.
     outgoing, changed = codec.strip_memory_flags(body)
     if BODY_OBJECT in outgoing:
@@ -191,17 +204,18 @@ async def forward_with_memory(
     memory = replace(memory, receipt=None if receipt is None else await receipt)
 
     tap: Tap | None = None
-    writer = key.id if key is not None and 200 <= upstream.status < 300 and options.writes else None
-    if writer is not None or (memory.receipt is not None and 200 <= upstream.status < 300):
+    if 200 <= upstream.status < 300 and key_id is not None:
         content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
         tap = tap_for(codec, content_type)
+    call = _Call(deps, key_id, conversation, options, memory, recall is not None, recall_meter, forwarding_ms)
 
     def on_delivered(finished: Tap) -> None:
-        deps.background.run(functools.partial(
-            _remember, deps, writer, memory.receipt, conversation, finished, options, forwarding_ms
-        ))
+        deps.background.run(functools.partial(_remember, call, finished))
 
-    return RelayResponse(upstream, relayed_headers(upstream.headers, memory), tap, on_delivered)
+    def on_ended() -> None:
+        deps.background.run(functools.partial(_remember, call, None))
+
+    return RelayResponse(upstream, relayed_headers(upstream.headers, memory), tap, on_delivered, on_ended)
 
 
 def _check_path(path: str) -> None:
@@ -215,18 +229,37 @@ async def _keep_receipt(deps: Deps, key_id: str, provider: str, options: MemoryO
                              memory.found, memory.retrieval_ms, memory.injected, memory.status, memory.facts)
 
 
-async def _remember(
-    deps: Deps, key_id: str | None, receipt_id: str | None, conversation: Conversation, tap: Tap,
-    options: MemoryOptions, forwarding_ms: float,
-) -> None:
-    """Background: assemble the relayed reply, then store the turn if the answer is complete (the
-    turn's ids are the receipt's) and add the provider's usage to the receipt."""
-    reply = read_reply(tap)
-    if receipt_id is not None:
-        usage = (None, None) if reply is None else (reply.input_tokens, reply.output_tokens)
-        await complete(deps, receipt_id, *usage, forwarding_ms)
-    if key_id is not None and reply is not None and reply.complete:
-        await record(deps, key_id, conversation, reply, options, receipt_id)
+@dataclass(frozen=True)
+class _Call:
+    """What the background work after a relayed answer needs of its call."""
+
+    deps: Deps
+    key_id: str | None
+    conversation: Conversation
+    options: MemoryOptions
+    memory: PreparedMemory
+    recalled: bool
+    recall_meter: Meter
+    forwarding_ms: float
+
+
+async def _remember(call: _Call, tap: Tap | None) -> None:
+    """Background: assemble the relayed reply (``tap``: None when the answer was not delivered),
+    add the provider's usage to the receipt, store the turn if the answer is complete (the turn's
+    ids are the receipt's), and account the call."""
+    if call.key_id is None:
+        return
+    reply = None if tap is None else read_reply(tap)
+    receipt_id = call.memory.receipt
+    if receipt_id is not None and tap is not None:
+        tokens = (None, None) if reply is None else (reply.input_tokens, reply.output_tokens)
+        await complete(call.deps, receipt_id, *tokens, call.forwarding_ms)
+    stored = []
+    with metering() as store_meter:
+        if reply is not None and reply.complete and call.options.writes:
+            stored = await record(call.deps, call.key_id, call.conversation, reply, call.options, receipt_id)
+    usage = routed_usage(reply, call.memory, call.recalled, stored, call.recall_meter, store_meter)
+    await account(call.deps, call.key_id, call.conversation.model, usage)
 
 
 async def pass_through(request: Request, provider: str) -> Response:
@@ -236,6 +269,7 @@ async def pass_through(request: Request, provider: str) -> Response:
     try:
         _check_path(request.url.path)
         key = await memory_key(deps, request.headers, codec)
+        await admit_call(deps.db, key, deps.clock())
         key_id = None if key is None else key.id
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         headers = await with_stored_credential(deps, key_id, codec, request.headers, request.url.query,

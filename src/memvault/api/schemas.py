@@ -14,6 +14,7 @@ from memvault.core.answers import SEARCH as ANSWER_SEARCH
 from memvault.core.contract import COMPONENTS, Spec, spec_schemas
 from memvault.core.memory.operations import OPERATIONS
 from memvault.core.shapes import result_schema
+from memvault.core.usage.operations import OPERATIONS as USAGE_OPERATIONS
 
 
 class ErrorDetail(BaseModel):
@@ -58,7 +59,7 @@ class Documented(Protocol):
 
 def memory_schemas() -> dict[str, dict[str, Any]]:
     """The components every memory and admin operation's request and result refer to, by name."""
-    operations: list[Documented] = [*OPERATIONS, ANSWER_SEARCH, *ADMIN_OPERATIONS]
+    operations: list[Documented] = [*OPERATIONS, ANSWER_SEARCH, *ADMIN_OPERATIONS, *USAGE_OPERATIONS]
     schemas = spec_schemas(operation.request for operation in operations if operation.request.rules)
     for operation in operations:
         if operation.result is not dict:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import click
 
-from memvault.cli import brain_tokens, keys, memory, operations, serving
+from memvault.cli import brain_tokens, keys, memory, operations, serving, usage
 from memvault.cli.shell import run
 
 COMMANDS: tuple[click.Command, ...] = (
@@ -20,6 +20,7 @@ COMMANDS: tuple[click.Command, ...] = (
     brain_tokens.brain_tokens_group,
     *memory.COMMANDS,
     *operations.COMMANDS,
+    *usage.COMMANDS,
     serving.mcp,
 )
 

@@ -15,10 +15,12 @@ import click
 
 from memvault.cli.shell import CommandError, say, with_deps
 from memvault.core.admin import AdminOperation, perform
-from memvault.core.admin.credential import OPERATOR
+from memvault.core.admin.credential import OPERATOR, Admin
 from memvault.core.deps import Deps
 from memvault.core.settings import SETTINGS, load_settings
 from memvault.core.shapes import plain_object
+from memvault.core.usage.operations import UsageOperation
+from memvault.core.usage.operations import perform as perform_usage
 
 F = TypeVar("F", bound=Callable[..., Any])
 ADMIN_TOKEN_VARIABLE = next(s.name for s in SETTINGS if s.field == "admin_token")
@@ -32,11 +34,13 @@ def url_option(command: F) -> F:
     )(command)
 
 
-def admin_call(url: str | None, data_dir: Path | None, operation: AdminOperation[Any, Any], data: dict[str, Any],
-               create: bool = False) -> dict[str, Any]:
+def admin_call(url: str | None, data_dir: Path | None, operation: AdminOperation[Any, Any] | UsageOperation[Admin, Any, Any],
+               data: dict[str, Any], create: bool = False) -> dict[str, Any]:
     """``operation`` on ``data``, run on the deployment at ``url`` or else in the data folder."""
     if url is None:
         async def local(deps: Deps) -> dict[str, Any]:
+            if isinstance(operation, UsageOperation):
+                return plain_object(await perform_usage(deps, OPERATOR, operation, data))
             return plain_object(await perform(deps, OPERATOR, operation, data))
 
         return with_deps(data_dir, local, create=create)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from memvault.client.transports import request_json
 from memvault.core.errors import InvalidInput
@@ -25,6 +25,9 @@ ROUTES: Mapping[str, tuple[str, str]] = {
     "delete_provider_key": ("DELETE", "/keys/{id}/providers/{provider}"),
     "list_provider_keys": ("GET", "/keys/{id}/providers"),
     "reseal_provider_keys": ("POST", "/provider-keys/reseal"),
+    "admin_usage": ("GET", "/usage"),
+    "get_limits": ("GET", "/keys/{id}/limits"),
+    "set_limits": ("PUT", "/keys/{id}/limits"),
 }
 _PATH_FIELDS = ("id", "provider")
 
@@ -43,6 +46,10 @@ class AdminClient:
                 if not isinstance(value, str) or not value:
                     raise InvalidInput(f"{'an' if name == 'id' else 'a'} {name} is required")
                 path = path.replace("{" + name + "}", quote(value, safe=""))
-        body = dict(data) if method == "POST" else data.get("body") if method == "PUT" else None
+        rest = {name: value for name, value in data.items() if name not in _PATH_FIELDS}
+        body = dict(data) if method == "POST" else data.get("body", rest) if method == "PUT" else None
+        query = {name: value for name, value in rest.items() if value is not None}
+        if method == "GET" and query:
+            path += "?" + urlencode(query)
         answer: dict[str, Any] = await request_json(self._http, method, self._base + path, self._token, body)
         return answer

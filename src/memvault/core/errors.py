@@ -46,6 +46,14 @@ class PayloadTooLarge(MemvaultError, status=413, code="payload_too_large"):
     """More than a limit allows."""
 
 
+class RateLimited(MemvaultError, status=429, code="rate_limited"):
+    """A key over one of its limits; nothing of the call ran. ``retry_after`` is in whole seconds."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class StorageUnavailable(MemvaultError, status=503, code="storage_unavailable"):
     """A store could not answer; nothing was half-written."""
 
@@ -76,7 +84,7 @@ def error_for_status(status: int, message: str) -> MemvaultError:
     """The domain error an HTTP answer with ``status`` stands for, as the edge rendered it (for a
     client reading memvault's answers); a status no error claims keeps its number."""
     kinds = [InvalidInput, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, InvalidField,
-             UpstreamUnavailable, StorageUnavailable, StorageFull]
+             UpstreamUnavailable, StorageUnavailable, StorageFull, RateLimited]
     for kind in kinds:
         if kind.status == status:
             return kind(message)

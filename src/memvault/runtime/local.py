@@ -31,6 +31,7 @@ from memvault.core.memory.store import VaultLimits
 from memvault.core.retry import with_retries
 from memvault.core.settings import Settings, load_settings
 from memvault.core.tuning import Tuning
+from memvault.core.usage.meter import MeteredEmbedder
 
 log = logging.getLogger(__name__)
 # A vault no call has used for this long is closed: the pool bounds how many stay open under load,
@@ -55,7 +56,7 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
         tuning=tuning,
         vaults=LocalVaultDirectory(data / "vaults", VaultLimits.of(settings, tuning), settings.open_vaults),
         db=stores.db,
-        embedder=stores.embedder,
+        embedder=MeteredEmbedder(stores.embedder),
         background=AsyncioBackground(),
         http=HttpxClient(),
         blobs=stores.blobs,

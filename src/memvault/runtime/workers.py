@@ -24,6 +24,7 @@ from memvault.core.query_vectors import QueryVectors
 from memvault.core.read_cache import CacheStats
 from memvault.core.retry import with_retries
 from memvault.core.settings import retired_warning
+from memvault.core.usage.meter import MeteredEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         settings=settings,
         vaults=DurableObjectVaultDirectory(env_value(env, "VAULT")),
         db=stores.db,
-        embedder=stores.embedder,
+        embedder=MeteredEmbedder(stores.embedder),
         background=WaitUntilTasks(ctx),
         http=FetchHttpClient(),
         blobs=stores.blobs,

@@ -11,7 +11,9 @@ from memvault.api.providers.base import (
     json_of,
     parse_json_events,
     strip_flags,
+    sum_of,
     text_of_parts,
+    with_tokens,
 )
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.chat_calls import Conversation, Reply
@@ -60,30 +62,30 @@ class AnthropicCodec:
     def reply(self, body: Json) -> Reply:
         usage = body.get("usage")
         usage = usage if isinstance(usage, dict) else {}
-        return Reply(
-            text_of_parts(body.get("content")),
-            int_or_none(usage.get("input_tokens")),
-            int_or_none(usage.get("output_tokens")),
-        )
+        all_input, cached = _input(usage)
+        return with_tokens(text_of_parts(body.get("content")), (all_input, int_or_none(usage.get("output_tokens")), cached))
 
     def stream_reply(self, events: list[SseEvent]) -> Reply:
         parts: list[str] = []
-        input_tokens = output_tokens = None
+        input_tokens = cached = output_tokens = None
         stopped = False
         for event in parse_json_events(events):
             kind = event.get("type")
             if kind == "message_start" and isinstance(event.get("message"), dict):
                 usage = event["message"].get("usage") or {}
-                input_tokens = int_or_none(usage.get("input_tokens"))
+                input_tokens, cached = _input(usage) if isinstance(usage, dict) else (None, None)
             elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
                 delta = event["delta"]
                 if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
                     parts.append(delta["text"])
             elif kind == "message_delta" and isinstance(event.get("usage"), dict):
+                # message_delta's counts are the message's totals so far.
                 output_tokens = int_or_none(event["usage"].get("output_tokens"))
+                if int_or_none(event["usage"].get("input_tokens")) is not None:
+                    input_tokens, cached = _input(event["usage"])
             elif kind == _STOP:
                 stopped = True
-        return Reply("".join(parts), input_tokens, output_tokens, complete=stopped)
+        return Reply("".join(parts), input_tokens, output_tokens, complete=stopped, cached_tokens=cached)
 
     def ends_stream(self, event: SseEvent) -> bool:
         # Most events are deltas: the word is looked for before any JSON is parsed.
@@ -93,3 +95,10 @@ class AnthropicCodec:
     def error_body(self, status: int, message: str) -> Json:
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _input(usage: Json) -> tuple[int | None, int | None]:
+    """All input tokens and the cached ones: Anthropic counts the tokens written to and read from
+    its cache apart from `input_tokens`."""
+    read = int_or_none(usage.get("cache_read_input_tokens"))
+    return sum_of(usage.get("input_tokens"), usage.get("cache_creation_input_tokens"), read), read

@@ -147,6 +147,27 @@ def int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+# A provider's token counts for one answer: input (cached included), output, cached input.
+Tokens = tuple[int | None, int | None, int | None]
+NO_TOKENS: Tokens = (None, None, None)
+
+
+def sum_of(*values: object) -> int | None:
+    """The whole numbers among ``values`` added up; None when there are none."""
+    counted = [number for number in map(int_or_none, values) if number is not None]
+    return sum(counted) if counted else None
+
+
+def detail(usage: Mapping[str, Any], field: str, name: str) -> int | None:
+    """``usage[field][name]`` when it is a whole number."""
+    inner = usage.get(field)
+    return int_or_none(inner.get(name)) if isinstance(inner, dict) else None
+
+
+def with_tokens(text: str, tokens: Tokens, complete: bool = True) -> Reply:
+    return Reply(text, tokens[0], tokens[1], complete, tokens[2])
+
+
 def chat_messages_conversation(body: Json, stream: bool | None) -> Conversation:
     """The conversation of a `messages` array of user/assistant turns (OpenAI and Anthropic alike)."""
     turns = []

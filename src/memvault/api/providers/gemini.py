@@ -5,14 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from memvault.api.providers.base import (
+    NO_TOKENS,
     Json,
     SseEvent,
+    Tokens,
     int_or_none,
     json_of,
     parse_json_events,
     remember_flag,
     require_list,
     strip_flags,
+    sum_of,
+    with_tokens,
 )
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.chat_calls import Conversation, Reply, Turn
@@ -52,11 +56,15 @@ def _first_candidate_text(response: Json) -> tuple[str, bool]:
     return text, candidates[0].get("finishReason") is not None
 
 
-def _usage(response: Json) -> tuple[int | None, int | None]:
+def _usage(response: Json) -> Tokens:
+    """`usageMetadata` (streamed: the last chunk's counts are the answer's): the prompt holds the
+    cached content; thinking is billed as output."""
     usage = response.get("usageMetadata")
     if not isinstance(usage, dict):
-        return None, None
-    return int_or_none(usage.get("promptTokenCount")), int_or_none(usage.get("candidatesTokenCount"))
+        return NO_TOKENS
+    return (int_or_none(usage.get("promptTokenCount")),
+            sum_of(usage.get("candidatesTokenCount"), usage.get("thoughtsTokenCount")),
+            int_or_none(usage.get("cachedContentTokenCount")))
 
 
 def _inject_into_user_turn(body: Json, context: str) -> Json:
@@ -107,11 +115,11 @@ class GeminiCodec:
 
     def reply(self, body: Json) -> Reply:
         text, _ = _first_candidate_text(body)
-        return Reply(text, *_usage(body))
+        return with_tokens(text, _usage(body))
 
     def stream_reply(self, events: list[SseEvent]) -> Reply:
         parts: list[str] = []
-        usage: tuple[int | None, int | None] = (None, None)
+        usage = NO_TOKENS
         finished = False
         for response in parse_json_events(events):
             text, done = _first_candidate_text(response)
@@ -119,7 +127,7 @@ class GeminiCodec:
             finished = finished or done
             if isinstance(response.get("usageMetadata"), dict):
                 usage = _usage(response)
-        return Reply("".join(parts), *usage, complete=finished)
+        return with_tokens("".join(parts), usage, complete=finished)
 
     def ends_stream(self, event: SseEvent) -> bool:
         # Most chunks carry no finish reason: the word is looked for before any JSON is parsed.

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from memvault.api.providers.base import (
+    NO_TOKENS,
     Json,
     SseEvent,
+    Tokens,
     append_text,
     chat_messages_conversation,
+    detail,
     int_or_none,
     parse_json_events,
     strip_flags,
     text_of_parts,
+    with_tokens,
 )
 from memvault.core.memory.chat_calls import Conversation, Reply
 from memvault.core.settings import Settings
@@ -63,11 +67,11 @@ class OpenAICodec:
             message = choices[0].get("message")
             if isinstance(message, dict):
                 text = text_of_parts(message.get("content"))
-        return Reply(text, *_usage(body))
+        return with_tokens(text, _usage(body))
 
     def stream_reply(self, events: list[SseEvent]) -> Reply:
         parts: list[str] = []
-        usage: tuple[int | None, int | None] = (None, None)
+        usage = NO_TOKENS
         finished = any(self.ends_stream(event) for event in events)
         for chunk in parse_json_events(events):
             if isinstance(chunk.get("usage"), dict):
@@ -79,7 +83,7 @@ class OpenAICodec:
                 if isinstance(delta, dict) and isinstance(delta.get("content"), str):
                     parts.append(delta["content"])
                 finished = finished or choice.get("finish_reason") is not None
-        return Reply("".join(parts), *usage, complete=finished)
+        return with_tokens("".join(parts), usage, complete=finished)
 
     def ends_stream(self, event: SseEvent) -> bool:
         # A choice's finish_reason already completes the answer, but a usage chunk may follow it.
@@ -90,8 +94,10 @@ class OpenAICodec:
         return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
-def _usage(body: Json) -> tuple[int | None, int | None]:
+def _usage(body: Json) -> Tokens:
+    """Chat completions' usage (the stream's last chunk with `stream_options.include_usage`)."""
     usage = body.get("usage")
     if not isinstance(usage, dict):
-        return None, None
-    return int_or_none(usage.get("prompt_tokens")), int_or_none(usage.get("completion_tokens"))
+        return NO_TOKENS
+    return (int_or_none(usage.get("prompt_tokens")), int_or_none(usage.get("completion_tokens")),
+            detail(usage, "prompt_tokens_details", "cached_tokens"))

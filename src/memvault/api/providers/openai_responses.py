@@ -4,15 +4,19 @@ items (messages, tool calls, tool outputs), the answer is the ``output_text`` of
 from __future__ import annotations
 
 from memvault.api.providers.base import (
+    NO_TOKENS,
     Json,
     SseEvent,
+    Tokens,
     append_text,
+    detail,
     int_or_none,
     json_of,
     parse_json_events,
     remember_flag,
     strip_flags,
     text_of_parts,
+    with_tokens,
 )
 from memvault.api.providers.openai import OpenAICodec
 from memvault.core.errors import InvalidInput
@@ -31,11 +35,13 @@ def _output_text(response: Json) -> str:
     return "".join(texts)
 
 
-def _usage(response: Json) -> tuple[int | None, int | None]:
+def _usage(response: Json) -> Tokens:
+    """A response's usage (streamed: the final event's `response`)."""
     usage = response.get("usage")
     if not isinstance(usage, dict):
-        return None, None
-    return int_or_none(usage.get("input_tokens")), int_or_none(usage.get("output_tokens"))
+        return NO_TOKENS
+    return (int_or_none(usage.get("input_tokens")), int_or_none(usage.get("output_tokens")),
+            detail(usage, "input_tokens_details", "cached_tokens"))
 
 
 class OpenAIResponsesCodec(OpenAICodec):
@@ -75,7 +81,7 @@ class OpenAIResponsesCodec(OpenAICodec):
 
     def reply(self, body: Json) -> Reply:
         complete = body.get("status") in (None, "completed", "incomplete")
-        return Reply(_output_text(body), *_usage(body), complete=complete)
+        return with_tokens(_output_text(body), _usage(body), complete=complete)
 
     def stream_reply(self, events: list[SseEvent]) -> Reply:
         deltas: list[str] = []
@@ -85,7 +91,7 @@ class OpenAIResponsesCodec(OpenAICodec):
                 deltas.append(event["delta"])
             elif kind in _FINAL_EVENTS and isinstance(event.get("response"), dict):
                 final = event["response"]
-                return Reply(_output_text(final) or "".join(deltas), *_usage(final))
+                return with_tokens(_output_text(final) or "".join(deltas), _usage(final))
         return Reply("".join(deltas), complete=False)
 
     def ends_stream(self, event: SseEvent) -> bool:

@@ -178,6 +178,7 @@ class RelayResponse(Response):
         headers: list[tuple[bytes, bytes]],
         tap: Tap | None = None,
         on_delivered: Callable[[Tap], None] | None = None,
+        on_ended: Callable[[], None] | None = None,
     ) -> None:
         self.upstream = upstream
         self.status_code = upstream.status
@@ -185,6 +186,8 @@ class RelayResponse(Response):
         self.raw_headers = headers
         self.background = None
         self.on_delivered = on_delivered
+        # Called once the relay ended if ``on_delivered`` never was (an answer not delivered).
+        self.on_ended = on_ended
         # The tap still following the body: None once it was delivered, or lost its way.
         self._tap = tap if on_delivered is not None else None
 
@@ -204,6 +207,8 @@ class RelayResponse(Response):
         whole = not pump.cancelled() and failure is None
         if self._tap is not None and (whole or self._tap.answered()):
             self._deliver(self._tap)
+        if self.on_ended is not None:
+            self.on_ended()
         if failure is not None and not isinstance(failure, ClientGone):
             raise failure
 
@@ -238,6 +243,7 @@ class RelayResponse(Response):
 
     def _deliver(self, tap: Tap) -> None:
         self._tap = None
+        self.on_ended = None
         if self.on_delivered is not None:
             self.on_delivered(tap)
 

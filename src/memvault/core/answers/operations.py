@@ -13,17 +13,21 @@ from memvault.core.answers.results import SearchResult
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.memory import commands as c
+from memvault.core.memory.accounting import account_later
 from memvault.core.memory.operations import SEARCH as MEMORY_SEARCH
 from memvault.core.memory.operations import Operation
 from memvault.core.memory.read.search import search_memory
 from memvault.core.models import SearchResult as MemoryResult
 from memvault.core.receipts.record import keep_search, without_cut
+from memvault.core.usage.meter import CallUsage, metering
 
 
 async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
-    """The search, with the receipt kept for it."""
+    """The search, with its receipt kept and its usage accounted."""
     started = time.perf_counter()
-    found = await _find(deps, caller, command)
+    with metering() as meter:
+        found = await _find(deps, caller, command)
+    account_later(deps, caller.id, None, CallUsage(searches=1) + meter.usage)
     total_ms = (time.perf_counter() - started) * 1000.0
     receipt = await keep_search(deps, caller.id, command.query, command.session_id, command.budget_tokens,
                                 MemoryResult(found.items, found.tokens, found.metrics), found.facts, total_ms)

@@ -25,7 +25,9 @@ BRAIN_PREFIX = "bt_"
 KEY_NAMESPACE = "memory-key"
 MAX_LABEL = 200
 Kind = Literal["memory", "brain"]
-COLUMNS = "id, label, created_at, revoked_at, keep_archive, kind, scopes, writer, last_used_at"
+COLUMNS = ("id, label, created_at, revoked_at, keep_archive, kind, scopes, writer, last_used_at, "
+           "requests_per_minute, provider_tokens_per_day, memory_tokens_per_day")
+LIMIT_COLUMNS = ("requests_per_minute", "provider_tokens_per_day", "memory_tokens_per_day")
 USE_RESOLUTION_SECONDS = 60.0
 Statement = tuple[str, Sequence[Any]]
 
@@ -42,6 +44,10 @@ class MemoryKey:
     # the deployment still has), and whether it may write facts to them.
     brain_scopes: tuple[str, ...] = ()
     brain_writer: bool = False
+    # Its limits (``core/usage/limits.py``); None: none.
+    requests_per_minute: int | None = None
+    provider_tokens_per_day: int | None = None
+    memory_tokens_per_day: int | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,13 @@ def _memory_key(row: dict[str, Any]) -> MemoryKey:
     return MemoryKey(id=str(row["id"]), label=str(row["label"]), created_at=float(row["created_at"]),
                      revoked_at=_revoked(row), keep_archive=bool(row.get("keep_archive")),
                      last_used_at=_moment(row, "last_used_at"), brain_scopes=scopes,
-                     brain_writer=bool(scopes) and bool(row.get("writer")))
+                     brain_writer=bool(scopes) and bool(row.get("writer")),
+                     **{column: _whole(row, column) for column in LIMIT_COLUMNS})
+
+
+def _whole(row: dict[str, Any], column: str) -> int | None:
+    value = row.get(column)
+    return None if value is None else int(value)
 
 
 def _brain_key(row: dict[str, Any]) -> BrainKey:
@@ -202,6 +214,29 @@ async def revoke_key(db: Database, key_id: str, now: float, reads: ReadCache | N
         found = await db.query("SELECT key_hash FROM memory_keys WHERE id = ?", (key_id,))
         await reads.forget(f"{KEY_NAMESPACE}:id", [key_id])
         await reads.forget(f"{KEY_NAMESPACE}:key_hash", [str(found[0]["key_hash"])])
+
+
+async def active_key(db: Database, key_id: str) -> MemoryKey:
+    """The active memory key with id ``key_id``, for the admin (``NotFound`` if none)."""
+    row = await active_row(db, "memory", "id", key_id)
+    if row is None:
+        raise NotFound(f"no active key {key_id}")
+    return _memory_key(row)
+
+
+async def set_limits(db: Database, key_id: str, limits: dict[str, int | None], reads: ReadCache | None = None,
+                     also: Sequence[Statement] = ()) -> MemoryKey:
+    """Set an active memory key's limits (``LIMIT_COLUMNS``; None removes one); with ``reads``,
+    its cached lookups are dropped, so this cache applies them at once (any other within its TTL)."""
+    await active_key(db, key_id)
+    assignments = ", ".join(f"{column} = ?" for column in LIMIT_COLUMNS)
+    update = f"UPDATE memory_keys SET {assignments} WHERE id = ? AND kind = 'memory'"
+    await db.batch([*also, (update, (*(limits.get(column) for column in LIMIT_COLUMNS), key_id))])
+    if reads is not None:
+        await reads.forget(f"{KEY_NAMESPACE}:id", [key_id])
+        found = await db.query("SELECT key_hash FROM memory_keys WHERE id = ?", (key_id,))
+        await reads.forget(f"{KEY_NAMESPACE}:key_hash", [str(found[0]["key_hash"])])
+    return await active_key(db, key_id)
 
 
 async def _revoke(db: Database, kind: Kind, key_id: str, now: float, also: Sequence[Statement]) -> None:

@@ -116,6 +116,8 @@ class Reply:
     input_tokens: int | None = None
     output_tokens: int | None = None
     complete: bool = True
+    # Of the input tokens, those the provider read from its prompt cache.
+    cached_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -265,12 +267,15 @@ def turn_messages(
 
 async def record(
     deps: Deps, key_id: str, conversation: Conversation, reply: Reply, options: MemoryOptions, turn_id: str | None = None
-) -> None:
-    """Store the finished turn. Runs in the background; failures are logged, never raised."""
+) -> list[Message]:
+    """Store the finished turn (its ids ``turn_id``'s, when given); the messages stored. Runs in the
+    background; failures are logged, never raised."""
     messages = turn_messages(conversation, reply, options, deps.clock(), turn_id)
     if not messages:
-        return
+        return []
     try:
         await store_conversation(deps, key_id, messages, session_id=options.session_id)
     except Exception as exc:  # the client already has its answer; nothing to report to
         log.warning("storing the routed turn failed: %s", type(exc).__name__)
+        return []
+    return messages

@@ -14,6 +14,7 @@ from memvault.core.contract import Spec
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.memory import commands as c
+from memvault.core.memory.accounting import account_later, stored_usage
 from memvault.core.memory.read.export import export_memory
 from memvault.core.memory.read.page import read_memory
 from memvault.core.memory.read.receipts import list_receipts, read_receipt
@@ -39,6 +40,8 @@ from memvault.core.receipts.commands import (
     parse_receipts,
 )
 from memvault.core.receipts.model import ReceiptDay, ReceiptView
+from memvault.core.usage.limits import admit
+from memvault.core.usage.meter import CallUsage, metering
 
 C = TypeVar("C")
 R = TypeVar("R")
@@ -57,13 +60,18 @@ class Operation(Generic[C, R]):
 
 
 async def perform(deps: Deps, caller: MemoryKey, operation: Operation[C, R], data: object, text: bool = False) -> R:
-    """Parse ``data`` as ``operation`` takes it (nothing runs if it is refused), then run it."""
-    return await operation.run(deps, caller, operation.parse(data, deps.clock(), text))
+    """Parse ``data`` as ``operation`` takes it (nothing runs if it is refused), then run it if
+    the key's limits admit it."""
+    command = operation.parse(data, deps.clock(), text)
+    await admit(deps.db, caller, deps.clock())
+    return await operation.run(deps, caller, command)
 
 
 async def _store(deps: Deps, caller: MemoryKey, command: c.StoreCommand) -> StoreReceipt:
     kept = [message for message in command.messages if message is not None]
-    result = await store_conversation(deps, caller.id, kept, command.session_id)
+    with metering() as meter:
+        result = await store_conversation(deps, caller.id, kept, command.session_id)
+    account_later(deps, caller.id, None, stored_usage(kept) + meter.usage)
     return StoreReceipt(
         message_ids=tuple(None if message is None else message.id for message in command.messages),
         messages_accepted=result.messages_accepted,
@@ -77,9 +85,11 @@ async def _store(deps: Deps, caller: MemoryKey, command: c.StoreCommand) -> Stor
 
 
 async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> SearchResult:
-    # Every surface searches through core/answers, which keeps the search's receipt.
-    return await search_memory(deps, caller.id, command.query, limit=command.limit,
-                               budget_tokens=command.budget_tokens, now=command.now, session_id=command.session_id)
+    with metering() as meter:
+        found = await search_memory(deps, caller.id, command.query, limit=command.limit,
+                                    budget_tokens=command.budget_tokens, now=command.now, session_id=command.session_id)
+    account_later(deps, caller.id, None, CallUsage(searches=1) + meter.usage)
+    return found
 
 
 async def _read(deps: Deps, caller: MemoryKey, command: c.ReadCommand) -> MemoryPage:
