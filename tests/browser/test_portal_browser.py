@@ -216,16 +216,20 @@ def test_a_reader_uses_the_portal_and_sees_only_its_own_scopes_as_text(portal: P
     print(f"\nportal screenshots: {phone}, {desktop} and the history pair in {SCREENSHOTS}")
 
 
-def test_a_memory_key_alone_opens_the_conversations_tab(portal: Portal, browser: Any) -> None:
-    page = Page(browser)
+def sign_in_with_memory_key(page: Page, browser: Any, portal: Portal) -> None:
+    """A fresh tab signed in with the memory key alone, on its conversations tab."""
     browser.get(f"{portal.url}/portal")
     browser.execute_script("sessionStorage.clear()")
     browser.refresh()
     page.until(lambda: page.find("sign-in").is_displayed(), "the sign-in form")
-
     page.type_into("credential", portal.memory_key)
     page.find("sign-in-form").submit()
     page.until(lambda: page.find("conversations-view").is_displayed(), "the conversations tab")
+
+
+def test_a_memory_key_alone_opens_the_conversations_tab(portal: Portal, browser: Any) -> None:
+    page = Page(browser)
+    sign_in_with_memory_key(page, browser, portal)
     assert page.text("who") == "memory key portal"
     assert not page.find("memory-key-form").is_displayed()
     page.type_into("memory-q", "what is my cat called")

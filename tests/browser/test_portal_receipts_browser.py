@@ -8,18 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from test_portal_browser import Page, Portal, portal  # noqa: F401
+from test_portal_browser import Page, Portal, portal, sign_in_with_memory_key  # noqa: F401
 
 
 def test_a_receipt_shows_the_memories_it_names_and_which_were_forgotten(portal: Portal, browser: Any) -> None:  # noqa: F811
     page = Page(browser)
-    browser.get(f"{portal.url}/portal")
-    browser.execute_script("sessionStorage.clear()")
-    browser.refresh()
-    page.until(lambda: page.find("sign-in").is_displayed(), "the sign-in form")
-    page.type_into("credential", portal.memory_key)
-    page.find("sign-in-form").submit()
-    page.until(lambda: page.find("conversations-view").is_displayed(), "the conversations tab")
+    sign_in_with_memory_key(page, browser, portal)
     page.type_into("memory-q", "what is my cat called")
     page.find("memory-search").submit()
     page.until(lambda: "Biscuit" in page.text("memory-results"), "conversation memory results")
