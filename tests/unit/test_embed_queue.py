@@ -21,7 +21,7 @@ def vector_of(text: str) -> list[float]:
 
 
 class Model:
-    """Records each call's texts; while ``hold`` is set, a call waits until it is released."""
+    """Records each call's texts; with ``hold`` set, the next call waits until it is released."""
 
     def __init__(self, fail_on: str | None = None) -> None:
         self.calls: list[list[str]] = []
@@ -32,10 +32,10 @@ class Model:
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         self.calls.append(list(texts))
+        held, self.hold = self.hold, False
         self.started.set()
-        if self.hold:
+        if held:
             assert self.release.wait(WAIT)
-            self.hold = False
         if self.fail_on is not None and self.fail_on in texts:
             raise RuntimeError("the model failed")
         return [vector_of(text) for text in texts]
@@ -56,7 +56,7 @@ async def first_call_running(model: Model) -> None:
 
 def test_a_lone_request_is_embedded_at_once_in_its_own_call() -> None:
     model = Model()
-    queue = EmbeddingQueue(model)
+    queue = EmbeddingQueue(model, query_texts=0)
     assert asyncio.run(queue.embed(["one", "two"])) == [vector_of("one"), vector_of("two")]
     assert model.calls == [["one", "two"]]
 
@@ -64,7 +64,7 @@ def test_a_lone_request_is_embedded_at_once_in_its_own_call() -> None:
 def test_requests_arriving_during_a_call_share_the_next_and_each_gets_its_own_vectors() -> None:
     model = Model()
     model.hold = True
-    queue = EmbeddingQueue(model)
+    queue = EmbeddingQueue(model, query_texts=0)
     writers = [[f"writer {w} text {t}" for t in range(5)] for w in range(8)]
 
     async def run() -> list[list[list[float]]]:
@@ -84,7 +84,7 @@ def test_requests_arriving_during_a_call_share_the_next_and_each_gets_its_own_ve
 def test_a_failed_call_fails_every_request_it_carried_and_only_those() -> None:
     model = Model(fail_on="poison")
     model.hold = True
-    queue = EmbeddingQueue(model)
+    queue = EmbeddingQueue(model, query_texts=0)
 
     async def run() -> tuple[list[object], list[list[float]]]:
         first = asyncio.create_task(queue.embed(["fine"]))
@@ -104,7 +104,7 @@ def test_a_failed_call_fails_every_request_it_carried_and_only_those() -> None:
 def test_a_request_given_up_while_queued_is_never_embedded() -> None:
     model = Model()
     model.hold = True
-    queue = EmbeddingQueue(model)
+    queue = EmbeddingQueue(model, query_texts=0)
 
     async def run() -> list[list[float]]:
         first = asyncio.create_task(queue.embed(["first"]))
@@ -123,30 +123,31 @@ def test_a_request_given_up_while_queued_is_never_embedded() -> None:
     assert model.calls == [["first"], ["kept"]]
 
 
-def test_a_query_joins_the_next_call_ahead_of_bulk_texts_past_the_call_limit() -> None:
+def test_a_query_is_embedded_at_once_beside_a_running_bulk_call() -> None:
     model = Model()
     model.hold = True
     queue = EmbeddingQueue(model, texts_per_call=10)
     bulk = [[f"bulk {b} {t}" for t in range(10)] for b in range(3)]
 
     async def run() -> None:
-        first = asyncio.create_task(queue.embed(["first"]))
+        first = asyncio.create_task(queue.embed(bulk[0]))
         await first_call_running(model)
-        tasks = [asyncio.create_task(queue.embed(texts)) for texts in bulk]
-        query = asyncio.create_task(queue.embed(["what did she plant?"]))
-        await queued(queue, 4)
+        rest = [asyncio.create_task(queue.embed(texts)) for texts in bulk[1:]]
+        await queued(queue, 2)
+        assert await queue.embed(["what did she plant?"]) == [vector_of("what did she plant?")]
+        assert not first.done(), "the query waited for the bulk call"
         model.release.set()
-        await asyncio.gather(first, query, *tasks)
+        assert await first == [vector_of(text) for text in bulk[0]]
+        await asyncio.gather(*rest)
 
     asyncio.run(run())
-    assert model.calls[1] == [*bulk[0], "what did she plant?"]
-    assert model.calls[2:] == [bulk[1], bulk[2]]
+    assert model.calls == [bulk[0], ["what did she plant?"], bulk[1], bulk[2]]
 
 
 def test_past_the_waiting_bound_a_request_waits_for_room_and_is_still_answered() -> None:
     model = Model()
     model.hold = True
-    queue = EmbeddingQueue(model, texts_per_call=4, waiting_texts=4)
+    queue = EmbeddingQueue(model, texts_per_call=4, waiting_texts=4, query_texts=0)
 
     async def run() -> list[list[list[float]]]:
         first = asyncio.create_task(queue.embed(["first"]))
@@ -166,7 +167,7 @@ def test_past_the_waiting_bound_a_request_waits_for_room_and_is_still_answered()
 
 def test_each_event_loop_has_its_own_queue() -> None:
     model = Model()
-    queue = EmbeddingQueue(model)
+    queue = EmbeddingQueue(model, query_texts=0)
     assert asyncio.run(queue.embed(["first loop"])) == [vector_of("first loop")]
     assert asyncio.run(queue.embed(["second loop"])) == [vector_of("second loop")]
 

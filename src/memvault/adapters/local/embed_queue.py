@@ -3,8 +3,9 @@
 A model call has a fixed cost (the hand-off to a thread, the session run, the padding) that a
 request of five texts pays almost whole. While the model works on one call, the texts that arrive
 wait and go together in the next, so eight writers cost a few calls instead of eight. Nothing
-waits for company while the model is idle: a lone query is embedded at once, and one arriving
-while a call runs waits for that call only, never behind a queue of bulk texts."""
+waits for company while the model is idle, and a query (a request of one or two texts) never waits
+at all: it runs in a call of its own beside whatever bulk call is running, since a search waiting
+behind a write's thousands of texts would take seconds."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ Run = Callable[[list[str]], list[list[float]]]
 TEXTS_PER_CALL = 256
 # Texts that may wait at once; past this a request waits for room before it queues its texts.
 WAITING_TEXTS = 8192
-# A request this small (a query) joins the next call ahead of bulk texts queued before it.
-SMALL_REQUEST = 2
+# A request this small is a query: it gets a call of its own at once.
+QUERY_TEXTS = 2
 
 
 @dataclass
@@ -45,8 +46,16 @@ class EmbeddingQueue:
     loop, each call carrying every request that arrived while the one before it ran. Every request
     gets its own texts' vectors in its own order; a failed call fails every request it carried."""
 
-    def __init__(self, run: Run, *, texts_per_call: int = TEXTS_PER_CALL, waiting_texts: int = WAITING_TEXTS) -> None:
+    def __init__(
+        self,
+        run: Run,
+        *,
+        texts_per_call: int = TEXTS_PER_CALL,
+        waiting_texts: int = WAITING_TEXTS,
+        query_texts: int = QUERY_TEXTS,
+    ) -> None:
         self._run = run
+        self._query_texts = query_texts
         self._texts_per_call = texts_per_call
         self._waiting_texts = waiting_texts
         self._lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Lane] = weakref.WeakKeyDictionary()
@@ -54,6 +63,8 @@ class EmbeddingQueue:
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
+        if len(texts) <= self._query_texts:
+            return _checked(await asyncio.to_thread(self._run, list(texts)), len(texts))
         loop = asyncio.get_running_loop()
         lane = self._lanes.get(loop)
         if lane is None:
@@ -93,7 +104,7 @@ class EmbeddingQueue:
         while lane.waiting:
             request = lane.waiting.popleft()
             size = len(request.texts)
-            if count + size <= self._texts_per_call or size <= SMALL_REQUEST:
+            if count + size <= self._texts_per_call:
                 taken.append(request)
                 count += size
             else:
@@ -105,9 +116,7 @@ class EmbeddingQueue:
     async def _call(self, taken: list[_Request]) -> None:
         texts = [text for request in taken for text in request.texts]
         try:
-            vectors = await asyncio.to_thread(self._run, texts)
-            if len(vectors) != len(texts):
-                raise RuntimeError(f"the model returned {len(vectors)} vectors for {len(texts)} texts")
+            vectors = _checked(await asyncio.to_thread(self._run, texts), len(texts))
         except Exception as exc:
             for request in taken:
                 if not request.answer.done():
@@ -123,3 +132,9 @@ class EmbeddingQueue:
             if not request.answer.done():  # its caller may have given up waiting
                 request.answer.set_result(vectors[start:end])
             start = end
+
+
+def _checked(vectors: list[list[float]], count: int) -> list[list[float]]:
+    if len(vectors) != count:
+        raise RuntimeError(f"the model returned {len(vectors)} vectors for {count} texts")
+    return vectors
