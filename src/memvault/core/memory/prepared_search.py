@@ -9,9 +9,10 @@ from collections import OrderedDict
 
 from memvault.core.models import Candidate
 
-# Searches prepared at once in one vault: a few concurrent calls' worth (each holds at most a
-# search's depth of rows); an entry is let go when its search takes it.
-PREPARED_KEPT = 8
+# Searches prepared at once in one vault: a few concurrent calls' worth. Each holds up to a
+# search's depth of rows (a few hundred KB of text at most) until its search takes it; one whose
+# search never came (the mirror answered first) waits only until newer ones push it out.
+PREPARED_KEPT = 4
 
 # The search's text, its depth and the vault's generation when the keyword stage began.
 PreparedKey = tuple[str, int, int]

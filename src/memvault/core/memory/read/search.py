@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 SEARCH_DEPTH = 200
 
 
+# When the search began, its query's embedding under way since then, and its metrics so far.
+Begun = tuple[float, asyncio.Future[tuple[float, ...] | None], dict[str, Any]]
+
+
 def window_policy(deps: Deps) -> WindowPolicy:
     tuning = deps.tuning
     return WindowPolicy(tuning.working_window_seconds, deps.settings.long_term_window_days, tuning.recency_weight)
@@ -60,14 +64,14 @@ async def search_memory(
         raise InvalidInput("limit and budget_tokens must be positive")
     # The query is embedded while the vaults are looked up (its vector is shared with any search
     # of the same text, and kept for the next one).
-    metrics: dict[str, Any] = {}
+    started, metrics = time.perf_counter(), dict[str, Any]()
     embedding = asyncio.ensure_future(_embed_query(deps, query, metrics))
     names = [vault_name(key_id, None)]
     if session_id and await written(deps, key_id, session_id):
         names.append(vault_name(key_id, session_id))
 
     async def compute() -> SearchResult:
-        return await _search(deps, key_id, names, query, limit, budget, now, exclude, embedding, metrics)
+        return await _search(deps, key_id, names, query, limit, budget, now, exclude, (started, embedding, metrics))
 
     try:
         generations = await asyncio.gather(*(deps.vaults.vault(name).generation() for name in names))
@@ -80,12 +84,12 @@ async def search_memory(
 
 async def _search(
     deps: Deps, key_id: str, names: list[str], query: str, limit: int | None, budget: int, now: float | None,
-    exclude: Sequence[str], embedding: asyncio.Future[tuple[float, ...] | None], metrics: dict[str, Any],
+    exclude: Sequence[str], begun: Begun,
 ) -> SearchResult:
-    """The search itself: each vault runs its keyword stage while ``embedding`` (the query's,
-    already under way) finishes, then the rest of its search with the vector."""
+    """The search itself, ``begun`` with the query's embedding: each vault runs its keyword stage
+    while the embedding finishes, then the rest of its search with the vector."""
+    started, embedding, metrics = begun
     now = deps.clock() if now is None else now
-    started = time.perf_counter()
     prepared = [asyncio.ensure_future(deps.vaults.vault(name).prepare_search(query, SEARCH_DEPTH)) for name in names]
     try:
         vector = await embedding
