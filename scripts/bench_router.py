@@ -201,8 +201,11 @@ def measure(args: argparse.Namespace) -> None:
         warm_up(client, fake, server.url, questions[::-1], memory)
         passes = {"questions": (questions, memory), "repeated": (questions[:1], memory),
                   "memory off": (questions, {**memory, "X-Memory-Mode": "off"})}
+        # The streamed pass rewords its questions: the whole-answer pass has just recalled them.
+        streamed = {"questions": [f"{text} Answer briefly." for text in questions]}
         results = {
-            (label, stream): run_pass(client, fake, server.url, texts, headers, args.rounds, stream,
+            (label, stream): run_pass(client, fake, server.url, streamed.get(label, texts) if stream else texts,
+                                      headers, args.rounds, stream,
                                       floor if (label, stream) == ("questions", False) else None)
             for label, (texts, headers) in passes.items()
             for stream in (False, True)
