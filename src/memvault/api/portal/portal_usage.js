@@ -16,6 +16,7 @@ const DAY_MS = 86_400_000;
 let usageShown = null;
 let usageRequest = 0;
 let usageWidth = 0;
+let usageKey = null;
 
 function number(value) {
   return Number(value || 0).toLocaleString("en-US");
@@ -45,6 +46,12 @@ async function loadUsage() {
     byId("usage-charts").replaceChildren();
     return say("usage-status", "Enter a memory key to see its usage.");
   }
+  if (key !== usageKey) {
+    // Another key's charts never stay up while this key's are loading.
+    usageShown = null;
+    byId("usage-charts").replaceChildren();
+  }
+  usageKey = key;
   const days = Number(byId("usage-range").value);
   const query = new URLSearchParams({ from: utcDaysBack(days - 1), to: utcDaysBack(0), group_by: byId("usage-group").value });
   say("usage-status", "Loading usage…");
