@@ -34,6 +34,13 @@ def summary(values: Sequence[float]) -> dict[str, float]:
     return {"p50": p50, "p95": p95, "n": len(values)}
 
 
+def print_figures(figures: dict[str, object]) -> None:
+    """A benchmark's figures as its last line of output: one JSON object."""
+    import json
+
+    print(json.dumps(figures), flush=True)
+
+
 def normalise_whitespace(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 

@@ -80,6 +80,10 @@ class VaultClient(Protocol):
 
     async def flush(self) -> models.AppendResult: ...
 
+    async def prepare_search(self, text: str, depth: int) -> None:
+        """Start a coming search of ``text`` on the work that needs no query vector (its keyword
+        channel), to be asked while the query is embedded; that search then goes on from it."""
+
     async def search(self, query: models.SearchQuery) -> list[models.Candidate]: ...
 
     async def pending(self) -> list[models.Message]: ...

@@ -63,6 +63,27 @@ async def keyword_search_finds_exact_tokens(vault: Any) -> None:
     assert any(c.channel == "keyword" and "20028" in c.row.text for c in found)
 
 
+async def a_prepared_search_finds_what_a_search_alone_finds(vault: Any) -> None:
+    special = Message(role="user", content="Invoice 20028 went to Zanzibar.", timestamp=5.0, id="inv")
+    await vault.append([*conversation(30), special, *conversation(20, start=2e6, prefix="n")])
+    query = SearchQuery(text="invoice 20028 kilo", vector=None, depth=10)
+    alone = await vault.search(query)
+    await vault.prepare_search(query.text, query.depth)
+    assert await vault.search(query) == alone
+    await vault.prepare_search(query.text, query.depth + 1)  # another depth is another search
+    await vault.prepare_search("another query", query.depth)
+    assert await vault.search(query) == alone
+
+
+async def a_write_after_preparing_reaches_the_search(vault: Any) -> None:
+    await vault.append(conversation(30))
+    await vault.prepare_search("invoice 20028", 10)
+    await vault.append([Message(role="user", content="Invoice 20028 went to Zanzibar.", timestamp=9e6, id="inv")])
+    await vault.flush()
+    found = await vault.search(SearchQuery(text="invoice 20028", vector=None, depth=10))
+    assert any(c.channel == "keyword" and "20028" in c.row.text for c in found)
+
+
 def basis(i: int) -> list[float]:
     return [1.0 if j == i else 0.0 for j in range(4)]
 
@@ -292,6 +313,7 @@ async def every_operation_of_the_vault_table_answers(vault: Any) -> None:
         "pending": lambda: vault.pending(),
         "flush": lambda: vault.flush(),
         "unembedded": lambda: vault.unembedded(10),
+        "prepare_search": lambda: vault.prepare_search("zzzz", 5),
         "search": lambda: vault.search(SearchQuery(text="zzzz", vector=tuple(basis(0)), depth=5)),
         "rows": lambda: vault.rows(None, 10),
         "messages": lambda: vault.messages(0, 10),
@@ -311,6 +333,7 @@ async def every_operation_of_the_vault_table_answers(vault: Any) -> None:
     assert [m.id for m in answer["append"].buffer] == ["w1", "w2"] and answer["attach_embeddings"] == 2
     assert [m.id for m in answer["pending"]] == ["w1", "w2"]
     assert [r.kind for r in answer["flush"].rows] == ["chunk", "message", "message"] and answer["unembedded"] == []
+    assert answer["prepare_search"] is None
     assert next(c for c in answer["search"] if c.channel == "vector").row.source_ids == ("w1",)
     assert {r.embedding for r in answer["rows"] if r.kind == "message"} == {tuple(basis(0)), tuple(basis(1))}
     assert [r.source_ids for r in answer["messages"].rows] == [("w1",), ("w2",)] and answer["messages"].complete
@@ -325,6 +348,8 @@ async def every_operation_of_the_vault_table_answers(vault: Any) -> None:
 
 
 CHECKS: list[Callable[[Any], Awaitable[None]]] = [
+    a_prepared_search_finds_what_a_search_alone_finds,
+    a_write_after_preparing_reaches_the_search,
     short_message_stays_pending,
     enough_text_becomes_chunks_and_messages,
     same_messages_twice_store_once,

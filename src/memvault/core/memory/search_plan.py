@@ -1,10 +1,15 @@
 """One search plan over a vault's rows, wherever they live: the vault's own tables (run by a
 synchronous executor inside the vault) or the vault's slice of the shared mirror (run by an
 asynchronous one). The plan yields SQL statements and receives their rows, so the keyword channel,
-the vector channel, the row lookup and the chunk-context expansion are written once."""
+the vector channel, the row lookup and the chunk-context expansion are written once.
+
+A search is two stages: the keyword channel, which needs only the query's text, and the rest,
+which needs the query's vector too. A vault can run the first while the query is still being
+embedded (``VaultStore.prepare_search``) and hand its candidates to the second."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from memvault.core.memory.fusion import best_chunk_ranks
@@ -22,7 +27,16 @@ def search_plan(
 ) -> Plan[list[Candidate]]:
     """Keyword and vector candidates, then the messages of the best chunks found as context, with
     near-duplicates marked. ``codes`` is the vault's in-memory index; without it codes are read."""
-    candidates = yield from keyword_plan(table, query, tuning.keyword_postings)
+    keyword = yield from keyword_plan(table, query, tuning.keyword_postings)
+    return (yield from after_keywords_plan(table, query, tuning, keyword, codes))
+
+
+def after_keywords_plan(
+    table: RowTable, query: SearchQuery, tuning: Tuning, keyword: Sequence[Candidate], codes: CodeIndex | None = None
+) -> Plan[list[Candidate]]:
+    """The search's second stage, given its keyword candidates (``keyword_plan``'s for the same
+    query text and depth, over the same rows)."""
+    candidates = list(keyword)
     if query.vector is not None:
         known = [c.row for c in candidates]
         candidates += yield from vector_plan(table, query, codes, known, tuning.code_page_rows)

@@ -16,7 +16,9 @@ from memvault.core.memory.chunking import ChunkPlan, plan_chunks
 from memvault.core.memory.codes import VaultCodes
 from memvault.core.memory.forgetting import forget_messages
 from memvault.core.memory.intake import new_messages
+from memvault.core.memory.keyword_channel import keyword_plan
 from memvault.core.memory.listing import message_page
+from memvault.core.memory.prepared_search import PreparedSearches
 from memvault.core.memory.rows import (
     ROW_COLUMNS,
     chunk_row,
@@ -26,7 +28,7 @@ from memvault.core.memory.rows import (
     row_from_sql,
 )
 from memvault.core.memory.schema import migrate
-from memvault.core.memory.search_plan import search_plan
+from memvault.core.memory.search_plan import after_keywords_plan, search_plan
 from memvault.core.memory.tables import VAULT_TABLE
 from memvault.core.models import (
     AppendResult,
@@ -79,6 +81,7 @@ class VaultStore:
         self._tuning = limits.tuning
         self._codes = VaultCodes(sql, limits.memory_bytes, limits.tuning.code_page_rows)
         self._coded: list[str] = []  # rows the running mutation gave a vector, for the codes in memory
+        self._prepared = PreparedSearches()
         migrate(sql)
 
     def _meta(self, key: str) -> str | None:
@@ -232,10 +235,29 @@ class VaultStore:
 
         return self._written(work)
 
+    def prepare_search(self, text: str, depth: int) -> None:
+        """Run the keyword stage of a coming search of ``text`` (``depth`` candidates), and load the
+        vector codes if they are not in memory: the vault's work that needs no query vector, done
+        while the query is embedded. The candidates wait for that search (``search``)."""
+        if self._written_elsewhere():
+            self._codes.drop()
+        # The generation is read before the rows: a write after it makes the candidates unusable.
+        generation = changelog.head(self._sql)
+        query = SearchQuery(text=text, vector=None, depth=depth)
+        found = run_sync(keyword_plan(VAULT_TABLE, query, self._tuning.keyword_postings), self._sql.execute)
+        self._prepared.keep((text, depth, generation), found)
+        self._codes.index(self._dimension())
+
     def search(self, query: SearchQuery) -> list[Candidate]:
         if self._written_elsewhere():
             self._codes.drop()  # the codes in memory may miss rows the other process changed
-        found = run_sync(search_plan(VAULT_TABLE, query, self._tuning, self._codes.index(self._dimension())), self._sql.execute)
+        prepared = self._prepared.take((query.text, query.depth, changelog.head(self._sql))) if self._prepared else None
+        codes = self._codes.index(self._dimension())
+        if prepared is None:
+            plan = search_plan(VAULT_TABLE, query, self._tuning, codes)
+        else:
+            plan = after_keywords_plan(VAULT_TABLE, query, self._tuning, prepared, codes)
+        found = run_sync(plan, self._sql.execute)
         pending = changelog.buffer_state(self._sql).messages
         return with_buffer(found, pending, vault_vectors.pending_vectors(self._sql) if pending else {}, query)
 

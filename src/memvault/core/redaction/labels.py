@@ -59,6 +59,11 @@ _ASSIGNMENT = re.compile(
     r"|" + _SEP.replace("sep", "sep2") + "|" + _PROSE.replace("prose", "prose2") + r"|(?P<space>[ \t]+))"
     + _VALUE
 )
+# Every match of ``_ASSIGNMENT`` holds a credential word, at most ``_LABEL_LEAD`` characters after
+# the match begins (two words of a label and a run of 40 before it). Looking for the word alone is
+# a far cheaper scan, so the whole pattern only ever starts near one: most text holds none at all.
+_LABEL_WORD = re.compile(r"(?i:" + _WORDS + r")")
+_LABEL_LEAD = 2 * 22 + 40
 _ELEMENT = re.compile(
     r"<(?P<label>[A-Za-z_][\w.:-]{0,60})(?:[ \t][^<>\n]{0,200})?>(?P<value>[^<>\n]{1,300})</(?P=label)>"
 )
@@ -139,7 +144,10 @@ def _value(match: re.Match[str]) -> tuple[str, int, int]:
 
 def assignments(text: str) -> Iterator[Hit]:
     position = 0
-    while (match := _ASSIGNMENT.search(text, position)) is not None:
+    while (word := _LABEL_WORD.search(text, position)) is not None:
+        match = _ASSIGNMENT.search(text, max(position, word.start() - _LABEL_LEAD))
+        if match is None:
+            return
         position = match.end("label")
         label = match.group("label")
         if _condition(label, match):

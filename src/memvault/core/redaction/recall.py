@@ -4,6 +4,7 @@ call to call, so a text's verdict is remembered (by content, bounded)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -28,12 +29,15 @@ class RecallGate:
 
     changed: int = 0
     kinds: set[str] = field(default_factory=set)
+    ms: float = 0.0  # spent on the gate itself
 
     def items(self, found: Iterable[SearchItem]) -> Iterator[SearchItem]:
         """``found`` through the gate, lazily: only the items a budget takes are read. A changed
         item's token count is its redacted text's."""
         for item in found:
+            started = time.perf_counter()
             gate = recalled(item.text)
+            self.ms += (time.perf_counter() - started) * 1000.0
             if not gate.redacted:
                 yield item
                 continue

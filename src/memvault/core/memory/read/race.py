@@ -18,15 +18,25 @@ from memvault.core.models import SearchQuery
 log = logging.getLogger(__name__)
 
 
-async def race(deps: Deps, key_id: str, name: str, query: SearchQuery, metrics: dict[str, Any]) -> VaultAnswer | None:
+async def race(
+    deps: Deps, key_id: str, name: str, query: SearchQuery, metrics: dict[str, Any],
+    prepared: Awaitable[None] | None = None,
+) -> VaultAnswer | None:
     """The vault ``name``'s candidates for ``query`` from whichever of it and its mirror answers
-    well first (None if neither does in time); ``metrics["vaults"][name]`` says which, and when."""
+    well first (None if neither does in time); ``metrics["vaults"][name]`` says which, and when.
+    ``prepared`` is the vault's ``prepare_search`` for the query, asked earlier: the vault's search
+    follows it, and goes on without it if it failed."""
     vault = deps.vaults.vault(name)
     mirror = MirrorStore(deps.db)
     timings: dict[str, float | None] = {"vault_ms": None, "mirror_ms": None}
     started = time.perf_counter()
 
     async def from_vault() -> VaultAnswer:
+        if prepared is not None:
+            try:
+                await prepared
+            except Exception as exc:  # the search then runs its keyword stage itself
+                log.warning("preparing a vault search failed: %s", type(exc).__name__)
         candidates = await vault.search(query)
         timings["vault_ms"] = elapsed_ms(started)
         return VaultAnswer(name, "vault", candidates)

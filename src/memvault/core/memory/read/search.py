@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 SEARCH_DEPTH = 200
 
 
+# When the search began, its query's embedding under way since then, and its metrics so far.
+Begun = tuple[float, asyncio.Future[tuple[float, ...] | None], dict[str, Any]]
+
+
 def window_policy(deps: Deps) -> WindowPolicy:
     tuning = deps.tuning
     return WindowPolicy(tuning.working_window_seconds, deps.settings.long_term_window_days, tuning.recency_weight)
@@ -58,12 +62,16 @@ async def search_memory(
         raise InvalidInput("query must not be empty")
     if (limit is not None and limit < 1) or budget < 1:
         raise InvalidInput("limit and budget_tokens must be positive")
+    # The query is embedded while the vaults are looked up (its vector is shared with any search
+    # of the same text, and kept for the next one).
+    started, metrics = time.perf_counter(), dict[str, Any]()
+    embedding = asyncio.ensure_future(_embed_query(deps, query, metrics))
     names = [vault_name(key_id, None)]
     if session_id and await written(deps, key_id, session_id):
         names.append(vault_name(key_id, session_id))
 
     async def compute() -> SearchResult:
-        return await _search(deps, key_id, names, query, limit, budget, now, exclude)
+        return await _search(deps, key_id, names, query, limit, budget, now, exclude, (started, embedding, metrics))
 
     try:
         generations = await asyncio.gather(*(deps.vaults.vault(name).generation() for name in names))
@@ -76,15 +84,23 @@ async def search_memory(
 
 async def _search(
     deps: Deps, key_id: str, names: list[str], query: str, limit: int | None, budget: int, now: float | None,
-    exclude: Sequence[str],
+    exclude: Sequence[str], begun: Begun,
 ) -> SearchResult:
+    """The search itself, ``begun`` with the query's embedding: each vault runs its keyword stage
+    while the embedding finishes, then the rest of its search with the vector."""
+    started, embedding, metrics = begun
     now = deps.clock() if now is None else now
-    started = time.perf_counter()
-    metrics: dict[str, Any] = {}
-    vector = await _embed_query(deps, query, metrics)
+    prepared = [asyncio.ensure_future(deps.vaults.vault(name).prepare_search(query, SEARCH_DEPTH)) for name in names]
+    try:
+        vector = await embedding
+    except BaseException:
+        for task in prepared:
+            task.cancel()
+        raise
     search = SearchQuery(text=query, vector=vector, depth=SEARCH_DEPTH)
     asked = time.perf_counter()
-    answers = await asyncio.gather(*(race(deps, key_id, name, search, metrics) for name in names))
+    answers = await asyncio.gather(*(race(deps, key_id, name, search, metrics, ready)
+                                     for name, ready in zip(names, prepared, strict=True)))
     metrics["vault_ms"] = elapsed_ms(asked)
     ranking = time.perf_counter()
     gate = RecallGate()
@@ -93,6 +109,7 @@ async def _search(
     items = fill_in_order(gate.items(ranked), budget, limit)
     metrics[CUT_METRIC] = cut_entries(list(islice(ranked, CUT_SHOWN)))
     metrics["rank_ms"] = elapsed_ms(ranking)
+    metrics["gate_ms"] = round(gate.ms, 2)
     metrics["redacted"] = gate.changed
     metrics["total_ms"] = elapsed_ms(started)
     return SearchResult(items=items, tokens=sum(i.tokens for i in items), metrics=metrics)
@@ -116,6 +133,7 @@ def _from_vaults_only(result: SearchResult) -> bool:
 
 
 async def _embed_query(deps: Deps, query: str, metrics: dict[str, Any]) -> tuple[float, ...] | None:
+    """The query's vector (None when the model failed: the keyword channel answers alone)."""
     started = time.perf_counter()
     try:
         vector = await deps.query_vectors.vector(deps.embedder, query)
