@@ -151,6 +151,20 @@ async def test_unknown_ids_and_other_keys_are_untouched(memvault: Memvault) -> N
     assert "markert3x" in stored_text(memvault, data_dir_of(memvault))
 
 
+@pytest.mark.parametrize("raw_id", ["t3%0A", "t%0A3", "%0A", "t%013", "a/b%0Dc"])
+async def test_an_id_with_a_control_character_is_refused_by_the_id_rule(memvault: Memvault, raw_id: str) -> None:
+    await store(memvault, chat(30))
+    response = await memvault.client.delete(f"/v1/memory/{raw_id}", headers=memvault.auth)
+    assert response.status_code == 422 and response.json()["error"]["code"] == "invalid_request"
+    assert "markert3x" in stored_text(memvault, data_dir_of(memvault))
+
+
+async def test_an_id_with_slashes_reaches_its_message(memvault: Memvault) -> None:
+    await store(memvault, [{"role": "user", "content": "The slash id holds markerslashx.", "id": "chat/7/a"}])
+    response = await memvault.client.delete("/v1/memory/chat/7/a", headers=memvault.auth)
+    assert response.json() == {"forgotten": ["chat/7/a"], "not_found": []}
+
+
 async def test_a_forgotten_message_can_be_stored_again(memvault: Memvault) -> None:
     await store(memvault, chat(30))
     await memory.forget(memvault.deps, memvault.key_id, ["t8"])

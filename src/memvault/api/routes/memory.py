@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response
+from starlette.convertors import Convertor, register_url_convertor
 
 from memvault.api.dependencies import DepsParam, KeyParam, session_header
 from memvault.api.memory_options import RECEIPT_HEADER
@@ -17,6 +18,22 @@ from memvault.core.memory.operations import CLEAR, FORGET, PURGE, READ, STATS, S
 from memvault.core.shapes import plain_object
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=error_responses(400, 401, 409, 413, 422, 503, 507))
+
+
+class AnyText(Convertor[str]):
+    """The rest of the path whatever it holds, slashes and line breaks included (``path`` stops at
+    a line break), so a bad message id reaches the id rule and is refused with a 422, not a 404."""
+
+    regex = "(?s:.+)"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("any_text", AnyText())
 # The body as JSON, unchecked: the operation's parser checks it (and names what is wrong).
 JsonBody = Annotated[Any, Body()]
 
@@ -65,7 +82,7 @@ async def forget_many(deps: DepsParam, key: KeyParam, body: JsonBody = None) -> 
     return plain_object(await perform(deps, key, FORGET, body))
 
 
-@router.delete("/{message_id:path}", response_model=None, openapi_extra=documented(FORGET, query=("session_id",)))
+@router.delete("/{message_id:any_text}", response_model=None, openapi_extra=documented(FORGET, query=("session_id",)))
 async def forget(message_id: str, request: Request, deps: DepsParam, key: KeyParam) -> dict[str, Any]:
     """Forget one message (its id as stored, or as search items list it in `source_ids`), percent-encoded in the path."""
     data = {**request.query_params, "ids": [message_id]}
