@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from bench_common import local_memvault, rss_mb, summary
+from bench_common import local_memvault, print_figures, rss_mb, summary
 
 TARGETS: dict[str, Any] = {
     "ingest_messages_per_s": 200.0,
@@ -581,15 +581,37 @@ def main(argv: Sequence[str] | None = None) -> None:
     report: dict[str, Any] = {"settings": {**vars(args), "json": str(args.json), "compare_with": str(args.compare_with)}}
     if args.compare_with:
         report["ingest_compared"] = compare_ingest(args)
-        if args.json:
-            args.json.write_text(json.dumps(report, indent=2))
-        return
-    if not args.skip_ingest:
-        report["ingest"] = measure_ingest(args)
-    if not args.skip_scale:
-        report["scale"] = measure_scale(args)
+    else:
+        if not args.skip_ingest:
+            report["ingest"] = measure_ingest(args)
+        if not args.skip_scale:
+            report["scale"] = measure_scale(args)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
+    print_figures(figures(report))
+
+
+def figures(report: dict[str, Any]) -> dict[str, Any]:
+    """The run's headline figures, for the output's last line."""
+    out: dict[str, Any] = {}
+    if "ingest" in report:
+        ingest, model = report["ingest"], report["ingest"]["model_texts_per_s"]
+        post, writers = ingest["one_post_of_2000"], ingest["concurrent_writers"]
+        out.update(post_msg_per_s=post["messages_per_s"], post_share_of_model=post["messages_per_s"] / model["post"],
+                   writers_msg_per_s=writers["messages_per_s"],
+                   writers_share_of_model=writers["messages_per_s"] / model["writers"],
+                   model_texts_per_s=model["post"], server_peak_rss_mb=post["server_peak_rss_mb"],
+                   import_seconds=ingest["import"]["seconds"])
+    if "ingest_compared" in report:
+        compared = report["ingest_compared"]
+        this, model = compared["median"]["this"], compared["model_texts_per_s"]
+        out.update(post_msg_per_s=this["post"], post_share_of_model=this["post"] / model["post"],
+                   writers_msg_per_s=this["writers"], writers_share_of_model=this["writers"] / model["writers"],
+                   before_post_msg_per_s=compared["median"]["other"]["post"],
+                   before_writers_msg_per_s=compared["median"]["other"]["writers"])
+    for size in report.get("scale", []):
+        out[f"search_p95_ms_{size['chunks']}"] = size["search_ms"]["p95"]
+    return out
 
 
 if __name__ == "__main__":
