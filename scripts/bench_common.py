@@ -3,6 +3,7 @@ protocol, and the single-turn retrieval baselines (BM25, dense, reciprocal-rank 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -32,6 +33,11 @@ def p50_p95(values: Sequence[float]) -> tuple[float, float]:
 def summary(values: Sequence[float]) -> dict[str, float]:
     p50, p95 = p50_p95(values)
     return {"p50": p50, "p95": p95, "n": len(values)}
+
+
+def print_figures(figures: dict[str, object]) -> None:
+    """A benchmark's figures as one JSON object on its last line of output, for tools to read."""
+    print(json.dumps(figures, sort_keys=True, default=str), flush=True)
 
 
 def normalise_whitespace(text: str) -> str:
