@@ -26,11 +26,10 @@ NAMED_PERIOD_WEIGHT = 1.0
 # 0.878 -> 0.880, @2000 0.918 -> 0.921, both halves of the split alike; 0.7-0.9 within 0.001.
 ASKING_WEIGHT = 0.8
 # A message said by a person the query names counts this much more than others' lines about them.
-# LoCoMo dev (conversations stored as "Speaker: text"), in process on the router's path: multi-hop
-# recall@1000 0.607 -> 0.628, @2000 0.732 -> 0.758, overall 0.883 -> 0.886 / 0.921 -> 0.926;
-# adversarial questions, which name the wrong person on purpose, 0.964 -> 0.960 / 0.979 -> 0.977.
-# 0.3 and 0.5 lift multi-hop a little more (0.636-0.648 / 0.761) and cost adversarial and
-# temporal questions 0.01-0.02.
+# LoCoMo dev through the router (conversations stored as "Speaker: text"): multi-hop recall@1000
+# 0.607 -> 0.628, @2000 0.732 -> 0.758; overall 0.881 -> 0.885 / 0.920 -> 0.926; adversarial
+# questions, which name the wrong person on purpose, 0.979 -> 0.977 @2000. Weights of 0.3-0.5 lift
+# multi-hop to 0.636-0.648 @1000 and cost adversarial and temporal questions 0.01-0.02.
 SPEAKER_WEIGHT = 0.2
 _ASKS = re.compile(r"\?[\s\"')\]\u201d\u2019]*$")
 
