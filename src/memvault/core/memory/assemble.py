@@ -1,7 +1,8 @@
 """From the candidates of a key's vaults to one ranked list of items: each vault's candidates (its
 pending messages among them, see ``buffer_channel.py``) fused into scored messages, then recency,
-the periods the query names, whether a message asks or tells and whether its speaker is the person
-the query names folded into every score, ranked once. What a search returns is a prefix of this ranking (``windows.fill_in_order``)."""
+the periods the query names, whether a message asks or tells and whether its speaker is a person
+the query names folded into every score, ranked once. What a search returns is a prefix of this
+ranking (``windows.fill_in_order``)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ class VaultAnswer:
 
 def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy, now: float) -> list[SearchItem]:
     """Every item found, best first: relevance times recency, times closeness to the periods the
-    query names, less for a message that asks; newer first among equals."""
+    query names, less for a message that asks, more for one said by a person the query names;
+    newer first among equals."""
     periods = query_periods(query, now)
     named = named_speakers(query, (c.row.text for answer in answers for c in answer.candidates if c.row.kind == "message"))
 
