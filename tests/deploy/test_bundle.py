@@ -96,7 +96,7 @@ def test_bundle_carries_the_portal_files_as_text_modules(bundle: tuple[Path, str
     out, log = bundle
     portal = ROOT / "src" / "memvault" / "api" / "portal"
     for name in ("index.html", "portal.css", "session.js", "portal.js", "portal_actions.js", "portal_receipts.js",
-                 "portal_skills.js"):
+                 "portal_skills.js", "portal_usage.js"):
         assert (out / "memvault" / "api" / "portal" / name).read_bytes() == (portal / name).read_bytes()
         assert re.search(rf"│ memvault/api/portal/{re.escape(name)}\s+│ text", log), name
 

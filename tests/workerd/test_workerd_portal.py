@@ -13,7 +13,8 @@ PORTAL = Path(__file__).resolve().parents[2] / "src" / "memvault" / "api" / "por
 def test_the_portal_page_and_its_files_are_served_as_bundled(stack: MainStack) -> None:
     page = stack.api("GET", "/portal")
     assert page.status_code == 200 and page.text == (PORTAL / "index.html").read_text()
-    for name in ("portal.css", "session.js", "portal.js", "portal_actions.js", "portal_receipts.js", "portal_skills.js"):
+    for name in ("portal.css", "session.js", "portal.js", "portal_actions.js", "portal_receipts.js", "portal_skills.js",
+                 "portal_usage.js"):
         served = stack.api("GET", f"/portal/static/{name}")
         assert served.status_code == 200, name
         assert served.text == (PORTAL / name).read_text(), name

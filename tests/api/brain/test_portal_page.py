@@ -14,7 +14,7 @@ import pytest
 from brain_env import Brain, brain_fixture  # noqa: F401
 
 PORTAL = Path(__file__).resolve().parents[3] / "src" / "memvault" / "api" / "portal"
-SCRIPTS = ("session.js", "portal.js", "portal_actions.js", "portal_receipts.js", "portal_skills.js")
+SCRIPTS = ("session.js", "portal.js", "portal_actions.js", "portal_receipts.js", "portal_skills.js", "portal_usage.js")
 REQUIRED_POLICY = {
     "default-src": "'none'",
     "script-src": "'self'",
@@ -71,9 +71,9 @@ async def test_the_page_is_served_at_portal_with_only_its_own_script_and_style(b
     assert parts.inline == []
     assert sorted(parts.resources) == ["/portal/static/portal.css", "/portal/static/portal.js",
                                        "/portal/static/portal_actions.js", "/portal/static/portal_receipts.js",
-                                       "/portal/static/portal_skills.js",
+                                       "/portal/static/portal_skills.js", "/portal/static/portal_usage.js",
                                        "/portal/static/session.js"]
-    for path, kind in zip(sorted(parts.resources), ["text/css", *["text/javascript"] * 5], strict=True):
+    for path, kind in zip(sorted(parts.resources), ["text/css", *["text/javascript"] * 6], strict=True):
         served = await brain.client.get(path)
         assert served.status_code == 200 and served.headers["content-type"] == f"{kind}; charset=utf-8"
         assert_locked_down(served.headers)

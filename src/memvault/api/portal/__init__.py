@@ -25,6 +25,7 @@ STATIC_TYPES = {
     "portal_skills.js": "text/javascript; charset=utf-8",
     "portal_actions.js": "text/javascript; charset=utf-8",
     "portal_receipts.js": "text/javascript; charset=utf-8",
+    "portal_usage.js": "text/javascript; charset=utf-8",
 }
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'none'",

@@ -201,6 +201,8 @@ function selectTab(name) {
     show(tab + "-view", tab === name);
   }
   if (name === "proposals") loadProposals();
+  // Scripts loaded after this one (the usage charts) fill a tab when it opens.
+  document.dispatchEvent(new CustomEvent("portal:tab", { detail: name }));
 }
 
 function start() {

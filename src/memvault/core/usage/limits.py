@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.errors import RateLimited
@@ -51,8 +51,7 @@ async def admit(db: Database, key: MemoryKey, now: float) -> None:
     sql, params = _admit_statement(key.id, limits, now)
     if not await db.query(sql, params):
         _refuse_if_spent(limits, *await tokens_today(db, key.id, now), now)
-        raise RateLimited(f"this memory key's limit of {limits.requests_per_minute} requests a minute is reached",
-                          _seconds_left(now, MINUTE))
+        _refuse(f"{limits.requests_per_minute} requests a minute", _seconds_left(now, MINUTE))
 
 
 async def admit_call(db: Database, key: MemoryKey | None, now: float) -> None:
@@ -88,8 +87,12 @@ def _refuse_if_spent(limits: Limits, provider: int, memory: int, now: float) -> 
     for spent, limit, what in ((provider, limits.provider_tokens_per_day, "provider tokens"),
                                (memory, limits.memory_tokens_per_day, "memory tokens")):
         if limit is not None and spent >= limit:
-            raise RateLimited(f"this memory key's limit of {limit} {what} a day (UTC) is reached",
-                              _seconds_left(now, DAY))
+            _refuse(f"{limit} {what} a day (UTC)", _seconds_left(now, DAY))
+
+
+def _refuse(limit: str, retry_after: int) -> NoReturn:
+    # The wait is in the message too: an RPC or MCP caller gets the message without the header.
+    raise RateLimited(f"this memory key's limit of {limit} is reached; try again in {retry_after} s", retry_after)
 
 
 def _seconds_left(now: float, period: int) -> int:
