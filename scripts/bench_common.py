@@ -3,6 +3,7 @@ protocol, and the single-turn retrieval baselines (BM25, dense, reciprocal-rank 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -35,10 +36,8 @@ def summary(values: Sequence[float]) -> dict[str, float]:
 
 
 def print_figures(figures: dict[str, object]) -> None:
-    """A benchmark's figures as its last line of output: one JSON object."""
-    import json
-
-    print(json.dumps(figures), flush=True)
+    """A benchmark's figures as one JSON object on its last line of output, for tools to read."""
+    print(json.dumps(figures, sort_keys=True, default=str), flush=True)
 
 
 def normalise_whitespace(text: str) -> str:

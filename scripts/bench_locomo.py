@@ -46,6 +46,7 @@ from bench_common import (
     evidence_recall,
     local_memvault,
     machine_reference_ms,
+    print_figures,
     rank_by_similarity,
     reciprocal_rank_fusion,
     summary,
@@ -55,7 +56,15 @@ from bench_dates import shift_question_dates
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-ROUTER_TARGETS = {1000: 0.86, 2000: 0.92}
+ROUTER_TARGETS = {1000: 0.91, 2000: 0.95}
+# The router's figures per category before multi-hop and open-domain work began: multi-hop and
+# open-domain as first measured, the rest from a run of that code on 2026-11-26 (this split,
+# defaults). Those two categories are to gain LIFT, and none is to fall below these.
+TODAY = {
+    1000: {"multi-hop": 0.601, "temporal": 0.925, "open-domain": 0.559, "single-hop": 0.947, "adversarial": 0.960},
+    2000: {"multi-hop": 0.739, "temporal": 0.956, "open-domain": 0.653, "single-hop": 0.966, "adversarial": 0.979},
+}
+LIFT = {"multi-hop": 0.08, "open-domain": 0.08}
 BASELINE_DEPTH = 200  # turns each single-turn baseline ranks (more than any budget holds)
 SECONDS_PER_TURN = 5  # keeps the turns of a session in order while staying near the session's time
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
@@ -342,6 +351,7 @@ def report(
             below = [name for c, name in CATEGORIES.items()
                      if table.mean(("memvault router", budget), c) <= table.mean(("rrf", budget), c)]
             print(f"router @{budget}: {overall:.3f} (target >= {target}); categories not above naive RRF: {below or 'none'}")
+            print_category_targets(table, budget)
     if client is not None:
         result["ingest_seconds"] = ingest_seconds
         result["search_latency_ms"] = {str(b): summary(v) for b, v in client.latencies_ms.items()}
@@ -357,6 +367,23 @@ def report(
             print(f"server metric {name}: p50 {stats['p50']:.2f}  p95 {stats['p95']:.2f}  (n={stats['n']})")
         print(f"server answers: {client.server_counts}")
     return result
+
+
+def print_category_targets(table: RecallTable, budget: int) -> None:
+    """Each category through the router beside its target: today's figure, plus LIFT where one is asked."""
+    for category, name in CATEGORIES.items():
+        today = TODAY[budget][name]
+        figure = table.mean(("memvault router", budget), category)
+        lift = LIFT.get(name, 0.0)
+        target = f"today {today:.3f} + {lift}" if lift else f"not below today's {today:.3f}"
+        verdict = "met" if figure >= today + lift - 1e-9 else "missed"
+        print(f"  router @{budget} {name}: {figure:.3f} (target >= {today + lift:.3f}, {target}: {verdict})")
+
+
+def figures(result: dict[str, Any]) -> dict[str, Any]:
+    """The run's figures in one object: recall per system, budget and category; latencies; ingest."""
+    keep = ("recall", "search_latency_ms", "router_latency_ms", "ingest_seconds", "questions_scored", "machine_reference_ms")
+    return {name: result[name] for name in keep if name in result}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -383,6 +410,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             upstream.close()
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
+    print_figures(figures(result))
 
 
 if __name__ == "__main__":
