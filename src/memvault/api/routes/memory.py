@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response
-from starlette.convertors import Convertor, register_url_convertor
 
 from memvault.api.dependencies import DepsParam, KeyParam, session_header
 from memvault.api.memory_options import RECEIPT_HEADER
@@ -19,21 +18,6 @@ from memvault.core.shapes import plain_object
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=error_responses(400, 401, 409, 413, 422, 503, 507))
 
-
-class AnyText(Convertor[str]):
-    """The rest of the path whatever it holds, slashes and line breaks included (``path`` stops at
-    a line break), so a bad message id reaches the id rule and is refused with a 422, not a 404."""
-
-    regex = "(?s:.+)"
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
-
-
-register_url_convertor("any_text", AnyText())
 # The body as JSON, unchecked: the operation's parser checks it (and names what is wrong).
 JsonBody = Annotated[Any, Body()]
 

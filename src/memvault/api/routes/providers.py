@@ -6,27 +6,11 @@ complete a bare prompt or describe models."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from starlette.convertors import Convertor, register_url_convertor
 
 from memvault.api.forwarding import forward_with_memory, pass_through, provider_for_listing
 
 router = APIRouter(tags=["memory router"])
 
-
-class ModelName(Convertor[str]):
-    """A model name without a `:action`, so `POST models/x:unknownAction` is a 404, not a 405 from
-    the model-description route."""
-
-    regex = "[^/:]+"
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
-
-
-register_url_convertor("model_name", ModelName())
 
 # google-genai 3.x calls /v1/models/... when given a custom base URL; the REST docs use /v1beta.
 GEMINI_PREFIXES = ("/v1beta/models/{model}", "/v1/models/{model}")

@@ -1,0 +1,29 @@
+"""The path parameters the routes match with a pattern of their own, handed to the handler as
+they are. Registered before any route module is imported (``api/routes/__init__.py``)."""
+
+from __future__ import annotations
+
+from starlette.convertors import Convertor, register_url_convertor
+
+PATTERNS = {
+    # A model name without a `:action`, so `POST models/x:unknownAction` is a 404, not a 405 from
+    # the model-description route.
+    "model_name": "[^/:]+",
+    # The rest of the path whatever it holds, slashes and line breaks included (``path`` stops at
+    # a line break), so a bad message id reaches the id rule and is refused with a 422, not a 404.
+    "any_text": "(?s:.+)",
+}
+
+
+class PathText(Convertor[str]):
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+def register_path_texts() -> None:
+    for name, regex in PATTERNS.items():
+        # Starlette reads the pattern from the convertor's class.
+        register_url_convertor(name, type(f"PathText_{name}", (PathText,), {"regex": regex})())
