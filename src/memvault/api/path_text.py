@@ -9,9 +9,9 @@ PATTERNS = {
     # A model name without a `:action`, so `POST models/x:unknownAction` is a 404, not a 405 from
     # the model-description route.
     "model_name": "[^/:]+",
-    # The rest of the path whatever it holds, slashes and line breaks included (``path`` stops at
+    # The rest of the path whatever it holds (even nothing), slashes and line breaks included (``path`` stops at
     # a line break), so a bad message id reaches the id rule and is refused with a 422, not a 404.
-    "any_text": "(?s:.+)",
+    "any_text": "(?s:.*)",
 }
 
 
