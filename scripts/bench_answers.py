@@ -103,7 +103,9 @@ def main() -> None:
             target = TARGETS.get(kind, {}).get(budget)
             beside = f"target >= {target:.2f}" if target is not None else "baseline (no grant)"
             print(f"{kind:>22} @ {budget:>5} tokens: {rate:.3f}   {beside}")
-    print(json.dumps({"bench": "answers", "embedder": args.embedder, **found}))
+    from bench_common import print_figures
+
+    print_figures({"bench": "answers", "embedder": args.embedder, **found})
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ async def main() -> None:
     block, flag, candidate = (tuning.brain_block_similarity, tuning.brain_flag_similarity,
                               tuning.brain_candidate_similarity)
     print(f"embedder {embedder.model_id}; thresholds block {block} flag {flag} candidate {candidate}")
+    figures: dict[str, object] = {"bench": "brain_bands", "embedder": embedder.model_id}
     for label, items in pairs.items():
         vectors = await embedder.embed([text for pair in items for text in pair])
         sims = [cosine(vectors[2 * i], vectors[2 * i + 1]) for i in range(len(items))]
@@ -48,6 +49,10 @@ async def main() -> None:
         counts = {name: bands.count(name) for name in ("block", "flag", "candidate", "none")}
         print(f"{label:10} n={len(sims):2} min {min(sims):.3f} median {statistics.median(sims):.3f} "
               f"max {max(sims):.3f}  bands {counts}")
+        figures[label] = {"min": min(sims), "median": statistics.median(sims), "max": max(sims), "bands": counts}
+    from bench_common import print_figures
+
+    print_figures(figures)
 
 
 if __name__ == "__main__":

@@ -127,6 +127,9 @@ def main() -> None:
     print(f"{'set/mode':<24}{'hit@1':>8}{f'recall@{args.k}':>11}{'queries':>9}")
     for name, row in results.items():
         print(f"{name:<24}{row['hit@1']:>8.2f}{row[f'recall@{args.k}']:>11.2f}{int(row['queries']):>9}")
+    from bench_common import print_figures
+
+    print_figures({"bench": "brain_paraphrase", "embedder": args.embedder, "facts": len(FACTS), **results})
 
 
 if __name__ == "__main__":

@@ -65,6 +65,9 @@ async def main() -> None:
     print(f"{'stale/current pairs':28}{'current first':>16}")
     print(f"{'brain_rerank=False':28}{off:>16.2f}")
     print(f"{'brain_rerank=True (default)':28}{on:>16.2f}   target: above off, 1.00 ideal")
+    from bench_common import print_figures
+
+    print_figures({"bench": "brain_rerank", "current_first_without_rerank": off, "current_first_with_rerank": on})
 
 
 if __name__ == "__main__":

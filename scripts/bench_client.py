@@ -28,7 +28,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_common import LocalServer, local_memvault, p50_p95  # noqa: E402
+from bench_common import LocalServer, local_memvault, p50_p95, print_figures  # noqa: E402
 
 from memvault.adapters.local.background import AsyncioBackground  # noqa: E402
 from memvault.adapters.local.http_client import HttpxClient  # noqa: E402
@@ -132,6 +132,7 @@ def main() -> None:
     width = max(len(name) for name, _, _ in rows)
     for name, measured, target in rows:
         print(f"  {name.ljust(width)}  {measured}  (target {target})")
+    print_figures({"bench": "client", "sessions": args.sessions, **{name: measured for name, measured, _ in rows}})
 
 
 if __name__ == "__main__":

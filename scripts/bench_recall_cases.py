@@ -177,8 +177,12 @@ def main() -> None:
     product = Tuning().recency_weight
     print("tuning: the product's" if args.recency_weight is None
           else f"tuning: recency_weight={args.recency_weight} (the product runs {product})")
-    for name, value in asyncio.run(run(args.embedder, args.recency_weight)).items():
+    from bench_common import print_figures
+
+    figures = asyncio.run(run(args.embedder, args.recency_weight))
+    for name, value in figures.items():
         print(f"{name}: {value}")
+    print_figures({"bench": "recall_cases", "embedder": args.embedder, **figures})
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_common import p50_p95  # noqa: E402
+from bench_common import p50_p95, print_figures  # noqa: E402
 
 from memvault.core.credentials.keys import create_key  # noqa: E402
 from memvault.core.memory.read.search import search_memory  # noqa: E402
@@ -78,6 +78,8 @@ async def measure() -> None:
     print(f"keeping its receipt:          p50 {p50:.2f} ms  p95 {p95:.2f} ms  (target p50 <= {TARGET_KEEP_P50_MS})")
     print(f"the gate over its items:      p50 {statistics.median(fresh):.2f} ms (each text judged anew)")
     print(f"the gate, verdicts remembered: p50 {statistics.median(remembered):.3f} ms")
+    print_figures({"bench": "receipts", "keep_p50_ms": p50, "keep_p95_ms": p95,
+                   "gate_fresh_p50_ms": statistics.median(fresh), "gate_remembered_p50_ms": statistics.median(remembered)})
 
 
 if __name__ == "__main__":
