@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import quote, urlencode
 
-from memvault.core.errors import Unauthorized, UpstreamUnavailable, error_for_status
+from memvault.core.errors import RateLimited, Unauthorized, UpstreamUnavailable, error_for_status
 from memvault.core.ports import HttpClient
 
 SKILL_PROPOSALS = "/v1/brain/skills/proposals"
@@ -219,8 +219,19 @@ async def request_json(http: HttpClient, method: str, url: str, token: str | Non
             # Not memvault's own answer (a proxy, a server that could not read the request):
             # nothing was refused on its merits, so the call may pass when it is sent again.
             raise UpstreamUnavailable(f"memvault's address answered {response.status} without memvault's error body")
-        raise error_for_status(response.status, message)
+        error = error_for_status(response.status, message)
+        if isinstance(error, RateLimited):
+            error.retry_after = _retry_after(response.headers, error.retry_after)
+        raise error
     return json.loads(raw) if raw else None
+
+
+def _retry_after(headers: Sequence[tuple[str, str]], default: int) -> int:
+    """The whole seconds a 429's ``Retry-After`` asks the caller to wait (memvault sends seconds)."""
+    for name, value in headers:
+        if name.lower() == "retry-after" and value.strip().isdigit():
+            return max(1, int(value.strip()))
+    return default
 
 
 def _error_message(raw: bytes) -> str | None:

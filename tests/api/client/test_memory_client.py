@@ -11,9 +11,11 @@ import pytest
 from client_support import BASE_URL, Memvault, Sleeps, plain
 
 from memvault.client import Clockwork, HttpTransport, MemoryClient, RpcTransport
+from memvault.core.admin.credential import OPERATOR
 from memvault.core.brain.scopes import token_hash
-from memvault.core.errors import Conflict, InvalidField, Unauthorized, UpstreamUnavailable
+from memvault.core.errors import Conflict, InvalidField, RateLimited, Unauthorized, UpstreamUnavailable
 from memvault.core.retry import Backoff
+from memvault.core.usage.operations import SET_LIMITS, perform
 from memvault.runtime import rpc
 
 BOT_TOKEN = "bot-brain-token"
@@ -73,6 +75,16 @@ async def test_refusals_arrive_as_domain_errors_over_both(memvault: Memvault) ->
     memvault.key = "mk_wrong"
     with pytest.raises(Unauthorized):
         await memvault.client().get()
+
+
+async def test_a_key_over_its_limit_gets_rate_limited_with_the_wait_the_server_named(memvault: Memvault) -> None:
+    memvault.deps.clock = lambda: 1_767_225_620.0  # 20 s into a UTC minute: 40 s left in it
+    await perform(memvault.deps, OPERATOR, SET_LIMITS, {"id": memvault.key_id, "requests_per_minute": 1})
+    client = memvault.client()
+    await client.search("anything")
+    with pytest.raises(RateLimited) as refused:
+        await client.search("anything")
+    assert refused.value.retry_after == 40
 
 
 async def test_a_save_whose_answer_was_lost_is_retried_and_stored_once(memvault: Memvault) -> None:
