@@ -66,20 +66,25 @@ async def search_memory(
     # of the same text, and kept for the next one).
     started, metrics = time.perf_counter(), dict[str, Any]()
     embedding = asyncio.ensure_future(_embed_query(deps, query, metrics))
-    names = [vault_name(key_id, None)]
-    if session_id and await written(deps, key_id, session_id):
-        names.append(vault_name(key_id, session_id))
-
-    async def compute() -> SearchResult:
-        return await _search(deps, key_id, names, query, limit, budget, now, exclude, (started, embedding, metrics))
-
     try:
-        generations = await asyncio.gather(*(deps.vaults.vault(name).generation() for name in names))
-    except Exception as exc:  # a vault that cannot say its generation is raced against the mirror, uncached
-        log.warning("vault generation unknown, searching uncached: %s", type(exc).__name__)
-        return await compute()
-    parts = [key_id, names, generations, query, limit, budget, now, list(exclude)]
-    return await deps.reads.read("memory-search", parts, compute, _encode, _decode, _from_vaults_only)
+        names = [vault_name(key_id, None)]
+        if session_id and await written(deps, key_id, session_id):
+            names.append(vault_name(key_id, session_id))
+
+        async def compute() -> SearchResult:
+            return await _search(deps, key_id, names, query, limit, budget, now, exclude, (started, embedding, metrics))
+
+        try:
+            generations = await asyncio.gather(*(deps.vaults.vault(name).generation() for name in names))
+        except Exception as exc:  # a vault that cannot say its generation is raced against the mirror, uncached
+            log.warning("vault generation unknown, searching uncached: %s", type(exc).__name__)
+            return await compute()
+        parts = [key_id, names, generations, query, limit, budget, now, list(exclude)]
+        return await deps.reads.read("memory-search", parts, compute, _encode, _decode, _from_vaults_only)
+    finally:
+        # Answered from the read cache (or failed first): the vector is not needed. Its shared
+        # embedding goes on for the next search of this text (``query_vectors`` shields it).
+        embedding.cancel()
 
 
 async def _search(
