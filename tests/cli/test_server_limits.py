@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from memvault.cli.server_limits import fd_budget
+from memvault.cli.server_limits import fd_budget, logging_config
 
 # uvicorn with the server's protocol and logging over a one-route app, under RLIMIT_NOFILE; the MCP
 # SDK's rich logging handler installed first, as building the app does.
@@ -119,6 +119,13 @@ def test_the_budget_leaves_connections_room_under_any_limit() -> None:
         budget = fd_budget(64, fd_limit)
         assert 1 <= budget.open_vaults <= 64 and budget.connections >= 8
     assert fd_budget(64, 1024).open_vaults == 64
+
+
+def test_the_http_clients_line_for_each_forwarded_call_shows_only_when_debugging() -> None:
+    assert logging_config("info")["loggers"]["httpx"]["level"] == "WARNING"
+    assert logging_config("warning")["loggers"]["httpcore"]["level"] == "WARNING"
+    assert logging_config("debug")["loggers"]["httpx"]["level"] == "DEBUG"
+    assert logging_config("info")["loggers"]["uvicorn.access"]["level"] == "INFO"  # the access log stays
 
 
 def test_a_logged_exception_is_one_gated_line_without_a_traceback() -> None:

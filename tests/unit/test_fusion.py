@@ -88,7 +88,7 @@ def test_pending_messages_are_scored_by_the_same_rule_as_an_open_chunk() -> None
     ])]
     def ranked(query: str) -> list[SearchItem]:
         found = with_buffer([], said, {}, SearchQuery(text=query, vector=None, depth=20))
-        return rank_items([VaultAnswer("k:core", "vault", found)], query, POLICY, 200.0)
+        return list(rank_items([VaultAnswer("k:core", "vault", found)], query, POLICY, 200.0))
 
     items = ranked("Mia violin lessons")
     order = [item.source_ids[0] for item in items]
@@ -106,7 +106,7 @@ def test_a_message_that_asks_counts_less_than_one_that_tells_and_still_lends_to_
     question = replace(question, text="Which violin does Mia play?")
     answer = replace(answer, text="Mia plays her grandmother's violin.")
     said = [hit(question, "keyword", 1, 5.0), hit(answer, "keyword", 2, 5.0)]
-    items = rank_items([VaultAnswer("k:core", "vault", said)], "Mia violin", POLICY, 2000.0)
+    items = list(rank_items([VaultAnswer("k:core", "vault", said)], "Mia violin", POLICY, 2000.0))
     scores_by_id = {item.source_ids[0]: item.score for item in items}
     assert [item.source_ids[0] for item in items] == ["a", "q"]
     assert abs(scores_by_id["q"] - ASKING_WEIGHT * scores_by_id["a"]) < 1e-6  # the same relevance, lent both ways

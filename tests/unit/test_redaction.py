@@ -164,3 +164,18 @@ def test_log_records_are_gated_whoever_makes_them_and_however_they_are_formatted
     for secret in ("s3cretP@ss", "4111111111111111", "K9v", "ghp_N8gaW18vjsgJ0Wu8FxTwXqxni7z9KwRkNr4a"):
         assert secret not in printed
     assert printed.count("[redacted:") >= 4 and "ValueError" in printed
+
+
+def test_a_log_line_read_again_is_gated_the_same_and_only_clean_lines_are_remembered() -> None:
+    from memvault.core.redaction import logs
+
+    secret = "GET /v1/memory?token=ghp_N8gaW18vjsgJ0Wu8FxTwXqxni7z9KwRkNr4a"
+    clean = "POST /v1/chat/completions HTTP/1.1"
+    for _ in range(3):
+        assert "ghp_N8gaW18vjsgJ0Wu8FxTwXqxni7z9KwRkNr4a" not in logs.loggable(secret)
+        assert logs.loggable(clean) == clean
+    assert clean in logs._clean_lines and secret not in logs._clean_lines
+    for number in range(logs.CLEAN_LINES_KEPT + 10):
+        logs.loggable(f"GET /v1/memory/{number}")
+    assert len(logs._clean_lines) == logs.CLEAN_LINES_KEPT
+    assert clean not in logs._clean_lines  # the oldest went first

@@ -82,6 +82,7 @@ def logging_config(level: str) -> dict[str, Any]:
     included, to stderr, which is already open, through ``OneLineFormatter``. Replaces whatever a
     library installed on the root logger."""
     handler = {"class": "logging.StreamHandler", "formatter": "line", "stream": "ext://sys.stderr"}
+    quiet = level.upper() if level.upper() == "DEBUG" else "WARNING"
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -93,6 +94,9 @@ def logging_config(level: str) -> dict[str, Any]:
             "uvicorn": {"handlers": [], "level": level.upper(), "propagate": True},
             "uvicorn.error": {"handlers": [], "level": level.upper(), "propagate": True},
             "uvicorn.access": {"handlers": ["access"], "level": level.upper(), "propagate": False},
+            # The HTTP client's line for every forwarded call repeats the access log's, at a cost
+            # on every call: shown when debugging only.
+            **{name: {"level": quiet} for name in ("httpx", "httpcore")},
         },
     }
 

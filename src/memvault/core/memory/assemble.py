@@ -6,16 +6,15 @@ ranking (``windows.fill_in_order``)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from memvault.core.memory.buffer_channel import is_pending
 from memvault.core.memory.fusion import fuse_candidates
-from memvault.core.memory.speakers import named_speakers, speaker_of
+from memvault.core.memory.speakers import named_among, speaker_of
 from memvault.core.memory.when import closeness, query_periods
 from memvault.core.memory.windows import WindowPolicy
-from memvault.core.models import Candidate, SearchItem
+from memvault.core.models import Candidate, MemoryRow, SearchItem
 from memvault.core.ranking import normalize_text
 
 # A memory from a period the query names ("on 3 June", "last week") counts up to this much more.
@@ -32,7 +31,7 @@ ASKING_WEIGHT = 0.8
 # questions, which name the wrong person on purpose, 0.979 -> 0.977 @2000. Weights of 0.3-0.5 lift
 # multi-hop to 0.636-0.648 @1000 and cost adversarial and temporal questions 0.01-0.02.
 SPEAKER_WEIGHT = 0.2
-_ASKS = re.compile(r"\?[\s\"')\]\u201d\u2019]*$")
+_CLOSERS = "\"')]\u201d\u2019"
 
 
 @dataclass
@@ -44,45 +43,41 @@ class VaultAnswer:
     candidates: list[Candidate]
 
 
-def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy, now: float) -> list[SearchItem]:
+def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy, now: float) -> Iterator[SearchItem]:
     """Every item found, best first: relevance times recency, times closeness to the periods the
     query names, less for a message that asks, more for one said by a person the query names;
-    newer first among equals."""
+    newer first among equals. Every candidate is scored, but items are made as they are taken:
+    a budget takes a few dozen of the hundreds a search finds."""
     periods = query_periods(query, now)
-    named = named_speakers(query, (c.row.text for answer in answers for c in answer.candidates if c.row.kind == "message"))
+    labels = {c.row.id: speaker_of(c.row.text) for answer in answers for c in answer.candidates if c.row.kind == "message"}
+    named = named_among(query, labels.values())
 
-    def weigh(relevance: float, text: str, timestamp: float) -> float:
-        asking = ASKING_WEIGHT if _ASKS.search(text) else 1.0
-        said = 1.0 + SPEAKER_WEIGHT if named and speaker_of(text) in named else 1.0
-        return relevance * asking * said * (1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, timestamp))
+    def weigh(relevance: float, row: MemoryRow) -> float:
+        asking = ASKING_WEIGHT if asks(row.text) else 1.0
+        said = 1.0 + SPEAKER_WEIGHT if named and labels.get(row.id) in named else 1.0
+        near = 1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, row.ts_end) if periods else 1.0
+        return relevance * asking * said * near
 
-    items: list[SearchItem] = []
+    scored: list[tuple[float, float, tuple[str, ...], MemoryRow, str, str]] = []
     for answer in answers:
         vault = "core" if answer.name.endswith(":core") else "session"
         for row, relevance in fuse_candidates(answer.candidates):
             origin = "buffer" if is_pending(row) else answer.source
-            items.append(_item(row.text, row.ts_start, row.ts_end, list(row.source_ids), row.role,
-                               row.token_count, weigh(relevance, row.text, row.ts_end), origin, vault, policy, now))
-    items.sort(key=lambda item: (-item.score, -item.ts_end, item.source_ids))
-    return items
+            score = round(weigh(relevance, row) * policy.recency_factor(row.ts_end, now), 6)
+            scored.append((-score, -row.ts_end, row.source_ids, row, origin, vault))
+    scored.sort(key=lambda entry: entry[:3])
+    for negative, _, _, row, origin, vault in scored:
+        yield SearchItem(text=row.text, score=-negative, window=policy.window_of(row.ts_end, now), ts_start=row.ts_start,
+                         ts_end=row.ts_end, source_ids=list(row.source_ids), role=row.role, tokens=row.token_count,
+                         origin=origin, vault=vault)
 
 
-def _item(
-    text: str, ts_start: float, ts_end: float, source_ids: list[str], role: str, tokens: int, relevance: float,
-    origin: str, vault: str, policy: WindowPolicy, now: float,
-) -> SearchItem:
-    return SearchItem(
-        text=text,
-        score=round(relevance * policy.recency_factor(ts_end, now), 6),
-        window=policy.window_of(ts_end, now),
-        ts_start=ts_start,
-        ts_end=ts_end,
-        source_ids=source_ids,
-        role=role,
-        tokens=tokens,
-        origin=origin,
-        vault=vault,
-    )
+def asks(text: str) -> bool:
+    """Whether a message ends asking something (a question mark, then only spaces, quotes or brackets)."""
+    end = len(text)
+    while end and (text[end - 1].isspace() or text[end - 1] in _CLOSERS):
+        end -= 1
+    return end > 0 and text[end - 1] == "?"
 
 
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:

@@ -26,6 +26,14 @@ def message_hash(message: Message) -> str:
     return content_hash(f"{message.role}\n{normalize_text(message.content)}")
 
 
+def source_ids(stored: str) -> tuple[str, ...]:
+    """The ids a row was made of, from their stored JSON list. Most rows are one message, stored as
+    ``["<id>"]``: an id without quotes or escapes is read as it stands, the rest through JSON."""
+    if stored.startswith('["') and stored.endswith('"]') and '"' not in stored[2:-2] and "\\" not in stored:
+        return (stored[2:-2],)
+    return tuple(json.loads(stored))
+
+
 def row_from_sql(data: dict[str, Any]) -> MemoryRow:
     # Positionally and converting only numbers (either SQL hands text columns over as str): a
     # search reads a few hundred rows, and keyword arguments with a str() each cost a third more.
@@ -39,7 +47,7 @@ def row_from_sql(data: dict[str, Any]) -> MemoryRow:
         float(data["ts_start"]),
         float(data["ts_end"]),
         int(data["token_count"]),
-        tuple(json.loads(data["source_ids"])),
+        source_ids(data["source_ids"]),
         data["content_hash"],
         data["parent_id"],
         None if blob is None else tuple(unpack(blob)),

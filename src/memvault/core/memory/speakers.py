@@ -26,8 +26,13 @@ def speaker_of(text: str) -> str | None:
 
 def named_speakers(query: str, texts: Iterable[str]) -> frozenset[str]:
     """The speakers labelling ``texts`` whose first name the query writes (capitalised, as names are)."""
+    return named_among(query, (speaker_of(text) for text in texts))
+
+
+def named_among(query: str, labels: Iterable[str | None]) -> frozenset[str]:
+    """``named_speakers`` given the texts' labels (``speaker_of``) rather than the texts."""
     written = {name.lower() for name in _CAPITALISED.findall(query)}
     if not written:
         return frozenset()
-    lines = Counter(label for text in texts if (label := speaker_of(text)) is not None)
+    lines = Counter(label for label in labels if label is not None)
     return frozenset(label for label, count in lines.items() if count >= MIN_LINES and label.split()[0] in written)

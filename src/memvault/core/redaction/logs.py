@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote, unquote_plus
@@ -26,6 +27,11 @@ _INSTALLED = "_memvault_redacts_secrets"
 # session id reads as one only on its own).
 _QUERY_VALUE = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;?#\s\"']{1,200})=(?P<value>[^&;#\s\"']{1,8000})")
 _PATH_SEGMENT = re.compile(r"(?<=/)[^/?#\s\"']{1,8000}")
+# Most log arguments repeat (a route's path, a method, a status): lines the gate found nothing in
+# are remembered, so each is read once. Only clean lines are kept: a secret is never held here.
+CLEAN_LINES_KEPT = 2048
+CLEAN_LINE_CHARS = 512
+_clean_lines: OrderedDict[str, None] = OrderedDict()
 
 
 def _url_parts(text: str) -> str:
@@ -45,6 +51,17 @@ def _url_parts(text: str) -> str:
 def loggable(text: str) -> str:
     """``text`` with every secret replaced: each URL query value and path segment on its own,
     then the whole line, read unescaped too when it is URL-escaped."""
+    if text in _clean_lines:
+        return text
+    gated = _gated_line(text)
+    if gated == text and len(text) <= CLEAN_LINE_CHARS:
+        _clean_lines[text] = None
+        if len(_clean_lines) > CLEAN_LINES_KEPT:
+            _clean_lines.popitem(last=False)
+    return gated
+
+
+def _gated_line(text: str) -> str:
     text = _url_parts(text)
     if "%" in text or "+" in text:
         plain = unquote_plus(text)
