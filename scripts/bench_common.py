@@ -297,6 +297,15 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far, its threads together, user and system (Linux /proc)."""
+    import os
+    from pathlib import Path
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class CapturingUpstream:
     """An OpenAI-compatible upstream on loopback that answers every chat call with a fixed reply
     and keeps the system message it was sent: what the memory router injected."""

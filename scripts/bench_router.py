@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -46,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests" / "api" / "providers"))
 
-from bench_common import LocalServer, free_port, local_memvault, p50_p95, print_figures  # noqa: E402
+from bench_common import LocalServer, cpu_seconds, free_port, local_memvault, p50_p95, print_figures  # noqa: E402
 from bench_locomo import DEFAULT_DATA, load_dataset, session_payload  # noqa: E402
 
 # Added milliseconds in auto mode, as multiples of the query embedding's (p50, p95).
@@ -134,10 +135,13 @@ def warm_up(client: httpx.Client, fake: str, router: str, questions: Sequence[st
 
 def run_pass(
     client: httpx.Client, fake: str, router: str, questions: Sequence[str], headers: dict[str, str], rounds: int,
-    stream: bool, floor: Callable[[str], float] | None = None,
+    stream: bool, floor: Callable[[str], tuple[float, float]] | None = None, server_pid: int | None = None,
 ) -> Runs:
-    """``floor``, when given, times the embedding of each round's question after the round."""
-    runs: Runs = {"direct": [], "memvault": [], "recall": [], "items": [], "embed": []}
+    """``floor``, when given, times the embedding of each round's question after the round;
+    ``server_pid``, the router's process, has the CPU time it spent a call recorded (the pass's
+    whole, the work after each answer included, over its rounds)."""
+    runs: Runs = {"direct": [], "memvault": [], "recall": [], "items": [], "embed": [], "embed_cpu": [], "server_cpu": []}
+    cpu = None if server_pid is None else cpu_seconds(server_pid)
     plain = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
     for index in range(rounds):
         text = questions[index % len(questions)]
@@ -148,14 +152,18 @@ def run_pass(
         runs["recall"].append(float(answer["x-memory-retrieval-ms"]))
         runs["items"].append(float(answer["x-memory-items"]))
         if floor is not None:
-            runs["embed"].append(floor(text))
+            wall, cpu_used = floor(text)
+            runs["embed"].append(wall)
+            runs["embed_cpu"].append(cpu_used)
         time.sleep(PAUSE)
+    if server_pid is not None and cpu is not None:
+        runs["server_cpu"].append((cpu_seconds(server_pid) - cpu) * 1000.0 / rounds)
     return runs
 
 
-def embedding_floor(embedder: str) -> Callable[[str], float]:
+def embedding_floor(embedder: str) -> Callable[[str], tuple[float, float]]:
     """Milliseconds this process takes to embed one query with the model the server runs, the way
-    the server asks it (a model call on a worker thread)."""
+    the server asks it (a model call on a worker thread), and the CPU milliseconds it used."""
     import asyncio
 
     from memvault.adapters.local.embedder import make_embedder
@@ -163,10 +171,10 @@ def embedding_floor(embedder: str) -> Callable[[str], float]:
     model, loop = make_embedder(embedder), asyncio.new_event_loop()
     loop.run_until_complete(model.embed(["warm up"]))
 
-    def embed_ms(text: str) -> float:
-        started = time.perf_counter()
+    def embed_ms(text: str) -> tuple[float, float]:
+        started, cpu = time.perf_counter(), time.process_time()
         loop.run_until_complete(model.embed([text]))
-        return (time.perf_counter() - started) * 1000.0
+        return (time.perf_counter() - started) * 1000.0, (time.process_time() - cpu) * 1000.0
 
     return embed_ms
 
@@ -206,7 +214,7 @@ def measure(args: argparse.Namespace) -> None:
         results = {
             (label, stream): run_pass(client, fake, server.url, streamed.get(label, texts) if stream else texts,
                                       headers, args.rounds, stream,
-                                      floor if (label, stream) == ("questions", False) else None)
+                                      floor if (label, stream) == ("questions", False) else None, server.pid)
             for label, (texts, headers) in passes.items()
             for stream in (False, True)
         }
@@ -234,10 +242,18 @@ def measure(args: argparse.Namespace) -> None:
           f"keyword work runs beside it), then vault search {split['vault_ms']:.1f}, ranking and filling "
           f"{split['rank_ms']:.1f} (of which the secret gate {split['gate_ms']:.1f}) = recall {split['total_ms']:.1f}; "
           f"key check, limits, receipt and forwarding (memory off, added) {off50:.1f}")
+    auto_cpu, off_cpu = (sum(results[(label, False)]["server_cpu"]) for label in ("questions", "memory off"))
+    embed_cpu = sum(results[("questions", False)]["embed_cpu"]) / args.rounds
+    print(f"CPU a call (the server's threads together, the work after the answer included): auto {auto_cpu:.1f} ms, "
+          f"memory off {off_cpu:.1f} ms; the query embedding alone uses {embed_cpu:.1f} ms of CPU in this process. "
+          f"On {os.cpu_count()} cores the model's threads take every core while they run, so the rest of a "
+          f"call's CPU adds to its time rather than hiding beside the embedding")
     print_figures({
         "added_p50_ms": round(a50, 2), "added_p95_ms": round(a95, 2), "embed_p50_ms": round(e50, 2),
         "embed_p95_ms": round(e95, 2), "ratio_p50": round(a50 / e50, 2), "ratio_p95": round(a95 / e95, 2),
         "memory_off_added_p50_ms": round(off50, 2), "memory_off_added_p95_ms": round(off95, 2),
+        "server_cpu_ms_a_call": {"auto": round(auto_cpu, 2), "memory_off": round(off_cpu, 2)},
+        "embed_cpu_ms": round(embed_cpu, 2),
         "recall_split_p50_ms": {name: round(value, 2) for name, value in split.items()},
         "rounds": args.rounds, "embedder": args.embedder,
     })
@@ -262,7 +278,8 @@ def compare(args: argparse.Namespace) -> None:
             for mode, extra in modes.items():
                 for side in order:
                     headers = {**memory_headers(keys[side][0], args.store), **extra}
-                    done = run_pass(client, fake, servers[side].url, [questions[index % len(questions)]], headers, 1, False)
+                    done = run_pass(client, fake, servers[side].url, [questions[index % len(questions)]], headers, 1, False,
+                                    server_pid=servers[side].pid)
                     for name, values in done.items():
                         runs.setdefault((side, mode), {}).setdefault(name, []).extend(values)
     print(f"memory router, this checkout against {args.compare_with} ({args.rounds} rounds, alternating, "
@@ -271,7 +288,9 @@ def compare(args: argparse.Namespace) -> None:
     for mode in modes:
         for side in ("other", "this"):
             a50, a95 = added(runs[(side, mode)])
-            print(f"{mode:11} {side:6} added p50 {a50:6.1f} ms  p95 {a95:6.1f} ms")
+            cpu = sum(runs[(side, mode)]["server_cpu"]) / len(runs[(side, mode)]["server_cpu"])
+            print(f"{mode:11} {side:6} added p50 {a50:6.1f} ms  p95 {a95:6.1f} ms  server CPU a call {cpu:6.1f} ms")
+            figures[f"{side}_{mode.replace(' ', '_')}_server_cpu_ms"] = round(cpu, 2)
             figures[f"{side}_{mode.replace(' ', '_')}_added_p50_ms"] = round(a50, 2)
             figures[f"{side}_{mode.replace(' ', '_')}_added_p95_ms"] = round(a95, 2)
     print_figures(figures)

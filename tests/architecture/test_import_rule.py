@@ -151,6 +151,7 @@ FLOOR_MAY_IMPORT_WINGS = {
     "memvault.core.answers.facts",
     "memvault.core.answers.joint",
     "memvault.core.answers.operations",
+    "memvault.core.answers.receipts",
     "memvault.core.answers.router",
 }
 

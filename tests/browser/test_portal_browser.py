@@ -47,6 +47,7 @@ class Portal:
     url: str
     memory_key: str
     stored_reader: str
+    env: dict[str, str]
 
 
 def seed(url: str, memory_key: str) -> None:
@@ -82,7 +83,7 @@ def portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Portal]:
         # Made while the server runs, as a newcomer would: no restart, no variable to edit.
         made = subprocess.run([str(MEMVAULT), "brain-token", "create", "--scopes", "family", "--name", "family-reader"],
                               env=env, capture_output=True, text=True, check=True)
-        yield Portal(url, memory_key, made.stdout.splitlines()[-1])
+        yield Portal(url, memory_key, made.stdout.splitlines()[-1], env)
 
 
 class Page:

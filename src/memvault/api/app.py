@@ -54,12 +54,13 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
     )
     app.add_middleware(ResponseDate)
     errors.install(app)
+    # The memory router reads its headers itself (after the body, to answer in the provider's
+    # envelope); the dependency only declares them, so the docs can authorize its operations. Its
+    # routes come first: a routed call is the most frequent request, and routes are tried in order.
+    app.include_router(providers.router, dependencies=[Depends(memory_router_headers)])
     for module in (health, memory, receipts, brain, admin, admin_providers, usage, portal):
         app.include_router(module.router)
     app.include_router(usage.admin_router)
-    # The memory router reads its headers itself (after the body, to answer in the provider's
-    # envelope); the dependency only declares them, so the docs can authorize its operations.
-    app.include_router(providers.router, dependencies=[Depends(memory_router_headers)])
     if docs_assets is not None:
         app.include_router(docs_router(docs_assets, app.title))
     with_schemas(app, memory_schemas(), brain_components())

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from memvault.core.admin import OPERATIONS as ADMIN_OPERATIONS
+from memvault.core.answers import RECEIPT as ANSWER_RECEIPT
 from memvault.core.answers import SEARCH as ANSWER_SEARCH
 from memvault.core.contract import COMPONENTS, Spec, spec_schemas
 from memvault.core.memory.operations import OPERATIONS
@@ -59,7 +60,7 @@ class Documented(Protocol):
 
 def memory_schemas() -> dict[str, dict[str, Any]]:
     """The components every memory and admin operation's request and result refer to, by name."""
-    operations: list[Documented] = [*OPERATIONS, ANSWER_SEARCH, *ADMIN_OPERATIONS, *USAGE_OPERATIONS]
+    operations: list[Documented] = [*OPERATIONS, ANSWER_SEARCH, ANSWER_RECEIPT, *ADMIN_OPERATIONS, *USAGE_OPERATIONS]
     schemas = spec_schemas(operation.request for operation in operations if operation.request.rules)
     for operation in operations:
         if operation.result is not dict:

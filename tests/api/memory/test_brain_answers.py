@@ -172,8 +172,11 @@ async def test_a_granted_search_names_its_facts_and_its_messages_in_its_receipt(
     assert (fact["score"], fact["tokens"]) == (found["facts"][0]["score"], found["facts"][0]["tokens"])
     assert [m["ids"] for m in messages] == [item["source_ids"] for item in found["items"]]
     assert {m["kind"] for m in messages} == {"message"} and receipt["tokens"] == found["tokens"]
-    # The fact's id is not a message: the view resolves only the messages.
-    assert fact_id not in {memory["id"] for memory in read.json()["memories"]}
+    # The fact resolves as a fact, first, and is never taken for a message.
+    first, *rest = read.json()["memories"]
+    assert (first["id"], first["kind"], first["state"], first["scope"]) == (fact_id, "fact", "current", "family")
+    assert first["text"] == "The spare house key is under the blue flowerpot." and first["role"] is None
+    assert rest and {m["kind"] for m in rest} == {"message"} and fact_id not in {m["id"] for m in rest}
     off = await site.search(made["key"], query="Where is the spare house key?", brain=False)
     unjoint = (await site.client.get(f"/v1/memory/receipts/{off['receipt']}", headers=auth(made["key"]))).json()
     assert {item["kind"] for item in unjoint["receipt"]["items"]} == {"message"}

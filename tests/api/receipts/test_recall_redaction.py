@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from memvault.core.answers import RECEIPT
 from memvault.core.brain import fact_input
 from memvault.core.credentials.keys import create_key
 from memvault.core.memory import write
-from memvault.core.memory.operations import EXPORT, RECEIPT, perform
+from memvault.core.memory.operations import EXPORT, perform
 from memvault.core.redaction import Redaction
 from memvault.runtime import rpc
 from memvault.runtime.local import close_local_deps

@@ -2,7 +2,8 @@
 
 // Receipts: what each routed call or search recalled, for the memory key in use. A day's
 // receipts are listed newest first; one opens with the memories it names as they are stored now
-// (a forgotten one is counted, a purged one shows as gone). Texts are set as text, never markup.
+// (a forgotten message is counted, a purged one shows as gone; a brain fact shows its state as the
+// key's grant sees it today). Texts are set as text, never markup.
 
 function todayUtc() {
   return new Date().toISOString().slice(0, 10);
@@ -53,7 +54,8 @@ async function openReceipt(id) {
 
 function receiptDetail(view) {
   const receipt = view.receipt;
-  const memories = new Map(view.memories.map((memory) => [memory.id, memory]));
+  // A message and a fact may carry the same id: each is looked up under its kind.
+  const memories = new Map(view.memories.map((memory) => [memory.kind + ":" + memory.id, memory]));
   const latency = receipt.latency;
   const timing = ["embedding", "vault", "ranking", "forwarding"]
     .filter((part) => typeof latency[part + "_ms"] === "number")
@@ -74,15 +76,30 @@ function receiptDetail(view) {
 function itemCard(item, memories) {
   const badges = [badge("kind", item.kind), badge("vault", item.vault)];
   if (item.forgotten) badges.push(badge("forgotten", item.forgotten + " forgotten"));
-  const lines = item.ids.map((id) => {
-    // A brain fact is named by its id; the brain's own pages read it.
-    if (item.kind === "fact") return el("p", "content", "fact " + id);
-    const memory = memories.get(id);
-    if (!memory || memory.state !== "kept") return el("p", "content gone", id + ": gone");
-    return el("p", "content", (memory.role === "user" ? "" : memory.role + ": ") + memory.text);
+  const lines = item.ids.flatMap((id) => {
+    const memory = memories.get(item.kind + ":" + id);
+    if (item.kind === "fact") return factLines(id, memory, badges);
+    if (!memory || memory.state !== "kept") return [el("p", "content gone", id + ": gone")];
+    return [el("p", "content", (memory.role === "user" ? "" : memory.role + ": ") + memory.text)];
   });
   const meta = "score " + item.score.toFixed(3) + " · " + item.tokens + " tokens · " + when(item.timestamp);
   return el("li", "card", el("div", "badges", ...badges), ...lines, el("p", "meta", meta));
+}
+
+const FACT_STATES = {
+  gone: "gone from the brain",
+  unreadable: "not readable: its scope is no longer granted to this key",
+};
+
+function factLines(id, fact, badges) {
+  const state = fact ? fact.state : "gone";
+  badges.push(badge("state", state));
+  if (!fact || fact.text === null) return [el("p", "content gone", "fact " + id + ": " + (FACT_STATES[state] || state))];
+  badges.push(badge("scope", fact.scope));
+  let validity = "holds since " + when(fact.timestamp);
+  if (state === "superseded") validity += " · superseded " + when(fact.ended_at) + " by " + fact.replaced_by;
+  if (state === "retired") validity += " · retired " + when(fact.ended_at);
+  return [el("p", state === "current" ? "content" : "content ended", fact.text), el("p", "meta", "fact " + id + " · " + validity)];
 }
 
 function startReceipts() {

@@ -10,7 +10,8 @@ from fastapi import APIRouter, Request
 
 from memvault.api.dependencies import DepsParam, KeyParam
 from memvault.api.schemas import documented, error_responses
-from memvault.core.memory.operations import RECEIPT, RECEIPTS, perform
+from memvault.core.answers import RECEIPT
+from memvault.core.memory.operations import RECEIPTS, perform
 from memvault.core.shapes import plain_object
 
 router = APIRouter(prefix="/v1/memory/receipts", tags=["memory"], responses=error_responses(400, 401, 404, 422, 503))
@@ -24,5 +25,5 @@ async def receipts_of_day(request: Request, deps: DepsParam, key: KeyParam) -> d
 
 @router.get("/{receipt_id}", response_model=None, openapi_extra=documented(RECEIPT))
 async def receipt(receipt_id: str, deps: DepsParam, key: KeyParam) -> dict[str, Any]:
-    """One receipt (the `X-Memory-Receipt` header's id), with the messages it names as stored now."""
+    """One receipt (the `X-Memory-Receipt` header's id), with the facts and messages it names as stored now."""
     return plain_object(await perform(deps, key, RECEIPT, {"id": receipt_id}, text=True))

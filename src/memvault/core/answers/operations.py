@@ -1,6 +1,8 @@
 """The memory search every surface runs (HTTP, RPC, MCP, the CLI, the client): memory's own
 parser and result for a key without a brain grant (or a call that says ``brain: false``), the joint
-recall (``joint.py``) for a key granted brain scopes. Either way the answer has the same fields."""
+recall (``joint.py``) for a key granted brain scopes. Either way the answer has the same fields.
+Reading a receipt likewise: memory's parser, its messages resolved by memory, its facts here
+(``receipts.py``)."""
 
 from __future__ import annotations
 
@@ -9,15 +11,19 @@ from dataclasses import replace
 
 from memvault.core.answers.grants import credential_of
 from memvault.core.answers.joint import Query, search_answers
+from memvault.core.answers.receipts import with_facts
 from memvault.core.answers.results import SearchResult
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.memory import commands as c
 from memvault.core.memory.accounting import account_later
+from memvault.core.memory.operations import RECEIPT as MEMORY_RECEIPT
 from memvault.core.memory.operations import SEARCH as MEMORY_SEARCH
 from memvault.core.memory.operations import Operation
 from memvault.core.memory.read.search import search_memory
 from memvault.core.models import SearchResult as MemoryResult
+from memvault.core.receipts.commands import ReceiptCommand
+from memvault.core.receipts.model import ReceiptView
 from memvault.core.receipts.record import keep_search, without_cut
 from memvault.core.usage.meter import CallUsage, metering
 
@@ -46,3 +52,11 @@ async def _find(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> Sear
 
 # Memory's search with its one parser, run jointly.
 SEARCH = Operation(MEMORY_SEARCH.name, MEMORY_SEARCH.request, MEMORY_SEARCH.parse, _search, SearchResult)
+
+
+async def _receipt(deps: Deps, caller: MemoryKey, command: ReceiptCommand) -> ReceiptView:
+    return await with_facts(deps, caller, await MEMORY_RECEIPT.run(deps, caller, command))
+
+
+# Memory's receipt with its one parser, its facts resolved too.
+RECEIPT = Operation(MEMORY_RECEIPT.name, MEMORY_RECEIPT.request, MEMORY_RECEIPT.parse, _receipt, ReceiptView)

@@ -71,15 +71,34 @@ class Receipt:
     usage: Usage | None = field(metadata=doc("The provider's usage (routed calls, once the answer completed)."))
 
 
+# What a named memory is now. A message: kept or gone. A fact, as the reading key's grant shows it:
+# current, superseded or retired (its version still readable), unreadable (behind the wall), gone.
+KEPT, GONE = "kept", "gone"
+CURRENT, SUPERSEDED, RETIRED, UNREADABLE = "current", "superseded", "retired", "unreadable"
+
+
 @dataclass(frozen=True)
 class RecalledMemory:
-    """A memory a receipt names, as the store holds it now."""
+    """A message or a brain fact a receipt names, as the stores hold it now and the reading key may see it."""
 
-    id: str = field(metadata=doc("The message id."))
-    state: str = field(metadata=doc("kept (still stored) or gone (purged or cleared since)."))
+    id: str = field(metadata=doc("The message id, or the fact's id (mem-…)."))
+    kind: str = field(metadata=doc("message or fact, as the receipt's item naming it."))
+    state: str = field(metadata=doc(
+        "A message: kept (still stored) or gone (purged or cleared since). A fact: current; superseded (a newer"
+        " version replaced it) or retired (ended with no successor the key may read); unreadable (its scope is no"
+        " longer granted to the key: nothing but the id is shown); gone (no longer in the brain)."
+    ))
     role: str | None = field(metadata=doc("Who said it, when kept."))
-    text: str | None = field(metadata=doc("Its text now, through the secret gate, when kept."))
-    timestamp: float | None = field(metadata=doc("When it was said, when kept."))
+    text: str | None = field(metadata=doc(
+        "Its text now, through the secret gate: a kept message; a fact the key may read (the version the receipt"
+        " names, also once superseded or retired)."
+    ))
+    timestamp: float | None = field(metadata=doc("When a kept message was said; since when a readable fact holds."))
+    scope: str | None = field(default=None, metadata=doc("A readable fact's brain scope."))
+    ended_at: float | None = field(default=None, metadata=doc("When a superseded or retired fact stopped holding."))
+    replaced_by: str | None = field(default=None, metadata=doc(
+        "The id of the version that superseded the fact (null when retired)."
+    ))
 
 
 @dataclass(frozen=True)
@@ -87,7 +106,9 @@ class ReceiptView:
     """A receipt with the memories it names resolved at read time."""
 
     receipt: Receipt = field(metadata=doc("The receipt as recorded (less ids forgotten since)."))
-    memories: tuple[RecalledMemory, ...] = field(metadata=doc("Each message id it still names, as stored now."))
+    memories: tuple[RecalledMemory, ...] = field(metadata=doc(
+        "Each fact and message id it still names, as stored now, in the order the receipt names them."
+    ))
 
 
 @dataclass(frozen=True)

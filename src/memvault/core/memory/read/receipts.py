@@ -1,7 +1,8 @@
 """Reading a memory key's receipts, with the messages a receipt names resolved as the store holds
 them now (the mirror's rows and pending buffer): a message purged or cleared since shows as gone,
 and one forgotten since is no longer named at all (the receipt counts it as forgotten). Texts pass
-the secret gate on their way out, as every recalled text does."""
+the secret gate on their way out, as every recalled text does. The brain facts a receipt names are
+resolved beside these by ``core.answers.receipts``, the one reader every surface runs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from memvault.core.errors import NotFound
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import vault_name
 from memvault.core.receipts.commands import ReceiptCommand, ReceiptsCommand
-from memvault.core.receipts.model import MESSAGE, RecalledMemory, Receipt, ReceiptDay, ReceiptView
+from memvault.core.receipts.model import GONE, KEPT, MESSAGE, RecalledMemory, Receipt, ReceiptDay, ReceiptView
 from memvault.core.receipts.store import ReceiptStore
 from memvault.core.redaction.recall import recalled
 from memvault.core.sql import in_batches, placeholders
@@ -44,12 +45,12 @@ async def _memories(deps: Deps, key_id: str, receipt: Receipt) -> tuple[Recalled
                 (key_id, vault, *batch),
             ):
                 found[str(row["ref"])] = RecalledMemory(
-                    str(row["ref"]), "kept", str(row["role"]), recalled(str(row["text"])).text, float(row["ts_end"])
+                    str(row["ref"]), MESSAGE, KEPT, str(row["role"]), recalled(str(row["text"])).text, float(row["ts_end"])
                 )
         for message in await mirror.buffer(key_id, vault):
             if message.id in ids:
                 found[message.id] = RecalledMemory(
-                    message.id, "kept", message.role, recalled(message.content).text, message.timestamp
+                    message.id, MESSAGE, KEPT, message.role, recalled(message.content).text, message.timestamp
                 )
     named = dict.fromkeys(ref for ids in wanted.values() for ref in ids)
-    return tuple(found.get(ref, RecalledMemory(ref, "gone", None, None, None)) for ref in named)
+    return tuple(found.get(ref, RecalledMemory(ref, MESSAGE, GONE, None, None, None)) for ref in named)
