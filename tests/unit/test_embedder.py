@@ -60,3 +60,25 @@ def test_a_changed_bundled_file_is_refused(tmp_path: Path) -> None:
     impostor.write_text("{}")
     with pytest.raises(RuntimeError, match="not the file memvault expects"):
         verified(impostor)
+
+
+def test_more_texts_than_lanes_give_every_lane_a_share_of_similar_lengths() -> None:
+    from memvault.adapters.local.embedder import padded_batches, spread
+
+    lengths = [3, 30, 4, 5, 31, 6, 7, 8]
+    halves = spread(padded_batches(lengths, 64, 2048), 2)
+    assert halves == [[0, 2, 3, 5], [6, 7, 1, 4]]  # shortest first, split where the lengths are
+    assert sorted(i for batch in spread(padded_batches(lengths, 2, 2048), 3) for i in batch) == list(range(8))
+    assert spread([[0]], 4) == [[0]]  # one text is one run, however many lanes
+    assert [len(b) for b in spread([[0, 1, 2, 3, 4, 5, 6]], 4)] == [1, 2, 2, 2]
+
+
+def test_lanes_side_by_side_embed_exactly_as_one_run_does() -> None:
+    import numpy as np
+
+    texts = [f"message {n}: we talked about {'the garden ' * (n % 7)}and the weather" for n in range(90)]
+    alone = MiniLmEmbedder(lanes=1).embed_sync(texts)
+    lanes = MiniLmEmbedder(lanes=3).embed_sync(texts)
+    assert np.allclose(np.array(alone), np.array(lanes), atol=1e-6)
+    with pytest.raises(InvalidInput):
+        MiniLmEmbedder(lanes=0)

@@ -13,18 +13,25 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import itertools
+import os
 import re
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from memvault.adapters.local.embed_queue import EmbeddingQueue
+from memvault.adapters.local.embed_queue import QUERY_TEXTS, EmbeddingQueue
 from memvault.core.errors import InvalidInput
 
 MINILM_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIMENSION = 384
 MINILM_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model, special tokens included
+# More than a query's texts are embedded in runs of one thread each, side by side, one per core
+# ("lanes"), rather than in one run spread over every core: on two cores, with other work wanting
+# them too, the same texts embedded 9-46 % faster in calls of 10 to 256 (``docs/benchmarks.md``).
+# A query's one or two texts keep a run over every core, a millisecond faster alone.
+MAX_LANES = 8
 # Padded tokens per inference call: large enough to keep both cores busy, small enough that the
 # activations of one call stay a few tens of MB.
 TOKENS_PER_BATCH = 2048
@@ -62,9 +69,9 @@ def bundled_model_path() -> Path:
 
 
 class _LoadedModel:
-    """Tokenizer and ONNX session, built together on first use."""
+    """Tokenizer and ONNX sessions (a query's, and the lanes' one), built together on first use."""
 
-    def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None) -> None:
+    def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None, lanes: int) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -73,18 +80,24 @@ class _LoadedModel:
         # ourselves and keep the model's real limit.
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        # Idle inference threads would otherwise spin for a while after each call, taking the
-        # cores the search that follows a query's embedding needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if threads is not None:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
         self.tokenizer = tokenizer
-        self.session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+        self.session = _session(ort, model_path, threads)
+        # One session serves every lane: a session runs calls from several threads at once.
+        self.lane_session = _session(ort, model_path, 1) if lanes > 1 else self.session
         self.input_names = {item.name for item in self.session.get_inputs()}
+
+
+def _session(ort: Any, model_path: Path, threads: int | None) -> Any:
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    # Idle inference threads would otherwise spin for a while after each call, taking the
+    # cores the search that follows a query's embedding needs.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if threads is not None:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 class MiniLmEmbedder:
@@ -97,15 +110,22 @@ class MiniLmEmbedder:
         tokenizer_path: Path | None = None,
         batch_size: int = 64,
         threads: int | None = None,
+        lanes: int | None = None,
     ) -> None:
+        """``threads``: of a query's run (None: every core); ``lanes``: runs side by side for more
+        texts (None: one a core, or one when ``threads`` is given)."""
         if batch_size < 1:
             raise InvalidInput("batch_size must be at least 1")
+        if lanes is not None and not 1 <= lanes <= MAX_LANES:
+            raise InvalidInput(f"lanes must be 1 to {MAX_LANES}")
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
         self._batch_size = batch_size
         self._threads = threads
+        self._lanes = lanes or (1 if threads is not None else max(1, min(MAX_LANES, os.cpu_count() or 1)))
         self._loaded: _LoadedModel | None = None
         self._load_lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
         self._queue = EmbeddingQueue(self.embed_sync)
 
     @property
@@ -126,11 +146,24 @@ class MiniLmEmbedder:
             return []
         model = self._model()
         encodings = model.tokenizer.encode_batch(list(texts))
+        batches = padded_batches([len(e.ids) for e in encodings], self._batch_size, TOKENS_PER_BATCH)
+        if len(texts) <= QUERY_TEXTS or self._lanes == 1:
+            found = [_run_batch(model.session, model.input_names, [encodings[i] for i in batch]) for batch in batches]
+        else:
+            batches = spread(batches, self._lanes)
+            found = list(self._lane_pool().map(
+                lambda batch: _run_batch(model.lane_session, model.input_names, [encodings[i] for i in batch]), batches))
         vectors: list[list[float]] = [[] for _ in texts]
-        for batch in padded_batches([len(e.ids) for e in encodings], self._batch_size, TOKENS_PER_BATCH):
-            for index, vector in zip(batch, _run_batch(model, [encodings[i] for i in batch]), strict=True):
+        for batch, batch_vectors in zip(batches, found, strict=True):
+            for index, vector in zip(batch, batch_vectors, strict=True):
                 vectors[index] = vector
         return vectors
+
+    def _lane_pool(self) -> ThreadPoolExecutor:
+        with self._load_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._lanes, thread_name_prefix="memvault-embed")
+            return self._pool
 
     def _model(self) -> _LoadedModel:
         if self._loaded is None:
@@ -140,6 +173,7 @@ class MiniLmEmbedder:
                         self._model_path or verified(bundled_model_path()),
                         self._tokenizer_path or verified(bundled_tokenizer_path()),
                         self._threads,
+                        self._lanes,
                     )
         return self._loaded
 
@@ -160,7 +194,20 @@ def padded_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> l
     return batches
 
 
-def _run_batch(model: _LoadedModel, encodings: Sequence[Any]) -> list[list[float]]:
+def spread(batches: Sequence[list[int]], lanes: int) -> list[list[int]]:
+    """``batches`` (``padded_batches``) made at least ``lanes`` where their texts allow, by halving
+    the largest: every lane gets a share, and a half keeps its texts' similar lengths."""
+    spread_out = [list(batch) for batch in batches]
+    while len(spread_out) < lanes:
+        largest = max(range(len(spread_out)), key=lambda i: len(spread_out[i]))
+        batch = spread_out[largest]
+        if len(batch) < 2:
+            break
+        spread_out[largest : largest + 1] = [batch[: len(batch) // 2], batch[len(batch) // 2 :]]
+    return spread_out
+
+
+def _run_batch(session: Any, input_names: set[str], encodings: Sequence[Any]) -> list[list[float]]:
     import numpy as np
 
     width = max(len(encoding.ids) for encoding in encodings)
@@ -170,9 +217,9 @@ def _run_batch(model: _LoadedModel, encodings: Sequence[Any]) -> list[list[float
         ids[row, : len(encoding.ids)] = encoding.ids
         mask[row, : len(encoding.ids)] = 1
     feeds = {"input_ids": ids, "attention_mask": mask}
-    if "token_type_ids" in model.input_names:
+    if "token_type_ids" in input_names:
         feeds["token_type_ids"] = np.zeros_like(ids)
-    hidden = model.session.run(None, feeds)[0]
+    hidden = session.run(None, feeds)[0]
     weights = mask[..., None].astype(np.float32)
     pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
     norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
