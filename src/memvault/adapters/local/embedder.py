@@ -30,8 +30,9 @@ MINILM_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model,
 # Texts are embedded in runs of one thread each, side by side, one per core ("lanes"), rather than
 # in one run spread over every core: on two cores, with other work wanting them too, the same texts
 # embedded 9-46 % faster in calls of 10 to 256 (``docs/benchmarks.md``). The lanes share one
-# session and the padded tokens one call may hold at once. A query's one or two texts keep a
-# session of their own over every core: a millisecond or two faster alone.
+# session and the padded tokens one call may hold at once, so memory stays as it was; a query runs
+# in one lane too (a second session over every core would make it a millisecond or two faster
+# alone, for about 90 MB more).
 MAX_LANES = 8
 # Padded tokens in flight at once, shared by the lanes: enough to keep every core busy, few enough
 # that the activations stay a few tens of MB.
@@ -70,9 +71,9 @@ def bundled_model_path() -> Path:
 
 
 class _LoadedModel:
-    """Tokenizer and ONNX sessions (a query's, and the one the lanes share), built together on first use."""
+    """Tokenizer and ONNX session, built together on first use."""
 
-    def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None, lanes: int) -> None:
+    def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -82,9 +83,8 @@ class _LoadedModel:
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
         self.tokenizer = tokenizer
-        self.session = _session(ort, model_path, threads)
         # One session serves every lane: a session runs calls from several threads at once.
-        self.lane_session = _session(ort, model_path, 1) if lanes > 1 else self.session
+        self.session = _session(ort, model_path, threads)
         self.input_names = {item.name for item in self.session.get_inputs()}
 
 
@@ -113,8 +113,8 @@ class MiniLmEmbedder:
         threads: int | None = None,
         lanes: int | None = None,
     ) -> None:
-        """``lanes``: runs side by side for more than a query's texts (None: one a core), each of
-        one thread; ``threads``: of a query's run (None: every core)."""
+        """``lanes``: runs side by side (None: one a core); ``threads``: of each run (None: one
+        when there are several lanes, else every core)."""
         if batch_size < 1:
             raise InvalidInput("batch_size must be at least 1")
         if lanes is not None and not 1 <= lanes <= MAX_LANES:
@@ -123,7 +123,7 @@ class MiniLmEmbedder:
         self._tokenizer_path = tokenizer_path
         self._batch_size = batch_size
         self._lanes = lanes or max(1, min(MAX_LANES, os.cpu_count() or 1))
-        self._threads = threads
+        self._threads = threads if threads is not None or self._lanes == 1 else 1
         self._loaded: _LoadedModel | None = None
         self._load_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -153,7 +153,7 @@ class MiniLmEmbedder:
         else:
             batches = spread(batches, self._lanes)
             found = list(self._lane_pool().map(
-                lambda batch: _run_batch(model.lane_session, model.input_names, [encodings[i] for i in batch]), batches))
+                lambda batch: _run_batch(model.session, model.input_names, [encodings[i] for i in batch]), batches))
         vectors: list[list[float]] = [[] for _ in texts]
         for batch, batch_vectors in zip(batches, found, strict=True):
             for index, vector in zip(batch, batch_vectors, strict=True):
@@ -174,7 +174,6 @@ class MiniLmEmbedder:
                         self._model_path or verified(bundled_model_path()),
                         self._tokenizer_path or verified(bundled_tokenizer_path()),
                         self._threads,
-                        self._lanes,
                     )
         return self._loaded
 
