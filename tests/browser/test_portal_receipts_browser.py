@@ -14,18 +14,25 @@ import httpx
 from test_portal_browser import MEMVAULT, Page, Portal, portal, sign_in_with_memory_key  # noqa: F401
 
 
+def open_newest_receipt(page: Page, browser: Any, query: str, answered: Any) -> str:
+    """Search ``query`` in the portal, wait for ``answered``, list the day's receipts and open the
+    newest (the search's own); its id."""
+    page.type_into("memory-q", query)
+    page.find("memory-search").submit()
+    page.until(answered, "the search answered")
+    page.find("receipt-form").submit()
+    page.until(lambda: query in page.text("receipt-list"), "the day's receipts")
+    newest = browser.find_elements(page.by.CSS_SELECTOR, "#receipt-list .card")[0]
+    receipt_id = str(newest.get_attribute("data-receipt"))
+    newest.click()
+    return receipt_id
+
+
 def test_a_receipt_shows_the_memories_it_names_and_which_were_forgotten(portal: Portal, browser: Any) -> None:  # noqa: F811
     page = Page(browser)
     sign_in_with_memory_key(page, browser, portal)
-    page.type_into("memory-q", "what is my cat called")
-    page.find("memory-search").submit()
-    page.until(lambda: "Biscuit" in page.text("memory-results"), "conversation memory results")
-
-    page.find("receipt-form").submit()
-    page.until(lambda: "what is my cat called" in page.text("receipt-list"), "the day's receipts")
-    newest = browser.find_elements(page.by.CSS_SELECTOR, "#receipt-list .card")[0]
-    receipt_id = newest.get_attribute("data-receipt")
-    newest.click()
+    receipt_id = open_newest_receipt(page, browser, "what is my cat called",
+                                     lambda: "Biscuit" in page.text("memory-results"))
     page.until(lambda: "Biscuit" in page.text("receipt-detail"), "the receipt's memories")
     assert "what is my cat called" in page.text("receipt-detail")
     page.assert_walled_and_inert()
@@ -59,14 +66,8 @@ def test_a_receipt_shows_the_facts_it_names_as_they_stand_now(portal: Portal, br
     granted = dataclasses.replace(portal, memory_key=made.stdout.strip().splitlines()[-1])
     page = Page(browser)
     sign_in_with_memory_key(page, browser, granted)
-    page.type_into("memory-q", "where does the allotment key hang")
-    page.find("memory-search").submit()
-    page.until(lambda: " found, " in page.text("memory-status"), "the search answered")
-    page.find("receipt-form").submit()
-    page.until(lambda: "allotment key hang" in page.text("receipt-list"), "the granted key's receipt")
-    newest = browser.find_elements(page.by.CSS_SELECTOR, "#receipt-list .card")[0]
-    receipt_id = newest.get_attribute("data-receipt")
-    newest.click()
+    receipt_id = open_newest_receipt(page, browser, "where does the allotment key hang",
+                                     lambda: " found, " in page.text("memory-status"))
     page.until(lambda: "behind the shed door" in page.text("receipt-detail"), "the receipt's fact")
     detail = page.text("receipt-detail")
     assert "current" in detail and f"fact {fact_id}" in detail and "<img src=x" in detail  # the markup as text
