@@ -246,8 +246,8 @@ def measure(args: argparse.Namespace) -> None:
     embed_cpu = sum(results[("questions", False)]["embed_cpu"]) / args.rounds
     print(f"CPU a call (the server's threads together, the work after the answer included): auto {auto_cpu:.1f} ms, "
           f"memory off {off_cpu:.1f} ms; the query embedding alone uses {embed_cpu:.1f} ms of CPU in this process. "
-          f"On {os.cpu_count()} cores the model's threads take every core while they run, so the rest of a "
-          f"call's CPU adds to its time rather than hiding beside the embedding")
+          f"On {os.cpu_count()} cores, the rest of a call's CPU either waits for the query's vector or shares "
+          f"the cores with the model")
     print_figures({
         "added_p50_ms": round(a50, 2), "added_p95_ms": round(a95, 2), "embed_p50_ms": round(e50, 2),
         "embed_p95_ms": round(e95, 2), "ratio_p50": round(a50 / e50, 2), "ratio_p95": round(a95 / e95, 2),
