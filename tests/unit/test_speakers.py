@@ -8,7 +8,7 @@ import pytest
 from memvault.core import memory
 from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
-from memvault.core.memory.speakers import named_speakers, speaker_of
+from memvault.core.memory.speakers import named_among, speaker_of
 from memvault.core.models import Message
 
 NOW = 1_800_000_000.0
@@ -55,7 +55,7 @@ async def test_the_other_speaker_is_asked_about_just_the_same(deps: Deps) -> Non
 )
 def test_the_speakers_a_query_names(query: str, expected: set[str]) -> None:
     texts = ["Alice: hello", "Alice: hi again", "Bob: hey Alice", "Bob: how are you", "Note: buy milk", "no label here"]
-    assert named_speakers(query, texts) == expected
+    assert named_among(query, (speaker_of(text) for text in texts)) == expected
 
 
 def test_a_label_is_one_or_two_capitalised_words_opening_the_message() -> None:

@@ -24,13 +24,9 @@ def speaker_of(text: str) -> str | None:
     return match[1].lower() if match else None
 
 
-def named_speakers(query: str, texts: Iterable[str]) -> frozenset[str]:
-    """The speakers labelling ``texts`` whose first name the query writes (capitalised, as names are)."""
-    return named_among(query, (speaker_of(text) for text in texts))
-
-
 def named_among(query: str, labels: Iterable[str | None]) -> frozenset[str]:
-    """``named_speakers`` given the texts' labels (``speaker_of``) rather than the texts."""
+    """The speakers among ``labels`` (the ``speaker_of`` of each text found) whose first name the
+    query writes (capitalised, as names are)."""
     written = {name.lower() for name in _CAPITALISED.findall(query)}
     if not written:
         return frozenset()
