@@ -86,8 +86,11 @@ def _load(name: str, split: str) -> list[Case]:
     return cases
 
 
-SECRETS = _load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
-HARMLESS = _load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
+SPLITS = ("tuned", "heldout", "heldout2")
+SECRETS = (_load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
+           + _load("heldout2_secrets.jsonl", "heldout2"))
+HARMLESS = (_load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
+            + _load("heldout2_harmless.jsonl", "heldout2"))
 
 
 def caught(case: Case, stored: str) -> bool:
@@ -108,7 +111,7 @@ def shares(cases: Iterable[Case], passed: Callable[[Case], bool]) -> dict[tuple[
 
 def report(title: str, table: dict[tuple[str, str], tuple[int, int]]) -> str:
     lines = [title]
-    for split in ("tuned", "heldout"):
+    for split in SPLITS:
         rows = {family: counts for (s, family), counts in table.items() if s == split}
         done, total = sum(n for n, _ in rows.values()), sum(t for _, t in rows.values())
         if total:
