@@ -2,7 +2,7 @@
 PGP's ``PRIVATE KEY BLOCK``, SSH2's four-dash frame; a pasted block cut short too), the raw
 OpenSSH key body, PuTTY's ``Private-Lines``, age identities, kubeconfig ``client-key-data``, the
 private members of a JWK, wallet keys (WIF and extended ``xprv`` keys, checked by their
-base58check checksum) and BIP-39 seed phrases. Certificates and public keys are kept."""
+base58check checksum; hex keys that a wallet or signer is made from) and BIP-39 seed phrases. Certificates and public keys are kept."""
 
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ _SHAPES = re.compile(
     r"|(?<![A-Za-z0-9])(?P<xprv>[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,112})(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])(?P<wif>[59c][1-9A-HJ-NP-Za-km-z]{50}|[KLc][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])"
 )
+# An Ethereum-style private key is 32 bytes of hex, the same shape as a transaction or block hash:
+# only the words just before it (a wallet or signer made from it, not a hash) tell them apart.
+_HEX_KEY = re.compile(r"(?<![0-9A-Za-z])0x(?P<hex>[0-9a-fA-F]{64})(?![0-9A-Za-z])")
+_WALLET_WORDS = re.compile(r"(?i)wallet|signer|private|priv|secret|mnemonic")
+_HASH_WORDS = re.compile(r"(?i)(?<![a-z])(?:tx|txn|transaction|hash|block|commit|digest|receipt|event|topic)")
+_HEX_KEY_CONTEXT = 40
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[a-z]{3,8}(?:[ \t,]+|[ \t]*\r?\n[ \t]*)(?:\d{1,2}[.)][ \t]*)?){11,}[a-z]{3,8}"
                        r"(?![A-Za-z])")
@@ -75,6 +81,13 @@ def key_shapes(text: str) -> Iterator[Hit]:
         if group == "xprv" and not base58check(value):
             continue
         yield Hit(match.start(group), match.end(group), PRIVATE_KEY)
+
+
+def hex_wallet_keys(text: str) -> Iterator[Hit]:
+    for match in _HEX_KEY.finditer(text):
+        before = text[max(0, match.start() - _HEX_KEY_CONTEXT):match.start()]
+        if _WALLET_WORDS.search(before) and not _HASH_WORDS.search(before):
+            yield Hit(match.start("hex"), match.end("hex"), PRIVATE_KEY)
 
 
 def seed_phrases(text: str) -> Iterator[Hit]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import code, generated, placeholder, prose
@@ -23,7 +24,9 @@ API_KEY = "api_key"
 PRIVATE_KEY = "private_key"
 STRONG, WEAK = "strong", "weak"
 
-_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "pw", "pswd", "pass"})
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "pw", "pswd", "pass", "psk", "pin"})
+# A PIN is digits: a "pin" labels wiring and versions as often as a bank card's code.
+_DIGITS_ONLY_WORDS = frozenset({"pin"})
 _STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey"}
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 _WEAK_WORDS = frozenset({"auth", "sig", "signature", "pat"})
@@ -43,20 +46,24 @@ _STRONG_KEYS = frozenset(
     "private secret api access account shared preshared master signing encryption decryption client app auth sas "
     "storage subscription webhook hmac jwt license licence consumer admin root service session".split()
 )
-_WORDS = (r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|secret|token|key|credentials?|creds|auth|sig|signature|pat|"
+_WORDS = (r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|psk|pin|secret|token|key|credentials?|creds|auth|sig|signature|pat|"
           + "|".join(word.replace(" ", "[ \t]") for word in _PASSWORD_ABROAD))
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _BARE = r"(?:[^\s\"'`<>;&,\\|]|&(?![\w.-]{1,40}=)|,(?![\s\"']))"
 _VALUE = (r"(?:\\?\"(?P<dq>[^\"\\\n]{1,300})\\?\"|\\?'(?P<sq>[^'\\\n]{1,300})\\?'"
           r"|(?P<bare>[^\s\"'`<>;&,\\|\[]" + _BARE + r"{0,511}))")
-_SEP = r"(?P<sep>[ \t]*(?::=|=>|->|=|:)[ \t]*)"
-_PROSE = r"[ \t]+(?P<prose>is|was|are|=):?[ \t]+"
+_SEP = r"(?P<sep>[ \t]*(?::=|=>|->|=|:(?!//))[ \t]*)"
+# "is" as the languages of ``_PASSWORD_ABROAD`` say it; CJK writes it between label and value unspaced.
+_IS_ABROAD = r"ist|lautet|war|est|était|es|era|è|é|är|er|on|jest|je|это|olduğu|는|은|이"
+_PROSE = (r"(?:[ \t]+(?P<prose>is|was|are|=):?[ \t]+|[ \t]+(?P<abroad>" + _IS_ABROAD + r"):?[ \t]+"
+          r"|[ \t]*(?P<cjk>是|为|為|は)[ \t]*(?=[!-~]))")
 _ASSIGNMENT = re.compile(
     r"(?P<label>(?<![A-Za-z0-9_.-])(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r"))"
     r"(?![A-Za-z0-9])\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|van|voor|för|dla)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
-    r"|" + _SEP.replace("sep", "sep2") + "|" + _PROSE.replace("prose", "prose2") + r"|(?P<space>[ \t]+))"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|van|voor|för|dla|pour|para|per|от|для)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
+    r"|" + _SEP.replace("sep", "sep2") + "|"
+    + _PROSE.replace("prose", "prose2").replace("abroad", "abroad2").replace("cjk", "cjk2") + r"|(?P<space>[ \t]+))"
     + _VALUE
 )
 # Every match of ``_ASSIGNMENT`` holds a credential word, at most ``_LABEL_LEAD`` characters after
@@ -70,12 +77,27 @@ _ELEMENT = re.compile(
 _ATTRIBUTES = re.compile(
     r"(?i:key|name)[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,60})\"[ \t]+(?i:value)[ \t]*=[ \t]*\"(?P<value>[^\"\n]{1,300})\""
 )
+# What a password holds and the next word of a sentence does not, in a language without a list of
+# its prose words: a digit or an ASCII symbol, among ASCII only (a CJK sentence goes on unspaced).
+_PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
 _PROSE_GOES_ON = re.compile(r"[ \t]+[a-z]+\b")
+# The value before its label: "use `blue-Elephant-42` as the password", "set Tr0ub4dor&3 as my PIN".
+_AS_LABEL = re.compile(r"[ \t]+as[ \t]+(?:(?:the|my|your|our|his|her|their|a|an|new)[ \t]+){0,2}"
+                       r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key))(?![A-Za-z0-9])")
+_QUOTES = "`\"'"
+_LONGEST_BEFORE_AS = 100
 # A label that a condition leads (``if not password:``) is code testing a variable, and its colon
 # opens a block rather than a value.
 _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
 
 
+@lru_cache(maxsize=1024)
+def _digits_only(label: str) -> bool:
+    words = _CAMEL.findall(label)
+    return bool(words) and words[-1].lower() in _DIGITS_ONLY_WORDS
+
+
+@lru_cache(maxsize=1024)
 def label_strength(label: str) -> str | None:
     """How surely a value under ``label`` is a secret: STRONG, WEAK, or None (not a credential's name)."""
     if label.lower().endswith(_PASSWORD_ABROAD):
@@ -93,6 +115,7 @@ def label_strength(label: str) -> str | None:
     return WEAK if last in _WEAK_WORDS else None
 
 
+@lru_cache(maxsize=1024)
 def kind_of(label: str) -> str:
     words = [word.lower() for word in _CAMEL.findall(label)] or [""]
     if label.lower().endswith(_PASSWORD_ABROAD) or words[-1] in _PASSWORD_WORDS or words[-1].endswith(("password", "passwd", "passphrase")):
@@ -102,11 +125,17 @@ def kind_of(label: str) -> str:
     return TOKEN
 
 
-def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool = False) -> bool:
+def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool = False, abroad: bool = False) -> bool:
     """Whether ``value``, given under ``label``, is a secret. ``spaced``: it followed the label
-    after a bare space; ``sentence``: after "is", or with more words of a sentence after it."""
+    after a bare space; ``sentence``: after "is", or with more words of a sentence after it;
+    ``abroad``: after "is" in another language, where no list of prose words tells the next word
+    of the sentence from a password, so only a value holding a digit or a symbol is one."""
     strength = label_strength(label)
     if strength is None or placeholder(value) or code(value):
+        return False
+    if _digits_only(label):
+        return value.isdigit() and 4 <= len(value) <= 12
+    if abroad and not _PASSWORD_SHAPED.search(value.rstrip("?!")):
         return False
     if spaced:
         return generated(value) and (strength == STRONG or len(value) >= 16)
@@ -150,15 +179,51 @@ def assignments(text: str) -> Iterator[Hit]:
             return
         position = match.end("label")
         label = match.group("label")
-        if _condition(label, match):
+        if _condition(label, match) or _variable(text, match.start("label")):
             continue
         value, start, end = _value(match)
         bare = match.group("bare") is not None
-        sentence = match.group("prose") is not None or match.group("prose2") is not None or (
+        abroad = match.group("abroad", "abroad2", "cjk", "cjk2") != (None, None, None, None)
+        sentence = abroad or match.group("prose") is not None or match.group("prose2") is not None or (
             bare and value.isalpha() and value.islower() and bool(_PROSE_GOES_ON.match(text, end)))
-        if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence):
+        if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence,
+                                     abroad=abroad):
             yield Hit(start, end, kind_of(label))
             position = max(position, end)
+
+
+def reversed_assignments(text: str) -> Iterator[Hit]:
+    for match in _AS_LABEL.finditer(text):
+        span = _word_before(text, match.start())
+        if span is None:
+            continue
+        (start, end), label = span, match.group("label")
+        value, quoted = text[start:end], end < match.start()
+        if prose(value) or not value_is_secret(label, value) or not (quoted or generated(value)):
+            continue
+        yield Hit(start, end, kind_of(label))
+
+
+def _word_before(text: str, end: int) -> tuple[int, int] | None:
+    """The quoted value or the word that ends at ``end``, at most ``_LONGEST_BEFORE_AS`` long."""
+    if end > 0 and text[end - 1] in _QUOTES:
+        opening = text.rfind(text[end - 1], max(0, end - _LONGEST_BEFORE_AS - 2), end - 1)
+        inside = text[opening + 1:end - 1]
+        if opening < 0 or len(inside) < 3 or "\n" in inside:
+            return None
+        return opening + 1, end - 1
+    start = end
+    while start > 0 and end - start <= _LONGEST_BEFORE_AS and not text[start - 1].isspace():
+        start -= 1
+    if end - start < 6 or end - start > _LONGEST_BEFORE_AS:
+        return None
+    return start, end
+
+
+def _variable(text: str, start: int) -> bool:
+    """A label that a shell or template reads (``$API_KEY``, ``${TOKEN}``, ``%PASSWORD%``) is a
+    reference, and what follows it is the rest of the command."""
+    return start > 0 and (text[start - 1] in "$%" or text[max(0, start - 2):start] == "${")
 
 
 def _condition(label: str, match: re.Match[str]) -> bool:

@@ -1,7 +1,8 @@
 """Whether a value found where a secret goes is one. Values that only name or point at a secret are
 kept: placeholders and masks (``changeme``, ``<your-api-key>``, ``${TOKEN}``, ``{{ secret }}``,
 ``****``, ``sk-...``, runs of ``x``), references to a secret store (Ansible ``!vault``, sops
-``ENC[...]``, ``op://``, Key Vault references), code that reads one (``read_secret(...)``,
+``ENC[...]``, ``op://``, Key Vault references) or to where a command reads one (``env:NAME``,
+``file:path``), code that reads one (``read_secret(...)``,
 ``self.password``), prose after a label ("the password is too short"), and the example keys
 vendors print in their documentation, which carry the word EXAMPLE (``AKIAIOSFODNN7EXAMPLE``):
 documented examples are published to be copied and open nothing."""
@@ -21,7 +22,7 @@ PLACEHOLDER_WORDS = frozenset(
 )
 _TEMPLATE = re.compile(
     r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{\w+\}$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
-    r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
+    r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
     r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$",
     re.IGNORECASE,
 )
@@ -43,7 +44,8 @@ PROSE_WORDS = frozenset(
     "bad incorrect correct wrong invalid valid protected enabled disabled policy manager field hint prompt length "
     "rules requirements required optional unchanged missing empty blank case sensitive encrypted hashed secure "
     "insecure different new old same hidden visible reused expiring unknown known none something anything "
-    "nothing what which who how why where where's isn't wasn't doesn't don't please under over above below".split()
+    "nothing what which who how why where where's isn't wasn't doesn't don't please under over above below "
+    "read written shown given taken kept made held found stolen chosen got gotten lost left put built done".split()
 )
 _LETTERS, _DIGITS = re.compile(r"[A-Za-z]"), re.compile(r"[0-9]")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?$")
