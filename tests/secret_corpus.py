@@ -122,13 +122,22 @@ def report(title: str, table: dict[tuple[str, str], tuple[int, int]]) -> str:
     return "\n".join(lines)
 
 
+def gated(cases: Iterable[Case]) -> list[Case]:
+    """The secrets the gate catches in a text on its own: what every surface must catch as well.
+    The gate's own misses are counted by the corpus test, not laid at a surface's door."""
+    from memvault.core.redaction import redact
+
+    return [case for case in cases if caught(case, redact(case.text).text)]
+
+
 def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     """The first ``per_family`` cases of each (split, family): every family on every surface,
-    at a cost a surface test can pay."""
+    at a cost a surface test can pay. The second held-out split names its families finely (one
+    vendor or one setting each), so one case of each stands for its family."""
     taken: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
-        if taken[(case.split, case.family)] < per_family:
+        if taken[(case.split, case.family)] < (1 if case.split == "heldout2" else per_family):
             taken[(case.split, case.family)] += 1
             out.append(case)
     return out

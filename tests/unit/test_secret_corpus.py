@@ -125,6 +125,8 @@ ADVERSARIAL = {
     "commands": _fill("mysql -u a -p "),
     "netrc": _fill("machine a login b "),
     "unicode": _fill("p\u00e4ssw\u00f6rd\u00a0=\u2013x\u200b "),
+    "pem ends": _fill("QUJD" * 5 + "\n-----END PRIVATE KEY-----\n"),
+    "pem body then end": _fill("QUJD" * 16 + "\n") + "-----END PRIVATE KEY-----",
     "foreign is": _fill("Passwort ist "),
     "cjk is": _fill("密码是"),
     "as the password": _fill("x" * 99 + " as the password "),

@@ -22,6 +22,11 @@ _END = re.compile(r"-{4,5} ?END (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?) ?-{4
 # What follows a BEGIN line when no END does (a paste cut short): header lines and base64 runs,
 # across line breaks and JSON's escaped ones.
 _BODY = re.compile(r"(?:(?:\s|\\[nr])*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\n\\]*))+")
+# The same read backwards from an END, on the reversed text before it: a line break (or JSON's
+# escaped one, reversed ``n\``), then one base64 line.
+_REVERSED_BODY_LINE = re.compile(r"(?:[ \t\r\n]|[nr]\\){0,8}(?P<line>[A-Za-z0-9+/=]{16,1024}?)(?=[nr]\\|[^A-Za-z0-9+/=]|\Z)")
+_BODY_LINE_REACH = 1024 + 16
+_MOST_BODY_LINES = 256
 _SHAPES = re.compile(
     r"(?P<putty>Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:[A-Za-z0-9+/=]+[ \t]*\r?\n?)+(?:Private-MAC:[ \t]*[0-9a-fA-F]+)?)"
     r"|(?<![A-Za-z0-9])(?P<age>AGE-SECRET-KEY-1[0-9A-Z]{50,})"
@@ -56,20 +61,40 @@ def base58check(text: str) -> bool:
 
 
 def pem_blocks(text: str) -> Iterator[Hit]:
-    """From BEGIN to its END, or to where the key's characters stop when the paste was cut short."""
-    begins = list(_BEGIN.finditer(text))
-    if not begins:
+    """From BEGIN to its END, or to where the key's characters stop when the paste was cut short;
+    and from an END that no BEGIN opens back to where the key's characters start (the block's
+    start cut off, as when stored text was split into passages)."""
+    if "PRIVATE KEY" not in text:
         return
+    begins = list(_BEGIN.finditer(text))
     ends = list(_END.finditer(text))
     starts = [end.start() for end in ends]
+    closed = set()
     for number, begin in enumerate(begins):
         following = begins[number + 1].start() if number + 1 < len(begins) else len(text)
         index = bisect.bisect_left(starts, begin.end())
         if index < len(ends) and ends[index].start() < following:
+            closed.add(index)
             yield Hit(begin.start(), ends[index].end(), PRIVATE_KEY)
             continue
         body = _BODY.match(text, begin.end())
         yield Hit(begin.start(), body.end() if body else begin.end(), PRIVATE_KEY)
+    for index, end in enumerate(ends):
+        if index not in closed:
+            start = _body_start(text, end.start())
+            if start < end.start():
+                yield Hit(start, end.end(), PRIVATE_KEY)
+
+
+def _body_start(text: str, end: int) -> int:
+    """Where the run of base64 lines that ends at ``end`` begins (``end`` when there is none)."""
+    start = end
+    for _ in range(_MOST_BODY_LINES):
+        line = _REVERSED_BODY_LINE.match(text[max(0, start - _BODY_LINE_REACH):start][::-1])
+        if line is None:
+            break
+        start -= line.end("line")
+    return start
 
 
 def key_shapes(text: str) -> Iterator[Hit]:
