@@ -43,9 +43,11 @@ _WALLET_WORDS = re.compile(r"(?i)wallet|signer|private|priv|secret|mnemonic")
 _HASH_WORDS = re.compile(r"(?i)(?<![a-z])(?:tx|txn|transaction|hash|block|commit|digest|receipt|event|topic)")
 _HEX_KEY_CONTEXT = 40
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-_SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[a-z]{3,8}(?:[ \t,]+|[ \t]*\r?\n[ \t]*)(?:\d{1,2}[.)][ \t]*)?){11,}[a-z]{3,8}"
-                       r"(?![A-Za-z])")
-_WORD = re.compile(r"[a-z]+")
+# Seed words as people write them down: any case, and between them spaces, commas, dashes, bars,
+# a JSON list's quotes or line breaks, each maybe numbered.
+_SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[A-Za-z]{3,8}(?:[ \t,;|/\"'-]+|[ \t\"',]*\r?\n[ \t\"']*)(?:\d{1,2}[.):][ \t]*)?){11,}"
+                       r"[A-Za-z]{3,8}(?![A-Za-z])")
+_WORD = re.compile(r"[A-Za-z]+")
 SEED_WORDS = 12
 
 
@@ -121,7 +123,7 @@ def seed_phrases(text: str) -> Iterator[Hit]:
         words = list(_WORD.finditer(run.group(0)))
         first = count = 0
         for index, word in enumerate(words):
-            if word.group(0) in BIP39_WORDS:
+            if word.group(0).lower() in BIP39_WORDS:
                 if count == 0:
                     first = index
                 count += 1

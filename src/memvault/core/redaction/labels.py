@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import code, generated, placeholder, prose
+from memvault.core.redaction.values import classes, code, generated, placeholder, prose
 
 PASSWORD = "password"
 TOKEN = "token"
@@ -25,9 +25,13 @@ PRIVATE_KEY = "private_key"
 STRONG, WEAK = "strong", "weak"
 
 _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "pw", "pswd", "pass", "psk", "pin"})
-# A PIN is digits: a "pin" labels wiring and versions as often as a bank card's code.
-_DIGITS_ONLY_WORDS = frozenset({"pin"})
-_STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey"}
+# A PIN and a card's security code are digits (how many each): "pin" labels wiring and versions
+# as often as a bank card's code.
+# Words that name a password and much else ("the pass is complete"): in a sentence, not a plain word.
+_AMBIGUOUS_WORDS = frozenset({"pass", "pw"})
+_DIGITS_ONLY_WORDS = {"pin": (4, 12), "cvv": (3, 4), "cvc": (3, 4)}
+CARD_CODE = "card_code"
+_STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey", "cvv", "cvc"}
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 _WEAK_WORDS = frozenset({"auth", "sig", "signature", "pat"})
 # "Password" in the languages people write their notes in; a label ending in one is a password's.
@@ -46,8 +50,9 @@ _STRONG_KEYS = frozenset(
     "private secret api access account shared preshared master signing encryption decryption client app auth sas "
     "storage subscription webhook hmac jwt license licence consumer admin root service session".split()
 )
-_WORDS = (r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|psk|pin|secret|token|key|credentials?|creds|auth|sig|signature|pat|"
+_WORDS = (r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|psk|pin|cvv|cvc|secret|token|key|credentials?|creds|auth|sig|signature|pat|"
           + "|".join(word.replace(" ", "[ \t]") for word in _PASSWORD_ABROAD))
+LABEL_WORDS = _WORDS
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _BARE = r"(?:[^\s\"'`<>;&,\\|]|&(?![\w.-]{1,40}=)|,(?![\s\"']))"
@@ -78,23 +83,25 @@ _ATTRIBUTES = re.compile(
     r"(?i:key|name)[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,60})\"[ \t]+(?i:value)[ \t]*=[ \t]*\"(?P<value>[^\"\n]{1,300})\""
 )
 # What a password holds and the next word of a sentence does not, in a language without a list of
-# its prose words: a digit or an ASCII symbol, among ASCII only (a CJK sentence goes on unspaced).
+# its prose words: a digit, an ASCII symbol or mixed case, among ASCII only (a CJK sentence goes on
+# unspaced).
 _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PROSE_GOES_ON = re.compile(r"[ \t]+[a-z]+\b")
-# The value before its label: "use `blue-Elephant-42` as the password", "set Tr0ub4dor&3 as my PIN".
-_AS_LABEL = re.compile(r"[ \t]+as[ \t]+(?:(?:the|my|your|our|his|her|their|a|an|new)[ \t]+){0,2}"
-                       r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key))(?![A-Za-z0-9])")
-_QUOTES = "`\"'"
-_LONGEST_BEFORE_AS = 100
 # A label that a condition leads (``if not password:``) is code testing a variable, and its colon
 # opens a block rather than a value.
 _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
 
 
 @lru_cache(maxsize=1024)
-def _digits_only(label: str) -> bool:
+def _words_of(label: str) -> tuple[str, ...]:
+    return tuple(word.lower() for word in _CAMEL.findall(label)) or ("",)
+
+
+@lru_cache(maxsize=1024)
+def _digits_only(label: str) -> tuple[int, int] | None:
     words = _CAMEL.findall(label)
-    return bool(words) and words[-1].lower() in _DIGITS_ONLY_WORDS
+    return _DIGITS_ONLY_WORDS.get(words[-1].lower()) if words else None
 
 
 @lru_cache(maxsize=1024)
@@ -118,6 +125,8 @@ def label_strength(label: str) -> str | None:
 @lru_cache(maxsize=1024)
 def kind_of(label: str) -> str:
     words = [word.lower() for word in _CAMEL.findall(label)] or [""]
+    if words[-1] in ("cvv", "cvc"):
+        return CARD_CODE
     if label.lower().endswith(_PASSWORD_ABROAD) or words[-1] in _PASSWORD_WORDS or words[-1].endswith(("password", "passwd", "passphrase")):
         return PASSWORD
     if words[-1].endswith("key"):
@@ -129,19 +138,21 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
     """Whether ``value``, given under ``label``, is a secret. ``spaced``: it followed the label
     after a bare space; ``sentence``: after "is", or with more words of a sentence after it;
     ``abroad``: after "is" in another language, where no list of prose words tells the next word
-    of the sentence from a password, so only a value holding a digit or a symbol is one."""
+    of the sentence from a password, so only a value holding a digit, a symbol or mixed case is one."""
     strength = label_strength(label)
-    if strength is None or placeholder(value) or code(value):
+    # Digits are never a placeholder or code; skipping those checks keeps a page of them cheap.
+    if strength is None or (not value.isdigit() and (placeholder(value) or code(value) or _named_after(label, value))):
         return False
-    if _digits_only(label):
-        return value.isdigit() and 4 <= len(value) <= 12
-    if abroad and not _PASSWORD_SHAPED.search(value.rstrip("?!")):
+    if (sizes := _digits_only(label)) is not None:
+        return value.isdigit() and sizes[0] <= len(value) <= sizes[1]
+    if abroad and not (value.isascii() and (_PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value) >= 2)):
         return False
     if spaced:
         return generated(value) and (strength == STRONG or len(value) >= 16)
     if strength == WEAK:
         return generated(value)
-    if sentence and (prose(value) or (kind_of(label) != PASSWORD and value.isalpha())):
+    if sentence and (prose(value) or (kind_of(label) != PASSWORD and value.isalpha())
+                     or (_words_of(label)[-1] in _AMBIGUOUS_WORDS and value.isalpha() and value.islower())):
         # People pick words as passwords; tokens and secrets are made by machines, so a word after
         # "the secret to bread is" is the rest of the sentence.
         return False
@@ -185,39 +196,19 @@ def assignments(text: str) -> Iterator[Hit]:
         bare = match.group("bare") is not None
         abroad = match.group("abroad", "abroad2", "cjk", "cjk2") != (None, None, None, None)
         sentence = abroad or match.group("prose") is not None or match.group("prose2") is not None or (
-            bare and value.isalpha() and value.islower() and bool(_PROSE_GOES_ON.match(text, end)))
+            bare and value.isalpha() and (value.islower() or prose(value)) and bool(_PROSE_GOES_ON.match(text, end)))
         if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence,
                                      abroad=abroad):
             yield Hit(start, end, kind_of(label))
             position = max(position, end)
 
 
-def reversed_assignments(text: str) -> Iterator[Hit]:
-    for match in _AS_LABEL.finditer(text):
-        span = _word_before(text, match.start())
-        if span is None:
-            continue
-        (start, end), label = span, match.group("label")
-        value, quoted = text[start:end], end < match.start()
-        if prose(value) or not value_is_secret(label, value) or not (quoted or generated(value)):
-            continue
-        yield Hit(start, end, kind_of(label))
-
-
-def _word_before(text: str, end: int) -> tuple[int, int] | None:
-    """The quoted value or the word that ends at ``end``, at most ``_LONGEST_BEFORE_AS`` long."""
-    if end > 0 and text[end - 1] in _QUOTES:
-        opening = text.rfind(text[end - 1], max(0, end - _LONGEST_BEFORE_AS - 2), end - 1)
-        inside = text[opening + 1:end - 1]
-        if opening < 0 or len(inside) < 3 or "\n" in inside:
-            return None
-        return opening + 1, end - 1
-    start = end
-    while start > 0 and end - start <= _LONGEST_BEFORE_AS and not text[start - 1].isspace():
-        start -= 1
-    if end - start < 6 or end - start > _LONGEST_BEFORE_AS:
-        return None
-    return start, end
+def _named_after(label: str, value: str) -> bool:
+    """Code passing a variable or naming a type after what it holds (``credentials=credentials``,
+    ``credential: Credential``, ``password: OAuthFlowPassword | None``)."""
+    words = _CAMEL.findall(label)
+    return bool(words) and _IDENTIFIER.match(value) is not None and \
+        value.replace("_", "").lower().endswith(words[-1].lower())
 
 
 def _variable(text: str, start: int) -> bool:

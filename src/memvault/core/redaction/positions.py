@@ -18,7 +18,7 @@ from memvault.core.redaction.values import generated, placeholder
 
 _AUTHORIZATION = re.compile(
     r"(?i:(?<![\w-])(?:proxy-)?authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
-    r"(?:(?P<scheme>[A-Za-z][\w-]{0,30})[ \t]+)?(?P<value>[^\s\"',;\\]{6,1024})"
+    r"(?:(?P<scheme>[A-Za-z][\w-]{0,30})[ \t]+)?(?P<value>[^\s\"',;\\|]{6,1024})"
 )
 _SCHEME = re.compile(r"(?<![\w-])(?P<scheme>(?i:bearer|token|bot|basic))[ \t]+(?P<value>[A-Za-z0-9._~+/=-]{12,1024})")
 _USER_PASS = re.compile(
@@ -30,6 +30,7 @@ _COMMAND_FLAG = re.compile(
     r"helm[ \t]+registry[ \t]+login|twine|redis-cli|unzip|zip|7z))\b[^\n|;&]{0,300}?"
     r"(?<!\S)(?P<flag>-p|-a|-P)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})"
 )
+_METAVARIABLE = re.compile(r"^[A-Z][A-Z_-]*$")
 _ATTACHED_ONLY = ("mysql", "mariadb", "7z")  # `mysql -p db` prompts for the password and opens db
 _FLAG_OF = {"redis-cli": "-a", "zip": "-P", "unzip": "-P"}
 # htpasswd's -b takes the password as its last argument: after the file and the user, or after
@@ -78,16 +79,26 @@ def command_lines(text: str) -> Iterator[Hit]:
         if not placeholder(value) and not value.isdigit() and not placeholder(match.group("user") or "x"):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _LONG_FLAG.finditer(text):
-        value = match.group("value")
-        if label_strength(match.group("label")) == STRONG and not placeholder(value) and not value.isdigit():
-            yield Hit(match.start("value"), match.end("value"), PASSWORD)
+        if label_strength(match.group("label")) != STRONG:
+            continue
+        value = _argument(match.group("value"))
+        if value and not value.isdigit():
+            yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _COMMAND_FLAG.finditer(text):
         command, flag = match.group("command").lower().split()[0], match.group("flag")
         wanted = next((f for name, f in _FLAG_OF.items() if command.startswith(name)), "-p")
         attached_only = command.startswith(_ATTACHED_ONLY)
-        if flag != wanted or (attached_only and match.group("gap")) or placeholder(match.group("value")):
+        value = _argument(match.group("value"))
+        if flag != wanted or (attached_only and match.group("gap")) or not value:
             continue
-        yield Hit(match.start("value"), match.end("value"), PASSWORD)
+        yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
+
+
+def _argument(value: str) -> str:
+    """A flag's value less the punctuation of the usage line or sentence around it; empty when
+    it is a placeholder or a usage line's metavariable (``--token TOKEN``, ``[--password P]``)."""
+    value = value.rstrip("`.,;:)]}>")
+    return "" if not value or placeholder(value) or _METAVARIABLE.match(value) else value
 
 
 def password_arguments(text: str) -> Iterator[Hit]:
@@ -118,8 +129,9 @@ def cookies(text: str) -> Iterator[Hit]:
 def credential_files(text: str) -> Iterator[Hit]:
     """``.netrc`` and ``.pgpass`` entries."""
     for match in _NETRC.finditer(text):
-        if not placeholder(match.group("value")):
-            yield Hit(match.start("value"), match.end("value"), PASSWORD)
+        value = match.group("value").rstrip("`,;)]}")
+        if value and not placeholder(value):
+            yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _PGPASS.finditer(text):
         host, value = match.group("host"), match.group("value")
         if (host == "*" or any(c.isalpha() for c in host)) and not placeholder(value):

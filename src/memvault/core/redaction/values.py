@@ -18,10 +18,12 @@ PLACEHOLDER_WORDS = frozenset(
     "api_key api-key key value none null nil undefined true false yes no empty blank unset notset not_set redacted "
     "hidden masked mask placeholder sample dummy fake test testing todo tbd tbc xxx foo bar baz foobar qux "
     "string str text required optional default auto prompt ask stdin n/a na mypassword yourpassword mysecret "
-    "yoursecret mytoken yourtoken secretkey secret_key replace_me replaceme insert_here".split()
+    "yoursecret mytoken yourtoken secretkey secret_key replace_me replaceme insert_here "
+    # Types a schema or an annotation names in a value's place (``password: string``, ``token: object``).
+    "bool boolean int integer float number object bytes dict list any optional".split()
 )
 _TEMPLATE = re.compile(
-    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{\w+\}$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
+    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{[^{}\s]+\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
     r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
     r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$",
     re.IGNORECASE,
@@ -33,7 +35,10 @@ _COUNTED = re.compile(r"[\w" + re.escape(_MASK_CHARS) + r"]")
 _LOWER, _UPPER, _DIGIT, _SYMBOL = (re.compile(p) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^\w\s.-]"))
 _CODE = re.compile(
     r"^[A-Za-z_][\w.]*[(\[]|^(?:self|this|cls|config|settings|conf|cfg|env|os|process|ctx|request|params|args|"
-    r"options|opts|props|secrets|vars|creds|credentials)\.[\w.\[\]\"']+$",
+    r"options|opts|props|secrets|vars|creds|credentials)\.[\w.\[\]\"']+$"
+    # A parenthesised call or attribute (``(self.auth[0]``), a Markdown link's text (``gate](x.md)``),
+    # a dunder name (``__root__``).
+    r"|^\(+[A-Za-z_]\w*(?:\.\w+)*[(\[]|^\(+[A-Za-z_]\w*(?:\.\w+)+$|^\S*\]\(|^__\w+__$",
 )
 _LABEL_WORD = re.compile(r"pass(?:word|wd|phrase)?|token|secret|key|pwd", re.IGNORECASE)
 PROSE_WORDS = frozenset(
@@ -100,6 +105,8 @@ def generated(value: str, least: int = 8) -> bool:
     """Reads as made by a machine or a password rule rather than as words: long enough, and mixing
     digits, symbols or cases (``7fH2kLq9``, ``Tr0ub4dor&3``, a hex or base64 run)."""
     if len(value) < least or placeholder(value) or _VERSION.match(value) or _WORDY.match(value):
+        return False
+    if value.count(" ") >= 2:  # words, a query or code: a machine's key has no spaces
         return False
     if value.isdigit():
         return len(value) >= 20

@@ -76,7 +76,7 @@ _KEYS = (
     r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
 )
 _TOKENS = (
-    r"eyJ[" + _URL64 + r"]{8,}\.ey[" + _URL64 + r"]{8,}\.[" + _URL64 + r"]*",
+    r"eyJ[" + _URL64 + r"]{8,}\.(?:\r?\n[ \t]*)?ey[" + _URL64 + r"]{8,}\.(?:\r?\n[ \t]*)?[" + _URL64 + r"]*",
     r"ya29\.[" + _URL64 + r"]{20,}",
     r"1//0[" + _URL64 + r"]{30,}",
     r"4/0A[" + _URL64 + r"]{30,}",
