@@ -86,6 +86,7 @@ _ATTRIBUTES = re.compile(
 # its prose words: a digit, an ASCII symbol or mixed case, among ASCII only (a CJK sentence goes on
 # unspaced).
 _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
+_WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PROSE_GOES_ON = re.compile(r"[ \t]+[a-z]+\b")
 # A label that a condition leads (``if not password:``) is code testing a variable, and its colon
@@ -143,6 +144,8 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
     # Digits are never a placeholder or code; skipping those checks keeps a page of them cheap.
     if strength is None or (not value.isdigit() and (placeholder(value) or code(value) or _named_after(label, value))):
         return False
+    if kind_of(label) != PASSWORD and _WORD_PATH.match(value):
+        return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
     if (sizes := _digits_only(label)) is not None:
         return value.isdigit() and sizes[0] <= len(value) <= sizes[1]
     if abroad and not (value.isascii() and (_PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value) >= 2)):

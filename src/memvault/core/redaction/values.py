@@ -54,6 +54,7 @@ PROSE_WORDS = frozenset(
 )
 _LETTERS, _DIGITS = re.compile(r"[A-Za-z]"), re.compile(r"[0-9]")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?$")
+_MEASURE = re.compile(r"^\d+(?:[.,]\d+)?[A-Za-z%]{1,5}$")  # 2.4GHz, 16GB, 5V
 _WORDY = re.compile(r"^[A-Za-z]+(?:[-_ ][A-Za-z]+)*$")
 
 
@@ -104,7 +105,7 @@ def classes(value: str) -> int:
 def generated(value: str, least: int = 8) -> bool:
     """Reads as made by a machine or a password rule rather than as words: long enough, and mixing
     digits, symbols or cases (``7fH2kLq9``, ``Tr0ub4dor&3``, a hex or base64 run)."""
-    if len(value) < least or placeholder(value) or _VERSION.match(value) or _WORDY.match(value):
+    if len(value) < least or placeholder(value) or _VERSION.match(value) or _WORDY.match(value) or _MEASURE.match(value):
         return False
     if value.count(" ") >= 2:  # words, a query or code: a machine's key has no spaces
         return False
