@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from memvault.core.brain import commands, fact_input, results, skill_proposal_input, skill_proposal_results
-from memvault.core.brain.consolidate import consolidate
 from memvault.core.brain.facts import write_facts
-from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
+from memvault.core.brain.proposals import accept_proposal, reject_proposal
 from memvault.core.brain.recall_gate import (
     body_read,
+    consolidated,
     exported,
     history_read,
+    proposals_read,
     recalled_facts,
     searched,
     skill_read,
@@ -121,10 +122,10 @@ SYNC: Operation[commands.Sync, results.SyncPushed | results.SyncPulled] = Operat
 CONSOLIDATE: Operation[commands.Consolidate, results.Consolidation] = Operation(
     "consolidate", "Find duplicates, updates, merges and broken chains, as proposals (a dry run unless `dry_run` is "
     "false); writer credentials only.",
-    commands.Consolidate, results.Consolidation, _data_only(commands.parse_consolidate), consolidate)
+    commands.Consolidate, results.Consolidation, _data_only(commands.parse_consolidate), consolidated)
 LIST_PROPOSALS: Operation[commands.ListProposals, results.ProposalList] = Operation(
     "list_proposals", "Consolidation proposals over the credential's scopes, newest first.",
-    commands.ListProposals, results.ProposalList, _fields(commands.ListProposals), list_proposals)
+    commands.ListProposals, results.ProposalList, _fields(commands.ListProposals), proposals_read)
 ACCEPT_PROPOSAL: Operation[commands.ProposalRef, results.ProposalAccepted] = Operation(
     "accept_proposal", "Apply a proposal (writers of its scope): supersede, never delete; 409 if a fact changed since.",
     commands.ProposalRef, results.ProposalAccepted, _data_only(commands.parse_proposal_ref), accept_proposal)
