@@ -16,8 +16,8 @@ from fake_llm import FakeLlm
 
 from memvault.core.brain import fact_input, to_plain
 from memvault.core.errors import TransientStorageError
-from memvault.core.redaction import Redaction
 from memvault.core.operations.maintenance import run_maintenance
+from memvault.core.redaction import Redaction
 from memvault.core.tuning import Tuning
 
 # What a fact is, beside the upkeep columns (vectors, hashes) a consolidation run may fill in.

@@ -45,7 +45,9 @@ async def test_no_conversation_read_surface_hands_back_a_secret_stored_before_th
     deps = make_deps(mcp_environment(tmp_path))
     key, secret = await create_key(deps.db, "old", deps.clock())
     stored_as_before_the_gate(monkeypatch)
-    messages = [{"role": "user", "content": case.text, "id": f"m{n}"} for n, case in enumerate(CASES)]
+    messages = [{"role": "user", "content": case.text, "id": f"m{n}", "metadata": {"note": case.text}}
+                for n, case in enumerate(CASES)]
+    messages[0]["model"] = CASES[1].text
     await rpc.save_memory(deps, secret, None, messages)
     monkeypatch.undo()
     mirrored = "\n".join(r["text"] for r in await deps.db.query("SELECT text FROM mirror_rows"))
@@ -62,6 +64,9 @@ async def test_no_conversation_read_surface_hands_back_a_secret_stored_before_th
 
     exported = [record async for record in await perform(deps, key, EXPORT, {})]
     assert exported and leaks(CASES, repr(exported)) == []
+    # A page of messages, pending and stored alike, with each message's model and metadata.
+    page = await rpc.get_memory(deps, secret, None, 500)
+    assert len(page["items"]) == len(CASES) and "[redacted:" in repr(page) and leaks(CASES, repr(page)) == []
 
     await close_local_deps(deps)
     async with stdio_session(tmp_path, "--key", secret) as session:
