@@ -160,6 +160,15 @@ def test_a_fact_stored_before_a_rule_of_the_secret_gate_reads_redacted(
     fact_id = write(router, "card", "family", f"The family card number is {card}.")
     monkeypatch.undo()
     secret = granted_key(router, ("family",))
+    seen = len(router.upstream.received)
     after = read(router, secret, routed_receipt(router, secret, "What is the family card number?"))
     fact = facts_of(after.json())[fact_id]
     assert fact["state"] == "current" and "[redacted:" in fact["text"] and card not in after.text
+    assert after.json()["receipt"]["redacted"] >= 1
+    # What the provider was sent: the fact, redacted on its way into the call.
+    [forwarded] = router.upstream.received[seen:]
+    assert "The family card number is [redacted:" in forwarded.body.decode() and card not in forwarded.body.decode()
+    found = httpx.post(router.url + "/v1/memory/search", headers=auth(secret), timeout=30,
+                       json={"query": "What is the family card number?"})
+    assert found.status_code == 200 and card not in found.text
+    assert [f["id"] for f in found.json()["facts"]] == [fact_id] and "[redacted:" in found.json()["facts"][0]["text"]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memvault.core.answers import RECEIPT
-from memvault.core.brain import fact_input
+from memvault.core.brain import commands, fact_input
 from memvault.core.credentials.keys import create_key
 from memvault.core.memory import write
 from memvault.core.memory.operations import EXPORT, perform
@@ -92,6 +92,46 @@ async def test_brain_search_and_recall_redact_facts_stored_before_the_gate(
                                            headers=brain.headers("writer"))
         assert recalled.status_code == 200, recalled.text
         assert "[redacted:" in recalled.text and leaks(CASES, recalled.text) == []
+    finally:
+        await brain.client.aclose()
+        await close_local_deps(brain.deps)
+
+
+async def test_no_brain_read_surface_hands_back_a_secret_stored_before_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    brain = await open_brain(tmp_path)
+    cases = CASES[:6]
+    try:
+        monkeypatch.setattr(fact_input, "redact", lambda text: Redaction(text, ()))
+        monkeypatch.setattr(commands, "redact", lambda text: Redaction(text, ()))
+        long_body = "Setup notes for the home server. " * 40 + " ".join(case.text for case in cases)
+        written = await brain.write({"scope": "family", "source": "old:notes", "facts": [
+            {"content": cases[0].text}, {"content": long_body}]}, bands="off")
+        short_id, long_id = written["ids"]
+        skill = await brain.client.post("/v1/brain/skills", headers=brain.headers("writer"), json={
+            "slug": "old-deploy", "scope": "family", "name": f"Deploy with {cases[1].secret}",
+            "description": cases[2].text, "content": "\n".join(case.text for case in cases)})
+        assert skill.status_code == 200, skill.text
+        monkeypatch.undo()
+        stored = "\n".join(r["content"] for r in await brain.deps.db.query("SELECT content FROM memory"))
+        assert leaks(cases[:1], stored), "the seam should have stored the secrets as they were written"
+
+        headers = brain.headers("writer")
+        reads = {
+            "body": await brain.client.get(f"/v1/brain/facts/{long_id}/body", headers=headers),
+            "history": await brain.client.get(f"/v1/brain/facts/{short_id}/history", headers=headers),
+            "export": await brain.client.get("/v1/brain/export", headers=headers),
+            "pull": await brain.client.post("/v1/brain/sync", headers=headers,
+                                            json={"direction": "pull", "source": "old:"}),
+            "skill": await brain.client.get("/v1/brain/skills/old-deploy", headers=headers),
+        }
+        for surface, answer in reads.items():
+            assert answer.status_code == 200, (surface, answer.text)
+            assert leaks(cases, answer.text) == [], surface
+            assert "[redacted:" in answer.text, surface
+        history = reads["history"].json()["chain"]
+        assert history[0]["redacted"], "a version the gate changed names the kinds it found"
     finally:
         await brain.client.aclose()
         await close_local_deps(brain.deps)

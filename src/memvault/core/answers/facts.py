@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core.brain.recall_gate import gated_texts
 from memvault.core.brain.rows import FACT_COLUMNS, visible
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import keyword_search, vector_search
@@ -34,6 +35,24 @@ class FactCandidates:
     pinned: list[Row]
     relevant: list[Row]  # best first
     degraded: tuple[str, ...] = ()
+
+
+def gated(found: FactCandidates) -> tuple[FactCandidates, set[str]]:
+    """``found`` as it may leave the brain: each fact's content and matched passage through the
+    secret gate at recall (the brain's own rule for its search and recall), and the ids of the
+    facts it changed. A fact stored before a rule existed is injected redacted, never as stored."""
+    changed: set[str] = set()
+
+    def through_gate(row: Row) -> Row:
+        texts = gated_texts(str(row["content"]), row.get("snippet"))
+        if texts is None:
+            return row
+        changed.add(str(row["id"]))
+        content, snippet, _ = texts
+        return {**row, "content": content, "snippet": snippet}
+
+    pinned, relevant = [through_gate(row) for row in found.pinned], [through_gate(row) for row in found.relevant]
+    return FactCandidates(pinned, relevant, found.degraded), changed
 
 
 def fact_text(row: Row) -> str:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from memvault.core.answers.facts import FactCandidates, Row, fact_candidates, fact_text
+from memvault.core.answers.facts import FactCandidates, Row, fact_candidates, fact_text, gated
 from memvault.core.answers.results import RecalledFact, SearchResult
 from memvault.core.brain.scopes import Credential
 from memvault.core.deps import Deps
@@ -61,12 +61,15 @@ async def search_answers(deps: Deps, key_id: str, credential: Credential, query:
         log.warning("brain read failed in a joint recall: %s", type(found).__name__)
         brain["error"] = type(found).__name__
         found = FactCandidates([], [])
+    found, changed = gated(found)
     items, facts = fill(found, memory.items, budget, deps.tuning.answer_pinned_share)
+    facts_redacted = sum(1 for fact in facts if fact.id in changed)
     brain.update(pinned=len(found.pinned), relevant=len(found.relevant), degraded=list(found.degraded))
     # The items are a prefix of memory's ranking: those after it ranked but did not fit beside the facts.
     cut = cut_entries(memory.items[len(items):]) + list(memory.metrics.get(CUT_METRIC, ()))
     return SearchResult(items=items, tokens=sum(i.tokens for i in items) + sum(f.tokens for f in facts),
-                        metrics={**memory.metrics, CUT_METRIC: cut, "brain": brain}, facts=facts)
+                        metrics={**memory.metrics, CUT_METRIC: cut, "brain": brain,
+                                 "redacted": int(memory.metrics.get("redacted", 0)) + facts_redacted}, facts=facts)
 
 
 async def _facts(deps: Deps, credential: Credential, query: Query) -> FactCandidates:

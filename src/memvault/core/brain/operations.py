@@ -12,8 +12,15 @@ from memvault.core.brain import commands, fact_input, results, skill_proposal_in
 from memvault.core.brain.consolidate import consolidate
 from memvault.core.brain.facts import write_facts
 from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
-from memvault.core.brain.read import export_facts, fact_body, fact_history, sync
-from memvault.core.brain.recall_gate import recalled_facts, searched
+from memvault.core.brain.recall_gate import (
+    body_read,
+    exported,
+    history_read,
+    recalled_facts,
+    searched,
+    skill_read,
+    synced,
+)
 from memvault.core.brain.retire import retire_fact
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.skill_proposals import (
@@ -22,7 +29,7 @@ from memvault.core.brain.skill_proposals import (
     propose_skill,
     reject_skill_proposal,
 )
-from memvault.core.brain.skills import get_skill, list_skills, register_skill
+from memvault.core.brain.skills import list_skills, register_skill
 from memvault.core.brain.wire import parse_fields
 from memvault.core.deps import Deps
 from memvault.core.settings import Settings
@@ -67,23 +74,23 @@ RECALL: Operation[commands.Recall, results.Recollection] = Operation(
     commands.Recall, results.Recollection, _fields(commands.Recall), recalled_facts)
 FACT_BODY: Operation[commands.FactRef, results.FactBody] = Operation(
     "fact_body", "A fact's full text (hook and body); absent and walled facts are both 404.",
-    commands.FactRef, results.FactBody, _data_only(commands.parse_fact_ref), fact_body)
+    commands.FactRef, results.FactBody, _data_only(commands.parse_fact_ref), body_read)
 FACT_HISTORY: Operation[commands.FactRef, results.FactHistory] = Operation(
     "fact_history", "A fact's supersession chain, oldest first, within the credential's scopes.",
-    commands.FactRef, results.FactHistory, _data_only(commands.parse_fact_ref), fact_history)
+    commands.FactRef, results.FactHistory, _data_only(commands.parse_fact_ref), history_read)
 RETIRE_FACT: Operation[commands.CheckedRetirement, results.FactRetired] = Operation(
     "retire_fact", "Retire a fact by hand with a reason (writers, within their scopes): superseded by nothing, never "
     "deleted; 409 if it is no longer current.",
     commands.RetireFact, results.FactRetired, commands.parse_retire_fact, retire_fact)
 EXPORT_FACTS: Operation[commands.ExportFacts, results.ExportedFacts] = Operation(
     "export_facts", "Every fact the credential may read, superseded ones included, as JSON lines.",
-    commands.ExportFacts, results.ExportedFacts, _fields(commands.ExportFacts), export_facts)
+    commands.ExportFacts, results.ExportedFacts, _fields(commands.ExportFacts), exported)
 REGISTER_SKILL: Operation[commands.CheckedSkill, results.SkillRegistered] = Operation(
     "register_skill", "Register a skill (a named procedure) or a new version of one; writer credentials only.",
     commands.RegisterSkill, results.SkillRegistered, commands.parse_register_skill, register_skill)
 GET_SKILL: Operation[commands.GetSkill, results.SkillFound] = Operation(
     "get_skill", "A skill the credential may read: its current version, or `version`.",
-    commands.GetSkill, results.SkillFound, _data_only(commands.parse_get_skill), get_skill)
+    commands.GetSkill, results.SkillFound, _data_only(commands.parse_get_skill), skill_read)
 LIST_SKILLS: Operation[commands.ListSkills, results.SkillList] = Operation(
     "list_skills", "The current skills the credential may read, without their content.",
     commands.ListSkills, results.SkillList, _fields(commands.ListSkills), list_skills)
@@ -110,7 +117,7 @@ REJECT_SKILL_PROPOSAL: Operation[skill_proposal_input.RejectSkillProposal,
     _data_only(skill_proposal_input.parse_reject_skill_proposal), reject_skill_proposal)
 SYNC: Operation[commands.Sync, results.SyncPushed | results.SyncPulled] = Operation(
     "sync", "Keep a folder of notes in step: `push` reconciles its facts, `pull` returns what changed since.",
-    commands.Sync, results.SyncPushed | results.SyncPulled, _data_only(commands.parse_sync), sync)
+    commands.Sync, results.SyncPushed | results.SyncPulled, _data_only(commands.parse_sync), synced)
 CONSOLIDATE: Operation[commands.Consolidate, results.Consolidation] = Operation(
     "consolidate", "Find duplicates, updates, merges and broken chains, as proposals (a dry run unless `dry_run` is "
     "false); writer credentials only.",
