@@ -130,9 +130,15 @@ async def test_no_brain_read_surface_hands_back_a_secret_stored_before_the_gate(
             "pull": await brain.client.post("/v1/brain/sync", headers=headers,
                                             json={"direction": "pull", "source": "old:"}),
             "skill": await brain.client.get("/v1/brain/skills/old-deploy", headers=headers),
+            "skills": await brain.client.get("/v1/brain/skills", headers=headers),
+            # A proposal lists the stored facts and skills it may duplicate.
+            "proposal": await brain.client.post("/v1/brain/skills/proposals", headers=headers, json={
+                "title": "Deploy the home server", "scope": "family", "triggers": ["old-deploy", cases[0].text[:40]],
+                "steps": ["Read the setup notes for the home server."], "source_trail": ["task:1"]}),
         }
+        reads["proposals"] = await brain.client.get("/v1/brain/skills/proposals", headers=headers)
         for surface, answer in reads.items():
-            assert answer.status_code == 200, (surface, answer.text)
+            assert answer.status_code in (200, 201), (surface, answer.text)
             assert leaks(cases, answer.text) == [], surface
             assert "[redacted:" in answer.text, surface
         history = reads["history"].json()["chain"]

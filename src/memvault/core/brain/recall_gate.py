@@ -1,6 +1,7 @@
 """The secret gate over everything the brain hands out: a fact, body or skill stored before a rule
 existed is redacted on its way out (a fact's ``redacted`` kinds say so), as conversation memory
-is. Search, recall, a body, a history, an export, a sync pull and a skill all pass it."""
+is. Search, recall, a body, a history, an export, a sync pull and consolidation's proposals all
+pass it; skills pass it in ``skill_gate``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from memvault.core.brain.commands import (
     Consolidate,
     ExportFacts,
     FactRef,
-    GetSkill,
     ListProposals,
     Recall,
     SearchFacts,
@@ -35,14 +35,12 @@ from memvault.core.brain.results import (
     ProposedChange,
     RecallEntry,
     Recollection,
-    SkillFound,
     StoredProposal,
     SyncPulled,
     SyncPushed,
 )
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import search_facts
-from memvault.core.brain.skills import get_skill
 from memvault.core.deps import Deps
 from memvault.core.redaction.recall import recalled
 
@@ -125,15 +123,6 @@ async def synced(deps: Deps, credential: Credential, command: Sync) -> SyncPushe
     if isinstance(done, SyncPulled):
         return dataclasses.replace(done, items=[_gated_fact(fact) for fact in done.items])
     return done
-
-
-async def skill_read(deps: Deps, credential: Credential, command: GetSkill) -> SkillFound:
-    """``get_skill`` through the gate: a skill's name, description and procedure."""
-    found = await get_skill(deps, credential, command)
-    skill = found.skill
-    texts = {name: recalled(value).text for name, value in
-             (("name", skill.name), ("description", skill.description), ("content", skill.content))}
-    return dataclasses.replace(found, skill=dataclasses.replace(skill, **texts))  # type: ignore[arg-type]
 
 
 def _gated_proposal(proposal: P) -> P:
