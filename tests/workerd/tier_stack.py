@@ -12,6 +12,7 @@ bot's own `MEMVAULT` binding, with its props, reaches memvault across the two pr
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import secrets as secrets_module
@@ -70,6 +71,7 @@ class Secrets:
     bot_brain: str  # the bot's, in MEMVAULT_BRAIN_CREDENTIALS: scope family, writer
     notes_writer: str  # a brain credential in the key store: every scope, writer (a laptop's brain_sync)
     admin_token: str  # MEMVAULT_ADMIN_TOKEN, a secret of the Worker
+    provider_key_secret: str  # MEMVAULT_PROVIDER_KEY_SECRET, a secret of the Worker
 
     @staticmethod
     def make() -> tuple[Secrets, list[str]]:
@@ -79,7 +81,8 @@ class Secrets:
         family_sql, _, family = brain_key_sql("family-writer", ("family",), True)
         notes_sql, _, notes = brain_key_sql("laptop-notes", NOTES_WRITER_SCOPES, True)
         secrets = Secrets(memory_key, memory_key_id, bot_key, bot_key_id, family, "business-writer-token", "bot-brain-token",
-                          notes, "workerd-tier-admin-" + secrets_module.token_hex(16))
+                          notes, "workerd-tier-admin-" + secrets_module.token_hex(16),
+                          base64.b64encode(secrets_module.token_bytes(32)).decode())
         return secrets, [memory_sql, bot_sql, family_sql, notes_sql]
 
     def brain_credentials_var(self) -> str:
@@ -224,7 +227,8 @@ def build_main_stack(work: Path, runtime: Runtime, upstream: str, telegram: str)
     secrets, statements = Secrets.make()
     config = memvault_config(project, runtime, upstream)
     write_dev_vars(project, {"MEMVAULT_BRAIN_CREDENTIALS": secrets.brain_credentials_var(),
-                             "MEMVAULT_ADMIN_TOKEN": secrets.admin_token})
+                             "MEMVAULT_ADMIN_TOKEN": secrets.admin_token,
+                             "MEMVAULT_PROVIDER_KEY_SECRET": secrets.provider_key_secret})
     prepare(config)
     d1_execute(config, statements)
     bot = bot_config(project, runtime, secrets, telegram)

@@ -7,6 +7,13 @@ click command in its own module, added to ``COMMANDS`` below."""
 
 from __future__ import annotations
 
+import os
+
+# numpy's BLAS reads this once, when numpy loads. Its helper threads spin after every small product
+# the search makes; on two cores that was 20 ms of CPU a routed call, half of all the call took
+# (``docs/benchmarks.md``). One thread computes those products as fast.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from collections.abc import Sequence
 
 import click
