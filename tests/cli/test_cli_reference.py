@@ -27,7 +27,11 @@ def test_the_first_session_runs_as_written(tmp_path: Path) -> None:
     (chat_kind, chat), (script_kind, script) = blocks_under("A first session")
     assert (chat_kind, script_kind) == ("jsonl", "bash")
     (tmp_path / "chat.jsonl").write_text(chat)
-    env = {**user_environment(), "PATH": f"{MEMVAULT.parent}{os.pathsep}{os.environ['PATH']}"}
+    # The reader's clone, in a fresh shell: its .venv, and no memvault on the PATH until the block
+    # puts it there.
+    (tmp_path / ".venv").symlink_to(MEMVAULT.parents[1])
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != MEMVAULT.parent)
+    env = {**user_environment(), "PATH": path}
     ran = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=600)
     assert ran.returncode == 0, ran.stderr

@@ -1,5 +1,6 @@
 """The bounds `memvault serve` runs uvicorn with, each where it bites: out of file descriptors at
-accept, idle connections, and more connections than it serves at once."""
+accept, idle connections, request bodies that stop arriving, and more connections than it serves at
+once."""
 
 from __future__ import annotations
 
@@ -25,8 +26,17 @@ from memvault.cli.server_limits import bounded_protocol, logging_config
 
 async def app(scope, receive, send):
     if scope["type"] == "http":
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
-        await send({"type": "http.response.body", "body": b"ok"})
+        body = b""
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        answer = str(len(body)).encode() if body else b"ok"  # a body's length, as proof it arrived whole
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(answer))]})
+        await send({"type": "http.response.body", "body": answer})
 
 configure_logging()
 port, fd_limit, connections, idle = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
@@ -103,6 +113,31 @@ def test_a_connection_that_sends_nothing_is_closed_after_the_idle_limit(tmp_path
         started = time.monotonic()
         assert closed_by_server(silent)
         assert time.monotonic() - started < 9  # well before the socket's own 10 s timeout
+
+
+def test_a_request_whose_body_stops_arriving_is_answered_408_and_closed(tmp_path: Path) -> None:
+    with bounded_server(tmp_path, fd_limit=256, connections=2, idle=1.0) as (url, _, log), ExitStack() as stack:
+        stalled = idle_connections(stack, url, 2)  # every connection the server serves at once
+        for sock in stalled:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + b"x" * 10)
+        for sock in stalled:
+            assert sock.recv(4096).startswith(b"HTTP/1.1 408 ")
+            assert closed_by_server(sock)
+        assert answers(url, deadline=30)  # the slots they held are free again
+        assert "request body stopped arriving" in log.read_text()
+
+
+def test_a_body_that_keeps_arriving_slowly_is_read_whole(tmp_path: Path) -> None:
+    with bounded_server(tmp_path, fd_limit=256, connections=100, idle=1.0) as (url, _, _), ExitStack() as stack:
+        [slow] = idle_connections(stack, url, 1)
+        slow.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\n\r\n")
+        for _ in range(8):  # 2.4 s in all, longer than the idle limit, never idle for as long
+            time.sleep(0.3)
+            slow.sendall(b"x")
+        answer = b""
+        while not answer.endswith(b"\r\n\r\n8") and (more := slow.recv(4096)):
+            answer += more
+        assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\n8")
 
 
 def test_past_its_connection_limit_a_new_caller_takes_the_place_of_an_idle_one(tmp_path: Path) -> None:

@@ -42,7 +42,10 @@ def run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProces
 def test_the_brain_token_commands_run_as_written(tmp_path: Path) -> None:
     (block,) = [b for b in blocks_under(PAGE, "Walls") if b.kind == "sh"]
     create, listing, revoke = block.text.splitlines()
-    env = reader_shell(tmp_path / "data")
+    # From the reader's clone (its .venv), in a shell without the venv's bin on the PATH.
+    (tmp_path / ".venv").symlink_to(VENV_BIN.parent)
+    shell = reader_shell(tmp_path / "data")
+    env = {**shell, "PATH": os.pathsep.join(p for p in shell["PATH"].split(os.pathsep) if Path(p) != VENV_BIN)}
     token = run(create, tmp_path, env).stdout.strip()
     assert token.startswith("bt_")
     (row,) = run(listing, tmp_path, env).stdout.splitlines()

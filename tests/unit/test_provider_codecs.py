@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memvault.api.providers import CODECS
-from memvault.api.providers.base import SseEvent
+from memvault.api.providers.base import TOOL_TURN, SseEvent
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.chat_calls import Reply, Turn
 
@@ -64,7 +64,7 @@ def without(body: dict[str, Any], field: str) -> dict[str, Any]:
 def test_openai_extracts_user_and_assistant_text_with_flags() -> None:
     conversation = CODECS["openai"].extract(OPENAI)
     assert conversation.model == "gpt-x" and conversation.stream
-    assert conversation.turns == (Turn("user", "Look"), Turn("assistant", ""), Turn("user", "secret", False))
+    assert conversation.turns == (Turn("user", "Look"), Turn("assistant", ""), TOOL_TURN, TOOL_TURN, Turn("user", "secret", False))
     # One word is too little to search with: the user turn before it lends its words.
     assert conversation.query() == "look secret"
 
@@ -72,7 +72,7 @@ def test_openai_extracts_user_and_assistant_text_with_flags() -> None:
 def test_anthropic_reads_text_blocks_only() -> None:
     conversation = CODECS["anthropic"].extract(ANTHROPIC)
     assert not conversation.stream
-    assert conversation.turns == (Turn("user", "Hello"), Turn("assistant", "Hi"), Turn("user", ""))
+    assert conversation.turns == (Turn("user", "Hello"), Turn("assistant", "Hi"), TOOL_TURN, TOOL_TURN, Turn("user", ""))
     assert conversation.query() == "Hello"
 
 
@@ -317,9 +317,9 @@ def test_responses_input_as_string_or_items() -> None:
     }
     conversation = codec.extract(items)
     assert conversation.model == "gpt-x" and conversation.stream
-    assert conversation.turns == (Turn("user", "Hi"), Turn("assistant", "Hello"), Turn("user", "keep out", False))
+    assert conversation.turns == (Turn("user", "Hi"), Turn("assistant", "Hello"), TOOL_TURN, TOOL_TURN, Turn("user", "keep out", False))
     only_tools = codec.extract({"input": items["input"][3:5], "previous_response_id": "r"})
-    assert only_tools.turns == () and only_tools.query() == ""
+    assert only_tools.turns == (TOOL_TURN, TOOL_TURN) and only_tools.query() == ""
 
 
 def test_responses_memory_follows_the_callers_instructions() -> None:
@@ -359,7 +359,7 @@ def test_gemini_tool_turns_are_accepted_and_cached_content_keeps_its_system_inst
             {"role": "tool", "parts": [{"functionResponse": {"name": "w", "response": {}}}]},
         ],
     }
-    assert codec.extract(body).turns == (Turn("user", "weather?"), Turn("assistant", ""))
+    assert codec.extract(body).turns == (Turn("user", "weather?"), Turn("assistant", ""), TOOL_TURN, TOOL_TURN)
     injected = codec.inject(body, "MEM")
     assert "systemInstruction" not in injected
     assert injected["contents"][0]["parts"] == [{"text": "MEM"}, {"text": "weather?"}]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memvault.api.memory_options import parse_options
+from memvault.api.providers import CODECS
 from memvault.core.errors import InvalidInput
 from memvault.core.memory.chat_calls import (
     Conversation,
@@ -132,3 +133,40 @@ def test_what_is_not_stored() -> None:
     assert [m.role for m in only_user] == ["user"]
     cut = turn_messages(conversation(), Reply("partial", complete=False), options(), 1.0)
     assert [m.role for m in cut] == ["user"]
+
+
+# One agent's tool loop as each API carries it: the user's question, the model's tool call, the
+# tool's result; the question is that of the loop's first call, which stored it.
+TOOL_LOOPS = {
+    "openai": {"messages": [
+        {"role": "user", "content": "What is the weather in Lisbon?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ]},
+    "anthropic": {"messages": [
+        {"role": "user", "content": "What is the weather in Lisbon?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "weather", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}]},
+    ]},
+    "gemini": {"contents": [
+        {"role": "user", "parts": [{"text": "What is the weather in Lisbon?"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "weather", "response": {}}}]},
+    ]},
+    "openai-responses": {"input": [
+        {"role": "user", "content": "What is the weather in Lisbon?"},
+        {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+    ]},
+}
+
+
+@pytest.mark.parametrize("provider", sorted(TOOL_LOOPS))
+def test_a_tool_loops_later_calls_store_their_answer_alone(provider: str) -> None:
+    looped = CODECS[provider].extract(TOOL_LOOPS[provider])
+    assert looped.query() == "What is the weather in Lisbon?"
+    stored = turn_messages(looped, Reply("Sunny in Lisbon."), options(), 1.0)
+    assert [(m.role, m.content) for m in stored] == [("assistant", "Sunny in Lisbon.")]
+    # The user's words after the tool's result are a new message, stored with the answer.
+    said = Conversation((*looped.turns, Turn("user", "And in Porto?")))
+    assert [m.role for m in turn_messages(said, Reply("Rain."), options(), 1.0)] == ["user", "assistant"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -22,6 +23,8 @@ DEPS_SCOPE_KEY = "memvault.deps"
 # Cloudflare Access adds this signed JWT to each request it let through.
 ACCESS_JWT_HEADER = "Cf-Access-Jwt-Assertion"
 SESSION_ID_HEADER = "X-Session-ID"
+# Methods that only read: a page of another site may make a browser send them, but never sees the answer.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 # auto_error=False everywhere: a missing header is answered by our own 401, in our error envelope.
 MEMORY_KEY_BEARER = HTTPBearer(
@@ -85,16 +88,30 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def caller_tokens(headers: Mapping[str, str], *, bearer: bool = True) -> CallerTokens:
-    """The credentials a request carries, for ``core.credentials.callers`` to resolve. Referer, Origin and
-    cookies never identify a caller. Without ``bearer`` (the memory router, where `Authorization`
-    carries the provider's key) only the named headers count."""
+def caller_tokens(headers: Mapping[str, str], *, bearer: bool = True, method: str = "POST") -> CallerTokens:
+    """The credentials a request (of ``method``) carries, for ``core.credentials.callers`` to resolve.
+    Referer, Origin and cookies never identify a caller. Without ``bearer`` (the memory router, where
+    `Authorization` carries the provider's key) only the named headers count."""
     return CallerTokens(
         bearer=bearer_token(headers) if bearer else None,
         memory_key=header(headers, "X-Memory-Key"),
         brain_token=header(headers, "X-Memvault-Brain-Token"),
         access_assertion=header(headers, ACCESS_JWT_HEADER),
+        from_other_site=method.upper() not in SAFE_METHODS and from_other_site(headers),
     )
+
+
+def from_other_site(headers: Mapping[str, str]) -> bool:
+    """Whether a browser made the request for a page of another origin: as its `Sec-Fetch-Site` says
+    (a sibling subdomain is another site too), or, from a browser that sends none, as an `Origin`
+    that is not this host (`null`: a sandboxed frame or a local file) shows."""
+    site = header(headers, "Sec-Fetch-Site")
+    if site is not None:
+        return site.lower() not in ("same-origin", "none")
+    origin = header(headers, "Origin")
+    if origin is None:
+        return False
+    return origin.lower() == "null" or urlsplit(origin).netloc.lower() != (header(headers, "Host") or "").lower()
 
 
 def session_header(headers: Mapping[str, str]) -> str | None:
@@ -109,7 +126,7 @@ async def brain_credential(
     _access: Annotated[str | None, Security(ACCESS_JWT)],
 ) -> Credential:
     # The schemes above document the headers; caller_tokens reads them, for every surface alike.
-    return await brain_caller(deps, caller_tokens(request.headers))
+    return await brain_caller(deps, caller_tokens(request.headers, method=request.method))
 
 
 async def memory_key(
@@ -119,7 +136,7 @@ async def memory_key(
     _header: Annotated[str | None, Security(MEMORY_KEY_HEADER)],
 ) -> MemoryKey:
     """`Authorization: Bearer mk_…` (or `X-Memory-Key`); unknown or revoked keys get 401."""
-    return await memory_caller(deps, caller_tokens(request.headers))
+    return await memory_caller(deps, caller_tokens(request.headers, method=request.method))
 
 
 async def admin(

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from memvault.api.providers import CODECS
 from memvault.core.errors import MemvaultError, RateLimited
@@ -83,6 +84,12 @@ async def _framework(request: Request, exc: HTTPException) -> JSONResponse:
     return render(request.url.path, status, CODES.get(status, "error"), message, dict(exc.headers or {}))
 
 
+async def _client_left(request: Request, exc: ClientDisconnect) -> JSONResponse:
+    # A caller that gives up while sending its body is not a failure of ours; nobody reads this.
+    log.info("the client left before its request body was whole: %s %s", request.method, loggable(request.url.path))
+    return render(request.url.path, 400, "invalid_request", "the request body did not arrive whole")
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     # The type only: an exception's text may quote stored memory.
     log.error("unexpected %s on %s %s", type(exc).__name__, request.method, loggable(request.url.path))
@@ -93,4 +100,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(MemvaultError, _domain)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _framework)  # type: ignore[arg-type]
+    app.add_exception_handler(ClientDisconnect, _client_left)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)

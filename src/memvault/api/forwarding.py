@@ -21,7 +21,13 @@ from fastapi.responses import JSONResponse
 from memvault.api.dependencies import caller_tokens, get_deps
 from memvault.api.errors import error_headers
 from memvault.api.memory_options import BODY_OBJECT, memory_headers, parse_options
-from memvault.api.provider_credentials import holds_memory_key, memory_key_in_key_header, with_stored_credential
+from memvault.api.provider_credentials import (
+    holds_memory_key,
+    holds_memvault_credential,
+    memory_key_in_key_header,
+    query_without_credentials,
+    with_stored_credential,
+)
 from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import RelayResponse, Tap, read_reply, tap_for
@@ -59,7 +65,7 @@ _NOT_FORWARDED = _HOP_BY_HOP | {
     "x-real-ip",
     "x-provider-key",
 }
-_OWN_PREFIXES = ("x-memory-", "x-session-id", "cf-")
+_OWN_PREFIXES = ("x-memory-", "x-memvault-", "x-session-id", "cf-")
 
 
 def error_response(codec: ProviderCodec, error: MemvaultError, memory: PreparedMemory | None = None) -> Response:
@@ -71,12 +77,12 @@ def error_response(codec: ProviderCodec, error: MemvaultError, memory: PreparedM
 
 
 def upstream_headers(incoming: Sequence[tuple[str, str]], codec: ProviderCodec) -> list[tuple[str, str]]:
-    """The caller's headers as they go upstream: a memory key never does, in any header."""
+    """The caller's headers as they go upstream: a memory key or brain credential never does, in any header."""
     provider_key = next((v for k, v in incoming if k.lower() == "x-provider-key" and not holds_memory_key(v)), None)
     headers = []
     for name, value in incoming:
         lower = name.lower()
-        if lower in _NOT_FORWARDED or lower.startswith(_OWN_PREFIXES):
+        if lower in _NOT_FORWARDED or lower.startswith(_OWN_PREFIXES) or holds_memvault_credential(value):
             continue
         if lower in codec.key_headers and (provider_key is not None or holds_memory_key(value)):
             continue
@@ -90,7 +96,7 @@ def upstream_headers(incoming: Sequence[tuple[str, str]], codec: ProviderCodec) 
 
 def upstream_url(deps: Deps, codec: ProviderCodec, request: Request) -> str:
     base = codec.base_url(deps.settings).rstrip("/")
-    query = request.url.query
+    query = query_without_credentials(request.url.query)
     return f"{base}{request.url.path}" + (f"?{query}" if query else "")
 
 

@@ -11,7 +11,7 @@ memory key, and it is never forwarded upstream."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from urllib.parse import parse_qs
+from urllib.parse import parse_qsl, urlencode
 
 from memvault.api.dependencies import header
 from memvault.api.providers import ProviderCodec
@@ -33,6 +33,19 @@ def holds_memory_key(value: str) -> bool:
     return keys.is_memory_key(_bare(value))
 
 
+def holds_memvault_credential(value: str) -> bool:
+    """Whether a header's or query parameter's value is a memvault secret (a memory key or a stored
+    brain credential, bare or as a bearer): such a value never goes to the provider, a third party."""
+    return holds_memory_key(value) or _bare(value).startswith(keys.BRAIN_PREFIX)
+
+
+def query_without_credentials(query: str) -> str:
+    """The query string as it goes upstream: without a parameter that holds a memvault secret."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    kept = [(name, value) for name, value in pairs if not holds_memvault_credential(value)]
+    return query if len(kept) == len(pairs) else urlencode(kept)
+
+
 def memory_key_in_key_header(headers: Mapping[str, str], codec: ProviderCodec) -> str | None:
     """The memory key an SDK sent as its API key, in the provider's key header; None if none did."""
     for name in codec.key_headers:
@@ -49,7 +62,7 @@ def carries_own_credential(headers: Mapping[str, str], codec: ProviderCodec, que
     if any((value := header(headers, name)) is not None and not holds_memory_key(value) for name in codec.key_headers):
         return True
     # Gemini's REST API also takes its key as `?key=`.
-    return codec.name == "gemini" and "key" in parse_qs(query)
+    return codec.name == "gemini" and any(name == "key" for name, _ in parse_qsl(query_without_credentials(query)))
 
 
 async def with_stored_credential(deps: Deps, key_id: str | None, codec: ProviderCodec, incoming: Mapping[str, str],

@@ -30,6 +30,10 @@ MIN_CONNECTIONS = 8
 _BUSY_BODY = json.dumps(error_body("busy", "the server is serving all the connections it can; retry")).encode()
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
         b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY))
+# The answer to a request whose body stopped arriving, and the connection is closed.
+_STALLED_BODY = json.dumps(error_body("timeout", "the request body stopped arriving; send it again")).encode()
+STALLED = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nConnection: close\r\n"
+           b"Content-Length: %d\r\n\r\n%s" % (len(_STALLED_BODY), _STALLED_BODY))
 
 
 @dataclass(frozen=True)
@@ -102,14 +106,16 @@ def logging_config(level: str) -> dict[str, Any]:
 
 
 def bounded_protocol(max_connections: int, idle_seconds: float) -> type[H11Protocol]:
-    """uvicorn's HTTP/1.1 protocol with two bounds: a connection that has not sent a whole
-    request's headers within ``idle_seconds`` of opening or of its last response is closed, and
-    past ``max_connections`` open at once a new connection takes the place of the one that has
-    waited longest for a request, or is closed as it arrives when every other is serving one. So
-    idle or trickling connections cannot pile up, and cannot keep a new caller out."""
+    """uvicorn's HTTP/1.1 protocol with three bounds: a connection that has not sent a whole
+    request's headers within ``idle_seconds`` of opening or of its last response is closed; a
+    request whose body stops arriving for ``idle_seconds`` is answered 408 and closed; and past
+    ``max_connections`` open at once a new connection takes the place of the one that has waited
+    longest for a request, or is closed as it arrives when every other is serving one. So idle or
+    trickling connections cannot pile up, and cannot keep a new caller out."""
 
     class BoundedProtocol(H11Protocol):
         _waiting: asyncio.TimerHandle | None = None
+        _stalling: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -122,16 +128,37 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[H11Proto
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._watch_body(False)
             super().connection_lost(exc)
 
         def handle_events(self) -> None:
             super().handle_events()
             if self.cycle is not None and not self.cycle.response_complete:
                 self._disarm()  # a request is being served: its handler's own limits apply
+                # Each arrival restarts the body's clock, so only a body that stops is cut off.
+                self._watch_body(self.cycle.more_body and not self.cycle.response_started)
 
         def on_response_complete(self) -> None:
+            self._watch_body(False)
             self._arm()  # before the next pipelined request, which disarms it again
             super().on_response_complete()
+
+        def _watch_body(self, arriving: bool) -> None:
+            if self._stalling is not None:
+                self._stalling.cancel()
+            self._stalling = self.loop.call_later(idle_seconds, self._close_stalled) if arriving else None
+
+        def _close_stalled(self) -> None:
+            self._stalling = None
+            cycle = self.cycle
+            if cycle is None or not cycle.more_body or cycle.response_started or self.transport.is_closing():
+                return
+            if self.flow.read_paused or cycle.waiting_for_100_continue:
+                self._watch_body(True)  # the server is the one not reading yet: nothing stalled
+                return
+            log.info("closed a connection whose request body stopped arriving for %.0f s", idle_seconds)
+            self.transport.write(STALLED)
+            self.transport.close()
 
         def _arm(self) -> None:
             self._disarm()

@@ -214,3 +214,45 @@ async def test_emails_are_compared_exactly_but_for_ascii_case(tmp_path: Path, ke
                 assert (await name_of(stranger)).status_code == 403, stranger
         finally:
             await close_brain(brain)
+
+
+# What a page of another site can make a signed-in browser send: the browser attaches the Access
+# cookie (Access then adds the assertion) to a form post or a no-cors fetch, with a body that is
+# JSON in all but its content type.
+OTHER_SITE = {
+    "fetch metadata": {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+    "a sibling subdomain": {"Sec-Fetch-Site": "same-site", "Origin": "https://notes.brain.test"},
+    "an older browser's origin": {"Origin": "https://evil.example"},
+    "a sandboxed frame": {"Origin": "null"},
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_SITE))
+async def test_a_request_another_site_made_is_not_signed_in_by_access(access: tuple[Brain, Team], case: str) -> None:
+    brain, team = access
+    await brain.write({"source": "notes:family", "scope": "family", "content": "The family boat is called Heron."})
+    fact_id = (await brain.client.post("/v1/brain/facts/search", json={"query": "boat Heron"},
+                                       headers=brain.headers("family"))).json()["results"][0]["id"]
+    token = team.token(brain.clock.now, email="boss@example.com")
+    forged = {HEADER: token, "Content-Type": "text/plain", **OTHER_SITE[case]}
+    writes = [
+        ("/memory/write", {"scope": "family", "source": "forged", "content": "The family boat was sold."}),
+        ("/v1/brain/facts", {"scope": "family", "source": "forged", "content": "The family boat was sold."}),
+        (f"/v1/brain/facts/{fact_id}/retire", {"reason": "forged"}),
+        ("/v1/brain/sync", {"direction": "push", "source": "notes:family", "items": []}),
+    ]
+    for path, body in writes:
+        refused = await brain.client.post(path, content=json.dumps(body), headers=forged)
+        assert refused.status_code == 403, (path, refused.text)
+        assert "another site" in refused.json()["error"]["message"]
+    assert await brain.count("source = 'forged'") == 0
+    assert await brain.count("id = ? AND superseded_at IS NULL", (fact_id,)) == 1
+    # The same browser on the portal's own page, and reads a page of another site cannot see.
+    same_origin = {HEADER: token, "Sec-Fetch-Site": "same-origin", "Origin": "http://brain.test"}
+    written = await brain.client.post("/v1/brain/facts", json=writes[1][1], headers=same_origin)
+    assert written.status_code == 200, written.text
+    assert (await brain.client.get("/portal/me", headers={HEADER: token, **OTHER_SITE[case]})).status_code == 200
+    # A credential the page sends itself is no cookie: another site's page cannot know it.
+    sent = await brain.client.post("/v1/brain/facts/search", json={"query": "boat"},
+                                   headers={**brain.headers("family"), **OTHER_SITE[case]})
+    assert sent.status_code == 200, sent.text

@@ -14,9 +14,10 @@ from banded import ids_in, judged_fixture, llm_fixture, plain_fixture, replying 
 from brain_env import Brain, close_brain, open_brain
 from fake_llm import FakeLlm
 
-from memvault.core.brain import to_plain
+from memvault.core.brain import fact_input, to_plain
 from memvault.core.errors import TransientStorageError
 from memvault.core.operations.maintenance import run_maintenance
+from memvault.core.redaction import Redaction
 from memvault.core.tuning import Tuning
 
 # What a fact is, beside the upkeep columns (vectors, hashes) a consolidation run may fill in.
@@ -392,3 +393,22 @@ async def test_old_unhashed_rows_past_the_batch_are_hashed_and_compared(tmp_path
         assert result["hashed"] == 4
     finally:
         await close_brain(brain)
+
+
+async def test_facts_stored_before_a_rule_reach_neither_the_judge_nor_a_proposal_unredacted(
+    judged: tuple[Brain, FakeLlm], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    brain, fake = judged
+    card = "4111 1111 1111 1111"
+    monkeypatch.setattr(fact_input, "redact", lambda text: Redaction(text, ()))  # as a version without the rule wrote
+    old = await _write_unbanded(brain, f"The boiler is serviced each March by Hartley Heating, paid with card {card}")
+    brain.clock.advance(60)
+    new = await _write_unbanded(brain, f"The boiler is serviced each October by Hartley Heating, paid with card {card}")
+    monkeypatch.undo()
+    fake.respond = replying("merge", text="The boiler is serviced each March and October by Hartley Heating")
+    result = await _consolidate(brain, dryRun=False)
+    assert fake.judged() and all(card not in user for _, user in fake.prompts)
+    assert any("[redacted:" in user for _, user in fake.judged())
+    [listed] = await _listed(brain)
+    assert {f["id"] for f in listed["facts"]} == {old, new}
+    assert card not in json.dumps(result) and card not in json.dumps(listed)

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -325,3 +326,43 @@ def test_storing_never_delays_the_answer(
     finally:
         blocked.open.set()
         router.deps.vaults = working
+
+
+# One more than httpx's default connection pool, which once capped the calls in flight upstream.
+CALLS_IN_FLIGHT = 101
+
+
+def test_more_calls_in_flight_than_a_connection_pool_all_reach_the_provider(
+    router: Router, key: tuple[str, str]
+) -> None:
+    """Every call is held at the provider until all of them have arrived there, as long model
+    answers overlap: none may wait on memvault for another's upstream connection."""
+    _, secret = key
+    marker = "pool-test"
+    arrived: list[object] = []
+
+    async def hold_until_all_arrived(received: Any) -> None:
+        if marker not in received.body.decode("utf-8", "replace"):
+            return
+        arrived.append(received)
+        until = time.monotonic() + 60
+        while len(arrived) < CALLS_IN_FLIGHT and time.monotonic() < until:
+            await asyncio.sleep(0.02)
+
+    async def call_all() -> list[int]:
+        limits = httpx.Limits(max_connections=None)
+        async with httpx.AsyncClient(base_url=router.url, timeout=120, limits=limits) as client:
+            calls = [
+                client.post("/v1/chat/completions", headers={"X-Memory-Key": secret},
+                            json=body_of("openai", [f"{marker} call {i}"]))
+                for i in range(CALLS_IN_FLIGHT)
+            ]
+            return [response.status_code for response in await asyncio.gather(*calls)]
+
+    router.upstream.before_answer = hold_until_all_arrived
+    try:
+        statuses = asyncio.run(call_all())
+    finally:
+        router.upstream.before_answer = None
+    assert len(arrived) == CALLS_IN_FLIGHT
+    assert statuses == [200] * CALLS_IN_FLIGHT

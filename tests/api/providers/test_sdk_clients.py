@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import anthropic
 import openai
 from google import genai
 from google.genai import types
 
 from conftest import Router
+from memvault.core.memory.read.export import export_memory
 
 SYSTEM = "You are terse."
 
@@ -190,3 +194,41 @@ def test_sdk_messages_marked_memory_false_are_forwarded_without_the_flag_and_nev
         model="gpt-test", messages=[{"role": "user", "content": "This one may be kept."}]
     )
     assert not any("8642" in text for text in router.wait_stored(key_id, "This one may be kept."))
+
+
+def tool_call_stream() -> bytes:
+    """A streamed answer that is a tool call, its arguments in two deltas, as OpenAI sends it."""
+    head = {"id": "chatcmpl-tool", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-test"}
+    call = {"index": 0, "id": "call_w1", "type": "function", "function": {"name": "weather", "arguments": ""}}
+    deltas = [
+        ({"role": "assistant", "content": None, "tool_calls": [call]}, None),
+        ({"tool_calls": [{"index": 0, "function": {"arguments": '{"city":'}}]}, None),
+        ({"tool_calls": [{"index": 0, "function": {"arguments": '"Lisbon"}'}}]}, None),
+        ({}, "tool_calls"),
+    ]
+    chunks = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": f}]} for d, f in deltas]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def test_an_openai_tool_loop_stores_the_question_once_and_the_answer(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    client = openai_client(router, secret)
+    tools: list[Any] = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
+    messages: list[Any] = [{"role": "user", "content": "What is the weather in Lisbon today?"}]
+    router.upstream.reply_next_with(200, tool_call_stream(), "text/event-stream")
+    with client.chat.completions.stream(model="gpt-test", messages=messages, tools=tools) as stream:
+        called = stream.get_final_completion().choices[0].message
+    (call,) = called.tool_calls or []
+    assert (call.id, call.function.name, call.function.arguments) == ("call_w1", "weather", '{"city":"Lisbon"}')
+    # As the SDK's docs run a tool loop: the model's message, then the tool's result.
+    messages += [called, {"role": "tool", "tool_call_id": call.id, "content": "Sunny, 21 C."}]
+    answer = client.chat.completions.create(model="gpt-test", messages=messages, tools=tools)
+    assert answer.choices[0].message.content == router.upstream.answer
+    assert router.upstream.received[-1].json["messages"][1]["tool_calls"][0]["id"] == "call_w1"
+    router.wait_stored(key_id, "What is the weather in Lisbon today?", router.upstream.answer)
+
+    async def exported() -> list[dict[str, Any]]:
+        return [record async for record in export_memory(router.deps, key_id)]
+
+    (asked,) = [r for r in router.run(exported) if r.get("content") == "What is the weather in Lisbon today?"]
+    assert not asked.get("said_again"), "the loop's second call stored the question again"

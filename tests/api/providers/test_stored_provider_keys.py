@@ -171,3 +171,26 @@ def test_a_deleted_key_is_no_longer_used_and_nothing_printed_holds_a_key(setup: 
     assert "/v1/chat/completions" in printed  # the access log is in what was read
     assert not any(value in printed for value in STORED.values())
     assert setup.memory_key not in printed
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_no_memvault_credential_goes_upstream_whatever_carries_it(setup: Setup, provider: str) -> None:
+    """A memory key or a brain credential a call carries beside the memory key it is made with,
+    in a header of any name or in the query, stays here: the provider is a third party."""
+    path, body = {
+        "openai": ("/v1/chat/completions", {"model": "gpt-test", "messages": [{"role": "user", "content": "x"}]}),
+        "anthropic": ("/v1/messages", {"model": "c", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}),
+        "gemini": ("/v1beta/models/g:generateContent", {"contents": [{"parts": [{"text": "x"}]}]}),
+    }[provider]
+    brain_token = "bt_" + "b" * 43
+    carried = {"X-Memory-Key": setup.memory_key, "Authorization": f"Bearer {setup.bare_key}",
+               "X-Api-Key": setup.bare_key, "X-Goog-Api-Key": setup.bare_key, "X-Memvault-Brain-Token": brain_token,
+               "X-Custom-Credential": f"Bearer {setup.memory_key}"}
+    before = len(setup.upstream.received)
+    # Whether the provider then takes the call (a key stored for it or not) is not the point here.
+    httpx.post(f"{setup.url}{path}", params={"key": setup.memory_key, "alt": "json"}, headers=carried, json=body,
+               timeout=30)
+    (reached,) = setup.upstream.received[before:]
+    sent = " ".join([reached.query, *reached.headers.values()])
+    assert "mk_" not in sent and brain_token not in sent and "x-memvault-brain-token" not in reached.headers
+    assert "alt=json" in reached.query  # the rest of the query goes on as it was

@@ -45,7 +45,9 @@ async def test_no_conversation_read_surface_hands_back_a_secret_stored_before_th
     deps = make_deps(mcp_environment(tmp_path))
     key, secret = await create_key(deps.db, "old", deps.clock())
     stored_as_before_the_gate(monkeypatch)
-    messages = [{"role": "user", "content": case.text, "id": f"m{n}"} for n, case in enumerate(CASES)]
+    messages = [{"role": "user", "content": case.text, "id": f"m{n}", "metadata": {"note": case.text}}
+                for n, case in enumerate(CASES)]
+    messages[0]["model"] = CASES[1].text
     await rpc.save_memory(deps, secret, None, messages)
     monkeypatch.undo()
     mirrored = "\n".join(r["text"] for r in await deps.db.query("SELECT text FROM mirror_rows"))
@@ -62,6 +64,9 @@ async def test_no_conversation_read_surface_hands_back_a_secret_stored_before_th
 
     exported = [record async for record in await perform(deps, key, EXPORT, {})]
     assert exported and leaks(CASES, repr(exported)) == []
+    # A page of messages, pending and stored alike, with each message's model and metadata.
+    page = await rpc.get_memory(deps, secret, None, 500)
+    assert len(page["items"]) == len(CASES) and "[redacted:" in repr(page) and leaks(CASES, repr(page)) == []
 
     await close_local_deps(deps)
     async with stdio_session(tmp_path, "--key", secret) as session:
@@ -125,9 +130,15 @@ async def test_no_brain_read_surface_hands_back_a_secret_stored_before_the_gate(
             "pull": await brain.client.post("/v1/brain/sync", headers=headers,
                                             json={"direction": "pull", "source": "old:"}),
             "skill": await brain.client.get("/v1/brain/skills/old-deploy", headers=headers),
+            "skills": await brain.client.get("/v1/brain/skills", headers=headers),
+            # A proposal lists the stored facts and skills it may duplicate.
+            "proposal": await brain.client.post("/v1/brain/skills/proposals", headers=headers, json={
+                "title": "Deploy the home server", "scope": "family", "triggers": ["old-deploy", cases[0].text[:40]],
+                "steps": ["Read the setup notes for the home server."], "source_trail": ["task:1"]}),
         }
+        reads["proposals"] = await brain.client.get("/v1/brain/skills/proposals", headers=headers)
         for surface, answer in reads.items():
-            assert answer.status_code == 200, (surface, answer.text)
+            assert answer.status_code in (200, 201), (surface, answer.text)
             assert leaks(cases, answer.text) == [], surface
             assert "[redacted:" in answer.text, surface
         history = reads["history"].json()["chain"]

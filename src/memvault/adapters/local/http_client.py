@@ -10,6 +10,10 @@ from memvault.core.errors import UpstreamUnavailable
 
 # Model calls can think for minutes between bytes; connecting should be quick.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=600.0, write=60.0, pool=30.0)
+# No cap of the pool's own on calls in flight: each is the relay of one client connection, and the
+# server already bounds those (`server_limits`). httpx's default of 100 made the 101st concurrent
+# stream wait for a free slot and fail as "unreachable" while the provider was answering the rest.
+POOL_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=20)
 
 
 class HttpxResponse:
@@ -40,7 +44,9 @@ class HttpxResponse:
 class HttpxClient:
     def __init__(self, client: httpx.AsyncClient | None = None) -> None:
         # trust_env off: a local proxy variable must not silently reroute provider traffic.
-        self._client = client or httpx.AsyncClient(timeout=DEFAULT_TIMEOUT, trust_env=False, follow_redirects=False)
+        self._client = client or httpx.AsyncClient(
+            timeout=DEFAULT_TIMEOUT, limits=POOL_LIMITS, trust_env=False, follow_redirects=False
+        )
 
     async def send(self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes) -> HttpxResponse:
         request = self._client.build_request(method, url, headers=list(headers), content=body or None)

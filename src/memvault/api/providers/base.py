@@ -16,6 +16,9 @@ from memvault.core.errors import InvalidInput
 from memvault.core.memory.chat_calls import Conversation, Reply, Turn
 from memvault.core.settings import Settings
 
+# A tool call or a tool's result, where it stands in a conversation.
+TOOL_TURN = Turn("tool", "")
+
 Json = dict[str, Any]
 
 
@@ -169,13 +172,28 @@ def with_tokens(text: str, tokens: Tokens, complete: bool = True) -> Reply:
 
 
 def chat_messages_conversation(body: Json, stream: bool | None) -> Conversation:
-    """The conversation of a `messages` array of user/assistant turns (OpenAI and Anthropic alike)."""
+    """The conversation of a `messages` array of user/assistant turns (OpenAI and Anthropic alike).
+    Tool results (OpenAI `tool` messages, Anthropic `tool_result` blocks) stand ahead of the words
+    a message adds, tool calls (`tool_calls`, `tool_use` blocks) after them."""
     turns = []
     for index, message in enumerate(require_list(body, "messages")):
         remember = remember_flag(message, f"messages[{index}]")
-        if message.get("role") in ("user", "assistant"):
-            turns.append(Turn(message["role"], text_of_parts(message.get("content")), remember))
+        role, content = message.get("role"), message.get("content")
+        if role in ("tool", "function") or holds_part(content, "tool_result"):
+            turns.append(TOOL_TURN)
+        if role in ("user", "assistant"):
+            turns.append(Turn(role, text_of_parts(content), remember))
+        if message.get("tool_calls") or message.get("function_call") or holds_part(content, "tool_use"):
+            turns.append(TOOL_TURN)
     model = body.get("model")
     return Conversation(
         tuple(turns), model if isinstance(model, str) else None, body.get("stream") is True if stream is None else stream
+    )
+
+
+def holds_part(parts: object, kind: str) -> bool:
+    """Whether a content array holds a block whose `type` ends in ``kind`` (`tool_use` also finds
+    `server_tool_use` and `mcp_tool_use`)."""
+    return isinstance(parts, list) and any(
+        isinstance(part, dict) and str(part.get("type", "")).endswith(kind) for part in parts
     )

@@ -6,6 +6,7 @@ from typing import Any
 
 from memvault.api.providers.base import (
     NO_TOKENS,
+    TOOL_TURN,
     Json,
     SseEvent,
     Tokens,
@@ -36,6 +37,10 @@ _SYSTEM_FIELDS = ("systemInstruction", "system_instruction")
 _CACHE_FIELDS = ("cachedContent", "cached_content")
 # Function results come back as "tool" (google-genai) or "function" (older REST examples) turns.
 _ROLES = ("user", "model", "tool", "function")
+
+
+def _holds(parts: Any, kind: str) -> bool:
+    return isinstance(parts, list) and any(isinstance(p, dict) and kind in p for p in parts)
 
 
 def _text(parts: Any) -> str:
@@ -96,8 +101,13 @@ class GeminiCodec:
             role = content.get("role", "user")
             if role not in _ROLES:
                 raise InvalidInput(f"`contents[{index}].role` must be one of {', '.join(_ROLES)}")
+            parts = content.get("parts")
+            if role in ("tool", "function") or _holds(parts, "functionResponse"):
+                turns.append(TOOL_TURN)
             if role in ("user", "model"):
-                turns.append(Turn("assistant" if role == "model" else "user", _text(content.get("parts")), remember))
+                turns.append(Turn("assistant" if role == "model" else "user", _text(parts), remember))
+            if _holds(parts, "functionCall"):
+                turns.append(TOOL_TURN)
         model = body.get("model")
         return Conversation(tuple(turns), model if isinstance(model, str) else None, bool(stream))
 

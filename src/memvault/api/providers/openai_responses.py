@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from memvault.api.providers.base import (
     NO_TOKENS,
+    TOOL_TURN,
     Json,
     SseEvent,
     Tokens,
@@ -59,7 +60,9 @@ class OpenAIResponsesCodec(OpenAICodec):
                 remember = remember_flag(item, f"input[{index}]")
                 # A message item may leave out its type; tool calls, their outputs and reasoning
                 # carry no words of the user's or the assistant's own.
-                if item.get("type", "message") == "message" and item.get("role") in ("user", "assistant"):
+                if item.get("type", "message") != "message":
+                    turns.append(TOOL_TURN)
+                elif item.get("role") in ("user", "assistant"):
                     turns.append(Turn(item["role"], text_of_parts(item.get("content"), kinds=_TEXT_PARTS), remember))
         elif raw is not None:
             raise InvalidInput("`input` must be a string or an array of items")

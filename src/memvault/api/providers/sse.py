@@ -225,6 +225,9 @@ class RelayResponse(Response):
             if gone.is_set():
                 raise ClientGone
             await to_client({"type": "http.response.body", "body": chunk, "more_body": True})
+            # Let a hang-up be heard before the next chunk: chunks upstream already sent arrive
+            # without a pause, and writing them on to a closed connection is wasted (and logged).
+            await asyncio.sleep(0)
             if self._tap is not None:
                 self._follow(self._tap, chunk)
         await to_client({"type": "http.response.body", "body": b"", "more_body": False})

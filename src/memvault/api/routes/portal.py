@@ -29,7 +29,7 @@ async def static_file(name: str) -> Response:
 async def me(request: Request, deps: DepsParam) -> dict[str, Any]:
     """Who the caller is: a memory key (for the conversations tab), else a brain credential or the
     Cloudflare Access identity (for the brain tab), resolved as for every other route."""
-    caller = await resolve_caller(deps, caller_tokens(request.headers), Need.EITHER)
+    caller = await resolve_caller(deps, caller_tokens(request.headers, method=request.method), Need.EITHER)
     if caller.key is not None:
         return {"kind": "memory", "id": caller.key.id, "name": caller.key.label or caller.key.id}
     credential = caller.credential

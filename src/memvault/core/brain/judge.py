@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.ports import ChatModel
+from memvault.core.redaction.recall import recalled
 
 log = logging.getLogger("memvault.brain")
 
@@ -50,9 +51,14 @@ class Judgement:
 KEEP_BOTH = Judgement("keep_both")
 
 
+def _listing(facts: Mapping[str, str]) -> str:
+    """Facts as the model reads them: through the secret gate at recall, since a fact stored before
+    a rule existed must not reach a model either."""
+    return "\n".join(f"- id {fid}: {recalled(text).text}" for fid, text in facts.items())
+
+
 def _prompt(new: str, candidates: Mapping[str, str]) -> str:
-    existing = "\n".join(f"- id {fid}: {text}" for fid, text in candidates.items())
-    return f"NEW fact:\n{new}\n\nEXISTING facts:\n{existing}"
+    return f"NEW fact:\n{recalled(new).text}\n\nEXISTING facts:\n{_listing(candidates)}"
 
 
 def _json_object(reply: str) -> dict[str, Any]:
@@ -114,9 +120,8 @@ async def rate_importance(llm: ChatModel, facts: Mapping[str, str], timeout: flo
     """Ratings of ``facts`` (id -> text); a fact the reply does not rate validly is left out."""
     if not facts:
         return {}
-    listing = "\n".join(f"- id {fid}: {text}" for fid, text in facts.items())
     try:
-        reply = _json_object(await asyncio.wait_for(llm.complete(_IMPORTANCE, listing), timeout))
+        reply = _json_object(await asyncio.wait_for(llm.complete(_IMPORTANCE, _listing(facts)), timeout))
     except Exception as exc:  # unrated facts keep the default importance
         log.warning("brain importance reply not used: %s", type(exc).__name__)
         return {}

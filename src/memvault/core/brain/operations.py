@@ -9,27 +9,26 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from memvault.core.brain import commands, fact_input, results, skill_proposal_input, skill_proposal_results
-from memvault.core.brain.consolidate import consolidate
 from memvault.core.brain.facts import write_facts
-from memvault.core.brain.proposals import accept_proposal, list_proposals, reject_proposal
+from memvault.core.brain.proposals import accept_proposal, reject_proposal
 from memvault.core.brain.recall_gate import (
     body_read,
+    consolidated,
     exported,
     history_read,
+    proposals_read,
     recalled_facts,
     searched,
-    skill_read,
     synced,
 )
 from memvault.core.brain.retire import retire_fact
 from memvault.core.brain.scopes import Credential
+from memvault.core.brain.skill_gate import skill_proposals_listed, skill_proposed, skill_read, skills_listed
 from memvault.core.brain.skill_proposals import (
     confirm_skill_proposal,
-    list_skill_proposals,
-    propose_skill,
     reject_skill_proposal,
 )
-from memvault.core.brain.skills import list_skills, register_skill
+from memvault.core.brain.skills import register_skill
 from memvault.core.brain.wire import parse_fields
 from memvault.core.deps import Deps
 from memvault.core.settings import Settings
@@ -93,17 +92,17 @@ GET_SKILL: Operation[commands.GetSkill, results.SkillFound] = Operation(
     commands.GetSkill, results.SkillFound, _data_only(commands.parse_get_skill), skill_read)
 LIST_SKILLS: Operation[commands.ListSkills, results.SkillList] = Operation(
     "list_skills", "The current skills the credential may read, without their content.",
-    commands.ListSkills, results.SkillList, _fields(commands.ListSkills), list_skills)
+    commands.ListSkills, results.SkillList, _fields(commands.ListSkills), skills_listed)
 PROPOSE_SKILL: Operation[skill_proposal_input.CheckedProposal, skill_proposal_results.SkillProposed] = Operation(
     "propose_skill", "Propose a skill learned from finished work (writer credentials, within their scopes): it is "
     "stored as pending with the skills and facts it may duplicate, and registered only once a writer confirms it.",
     skill_proposal_input.ProposeSkill, skill_proposal_results.SkillProposed, skill_proposal_input.parse_propose_skill,
-    propose_skill)
+    skill_proposed)
 LIST_SKILL_PROPOSALS: Operation[skill_proposal_input.ListSkillProposals, skill_proposal_results.SkillProposalList] = (
     Operation("list_skill_proposals", "Skill proposals over the credential's scopes, newest first, each with its "
               "candidates; pending ones unless `status` says otherwise.",
               skill_proposal_input.ListSkillProposals, skill_proposal_results.SkillProposalList,
-              _fields(skill_proposal_input.ListSkillProposals), list_skill_proposals))
+              _fields(skill_proposal_input.ListSkillProposals), skill_proposals_listed))
 CONFIRM_SKILL_PROPOSAL: Operation[skill_proposal_input.ConfirmSkillProposal,
                                   skill_proposal_results.SkillProposalConfirmed] = Operation(
     "confirm_skill_proposal", "Register a pending skill proposal (writers of its scope): under its own slug, or as the "
@@ -121,10 +120,10 @@ SYNC: Operation[commands.Sync, results.SyncPushed | results.SyncPulled] = Operat
 CONSOLIDATE: Operation[commands.Consolidate, results.Consolidation] = Operation(
     "consolidate", "Find duplicates, updates, merges and broken chains, as proposals (a dry run unless `dry_run` is "
     "false); writer credentials only.",
-    commands.Consolidate, results.Consolidation, _data_only(commands.parse_consolidate), consolidate)
+    commands.Consolidate, results.Consolidation, _data_only(commands.parse_consolidate), consolidated)
 LIST_PROPOSALS: Operation[commands.ListProposals, results.ProposalList] = Operation(
     "list_proposals", "Consolidation proposals over the credential's scopes, newest first.",
-    commands.ListProposals, results.ProposalList, _fields(commands.ListProposals), list_proposals)
+    commands.ListProposals, results.ProposalList, _fields(commands.ListProposals), proposals_read)
 ACCEPT_PROPOSAL: Operation[commands.ProposalRef, results.ProposalAccepted] = Operation(
     "accept_proposal", "Apply a proposal (writers of its scope): supersede, never delete; 409 if a fact changed since.",
     commands.ProposalRef, results.ProposalAccepted, _data_only(commands.parse_proposal_ref), accept_proposal)

@@ -1,16 +1,28 @@
 """The secret gate over everything the brain hands out: a fact, body or skill stored before a rule
 existed is redacted on its way out (a fact's ``redacted`` kinds say so), as conversation memory
-is. Search, recall, a body, a history, an export, a sync pull and a skill all pass it."""
+is. Search, recall, a body, a history, an export, a sync pull and consolidation's proposals all
+pass it; skills pass it in ``skill_gate``."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import TypeVar
 
-from memvault.core.brain.commands import ExportFacts, FactRef, GetSkill, Recall, SearchFacts, Sync
+from memvault.core.brain.commands import (
+    Consolidate,
+    ExportFacts,
+    FactRef,
+    ListProposals,
+    Recall,
+    SearchFacts,
+    Sync,
+)
+from memvault.core.brain.consolidate import consolidate
+from memvault.core.brain.proposals import list_proposals
 from memvault.core.brain.read import export_facts, fact_body, fact_history, sync
 from memvault.core.brain.recall import recall
 from memvault.core.brain.results import (
+    Consolidation,
     ExportedFact,
     ExportedFacts,
     Fact,
@@ -18,19 +30,22 @@ from memvault.core.brain.results import (
     FactHistory,
     FoundFact,
     FoundFacts,
+    NamedFact,
+    ProposalList,
+    ProposedChange,
     RecallEntry,
     Recollection,
-    SkillFound,
+    StoredProposal,
     SyncPulled,
     SyncPushed,
 )
 from memvault.core.brain.scopes import Credential
 from memvault.core.brain.search import search_facts
-from memvault.core.brain.skills import get_skill
 from memvault.core.deps import Deps
 from memvault.core.redaction.recall import recalled
 
 F = TypeVar("F", bound=Fact)
+P = TypeVar("P", bound=ProposedChange)
 
 
 def gated_texts(content: str, snippet: str | None) -> tuple[str, str | None, set[str]] | None:
@@ -110,10 +125,21 @@ async def synced(deps: Deps, credential: Credential, command: Sync) -> SyncPushe
     return done
 
 
-async def skill_read(deps: Deps, credential: Credential, command: GetSkill) -> SkillFound:
-    """``get_skill`` through the gate: a skill's name, description and procedure."""
-    found = await get_skill(deps, credential, command)
-    skill = found.skill
-    texts = {name: recalled(value).text for name, value in
-             (("name", skill.name), ("description", skill.description), ("content", skill.content))}
-    return dataclasses.replace(found, skill=dataclasses.replace(skill, **texts))  # type: ignore[arg-type]
+def _gated_proposal(proposal: P) -> P:
+    text = recalled(proposal.text).text if proposal.text else proposal.text
+    if isinstance(proposal, StoredProposal) and proposal.facts:
+        facts = [NamedFact(f.id, recalled(f.content).text if f.content else f.content) for f in proposal.facts]
+        return dataclasses.replace(proposal, text=text, facts=facts)
+    return dataclasses.replace(proposal, text=text)
+
+
+async def proposals_read(deps: Deps, credential: Credential, command: ListProposals) -> ProposalList:
+    """``list_proposals`` through the gate: a proposal's text and the facts it names."""
+    found = await list_proposals(deps, credential, command)
+    return dataclasses.replace(found, proposals=[_gated_proposal(p) for p in found.proposals])
+
+
+async def consolidated(deps: Deps, credential: Credential, command: Consolidate) -> Consolidation:
+    """``consolidate`` with the proposals it reports through the gate."""
+    done = await consolidate(deps, credential, command)
+    return dataclasses.replace(done, proposals=[_gated_proposal(p) for p in done.proposals])

@@ -15,7 +15,7 @@ from memvault.core.brain.scopes import Credential, auth_of
 from memvault.core.credentials import keys
 from memvault.core.credentials.access import AccessIdentity, access_enabled, access_identity
 from memvault.core.deps import Deps
-from memvault.core.errors import Unauthorized
+from memvault.core.errors import Forbidden, Unauthorized
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,11 @@ class CallerTokens:
     brain_token: str | None = None
     # A Cloudflare Access token: the email it vouches for stands in for a brain credential.
     access_assertion: str | None = None
+    # A browser sent this request, one that may change something, for a page of another site. The
+    # Access token rides on a cookie the browser attaches by itself, so it says nothing of what
+    # the person meant then (cross-site request forgery); a credential sent in the request's own
+    # headers is no cookie, and another site's page cannot know it.
+    from_other_site: bool = False
 
 
 class Need(StrEnum):
@@ -103,5 +108,8 @@ async def _brain_claim(deps: Deps, tokens: CallerTokens) -> str | AccessIdentity
     credential it sends."""
     token = tokens.brain_token or tokens.bearer
     if token is None and tokens.access_assertion and access_enabled(deps.settings):
+        if tokens.from_other_site:
+            raise Forbidden("Cloudflare Access sign-in does not count for a request a page of another site made; "
+                            "send a brain credential")
         return await access_identity(deps, tokens.access_assertion)
     return token

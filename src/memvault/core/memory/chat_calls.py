@@ -83,9 +83,11 @@ def memory_options(given: Mapping[str, object], default_context_limit: int, labe
 
 @dataclass(frozen=True)
 class Turn:
-    """One message of the caller's conversation, reduced to its text."""
+    """One message of the caller's conversation, reduced to its text. A ``tool`` turn is a tool
+    call or a tool's result: no words of anyone's, but it shows the user turn before it was already
+    being answered by an earlier call."""
 
-    role: str  # "user" | "assistant"
+    role: str  # "user" | "assistant" | "tool"
     text: str
     remember: bool = True
 
@@ -101,6 +103,14 @@ class Conversation:
             if turn.role == "user":
                 return turn
         return None
+
+    def continues_a_turn(self) -> bool:
+        """Whether tool calls or results follow the last user turn: this call carries on a turn an
+        earlier call began (an agent's tool loop), and that call already had the user's message."""
+        for turn in reversed(self.turns):
+            if turn.role in ("user", "tool"):
+                return turn.role == "tool"
+        return False
 
     def query(self) -> str:
         """What to recall for: the latest user text (a tool-result turn has none of its own), with
@@ -247,7 +257,9 @@ def turn_messages(
     conversation: Conversation, reply: Reply, options: MemoryOptions, now: float, turn_id: str | None = None
 ) -> list[Message]:
     """The messages a finished turn stores: the caller's last message and the answer to it
-    (``rt-<turn_id>-u`` and ``-a``; the call's receipt id, when it has one).
+    (``rt-<turn_id>-u`` and ``-a``; the call's receipt id, when it has one). A call that carries
+    on a turn through tools stores its answer alone: the call that began the turn stored the
+    user's message, and storing it at every step of a tool loop would count it said again each time.
 
     A last user message marked ``"memory": false`` is never stored, and neither is the answer
     to it, because answers routinely repeat what they answer."""
@@ -256,8 +268,8 @@ def turn_messages(
         return []
     turn_id = turn_id or uuid.uuid4().hex
     messages = []
-    # With no user message (a chained call carrying tool outputs) the answer is stored alone.
-    if last is not None and last.text.strip():
+    # With no new user message (a call carrying tool outputs) the answer is stored alone.
+    if last is not None and last.text.strip() and not conversation.continues_a_turn():
         messages.append(Message("user", last.text, now, f"rt-{turn_id}-u", conversation.model))
     if options.store_response and reply.complete and reply.text.strip():
         # A hair later than the question so the pair keeps its order in every store.

@@ -5,10 +5,12 @@ store itself, reads the vaults as they are."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from memvault.core.deps import Deps
+from memvault.core.memory.metadata import metadata_value, redact_metadata
 from memvault.core.memory.read.vaults import vaults_of
 from memvault.core.memory.transfer import chunk_record, export_records, vault_label
 from memvault.core.models import MessagePage
@@ -44,7 +46,9 @@ async def export_memory(deps: Deps, key_id: str, page_size: int = 500) -> AsyncI
 
 def _gated(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with its text through the gate (stored before a rule existed, it may hold a secret)."""
-    for name in ("text", "content"):
+    for name in ("text", "content", "model"):
         if isinstance(record.get(name), str):
             record[name] = recalled(record[name]).text
+    if isinstance(record.get("metadata"), dict):
+        record["metadata"] = metadata_value(redact_metadata(json.dumps(record["metadata"])).text)
     return record
