@@ -1,6 +1,8 @@
 """The secret corpus in tests/data/secrets: secrets that must disappear and look-alikes that must
 come back verbatim, each with its family. ``secrets.jsonl`` and ``harmless.jsonl`` are the cases
-the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on.
+the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on;
+``heldout2_*.jsonl`` were written later, before its rules were read, against the reworked gate
+(what they exposed was fixed by rules for a family or a setting, never for one string).
 
 A case gives its secret literally (``secret``), or as a ``shape`` that is generated here, so
 that no credential-shaped literal sits in the repository: ``<b62:36>`` is 36 random base62
@@ -86,8 +88,11 @@ def _load(name: str, split: str) -> list[Case]:
     return cases
 
 
-SECRETS = _load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
-HARMLESS = _load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
+SPLITS = ("tuned", "heldout", "heldout2")
+SECRETS = (_load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
+           + _load("heldout2_secrets.jsonl", "heldout2"))
+HARMLESS = (_load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
+            + _load("heldout2_harmless.jsonl", "heldout2"))
 
 
 def caught(case: Case, stored: str) -> bool:
@@ -108,7 +113,7 @@ def shares(cases: Iterable[Case], passed: Callable[[Case], bool]) -> dict[tuple[
 
 def report(title: str, table: dict[tuple[str, str], tuple[int, int]]) -> str:
     lines = [title]
-    for split in ("tuned", "heldout"):
+    for split in SPLITS:
         rows = {family: counts for (s, family), counts in table.items() if s == split}
         done, total = sum(n for n, _ in rows.values()), sum(t for _, t in rows.values())
         if total:
@@ -117,13 +122,22 @@ def report(title: str, table: dict[tuple[str, str], tuple[int, int]]) -> str:
     return "\n".join(lines)
 
 
+def gated(cases: Iterable[Case]) -> list[Case]:
+    """The secrets the gate catches in a text on its own: what every surface must catch as well.
+    The gate's own misses are counted by the corpus test, not laid at a surface's door."""
+    from memvault.core.redaction import redact
+
+    return [case for case in cases if caught(case, redact(case.text).text)]
+
+
 def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     """The first ``per_family`` cases of each (split, family): every family on every surface,
-    at a cost a surface test can pay."""
+    at a cost a surface test can pay. The second held-out split names its families finely (one
+    vendor or one setting each), so one case of each stands for its family."""
     taken: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
-        if taken[(case.split, case.family)] < per_family:
+        if taken[(case.split, case.family)] < (1 if case.split == "heldout2" else per_family):
             taken[(case.split, case.family)] += 1
             out.append(case)
     return out

@@ -60,11 +60,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from secret_corpus import HARMLESS as CORPUS_HARMLESS  # noqa: E402
 from secret_corpus import SECRETS as CORPUS_SECRETS  # noqa: E402
-from secret_corpus import leaks, sample  # noqa: E402
+from secret_corpus import gated, leaks, sample  # noqa: E402
 
 
 async def test_no_secret_of_the_corpus_sample_is_stored_by_a_brain_write(brain: Brain) -> None:
-    cases = sample(CORPUS_SECRETS)
+    cases = sample(gated(CORPUS_SECRETS))
     facts = [{"content": case.text, "source": f"corpus-{n}"} for n, case in enumerate(cases)]
     result = await brain.write({"scope": "family", "facts": facts}, bands="off")
     assert result["written"] == len(cases)

@@ -19,7 +19,7 @@ from memvault.core.memory import write
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from secret_corpus import SECRETS, leaks, sample
+from secret_corpus import SECRETS, gated, leaks, sample
 
 
 def remember(router: Router, secret: str, texts: list[str]) -> None:
@@ -107,7 +107,7 @@ def test_memory_stored_before_the_gate_is_injected_redacted_and_counted(
     router: Router, key: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, secret = key
-    cases = sample(SECRETS, per_family=1)
+    cases = sample(gated(SECRETS), per_family=1)
     monkeypatch.setattr(write, "gated", lambda message, kinds: message)  # as a version without the gate stored it
     remember(router, secret, [case.text for case in cases])
     monkeypatch.undo()

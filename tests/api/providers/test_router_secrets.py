@@ -18,9 +18,9 @@ from memvault.core import memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from secret_corpus import SECRETS, Case, leaks, sample
+from secret_corpus import SECRETS, Case, gated, leaks, sample
 
-SECRET_SAMPLE = sample(SECRETS)
+SECRET_SAMPLE = sample(gated(SECRETS))
 TURN_SIZE = 10
 
 

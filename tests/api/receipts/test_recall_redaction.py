@@ -28,9 +28,9 @@ sys.path.insert(0, str(TESTS / "api" / "brain"))
 from brain_env import open_brain  # noqa: E402
 from mcp_support import answer, mcp_environment, stdio_session  # noqa: E402
 
-from secret_corpus import SECRETS, leaks, sample  # noqa: E402
+from secret_corpus import SECRETS, gated, leaks, sample  # noqa: E402
 
-CASES = sample(SECRETS, per_family=1)
+CASES = sample(gated(SECRETS), per_family=1)
 QUERY = "my password token key secret card"
 
 

@@ -7,7 +7,8 @@ What counts as a secret, each family in its own module: payment cards and SSNs (
 vendors' key and token shapes (``vendors``); values under a credential label in any
 configuration or prose form (``labels``); what a header, a command line, ``.netrc`` or ``.pgpass``
 puts in a credential's place (``positions``); URL userinfo and random runs beside a credential word
-(``urls``); private keys of every common format and wallet seeds (``blocks``). What does not —
+(``urls``); private keys of every common format and wallet seeds (``blocks``); authenticator
+setup keys and recovery codes (``codes``); values set apart from their label (``layouts``). What does not —
 placeholders, masks, references, code, prose and vendors' documented example keys — is decided in
 ``values``. Rules read the text normalised (``spans``: NFKC, format characters dropped, Unicode
 spaces and dashes made plain), and what they find is cut from the text as it was sent.
@@ -22,10 +23,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memvault.core.errors import InvalidInput
-from memvault.core.redaction.blocks import PRIVATE_KEY, SEED_PHRASE, key_shapes, pem_blocks, seed_phrases
+from memvault.core.redaction.blocks import (
+    PRIVATE_KEY,
+    SEED_PHRASE,
+    hex_wallet_keys,
+    key_shapes,
+    pem_blocks,
+    seed_phrases,
+)
+from memvault.core.redaction.codes import one_time_codes
 from memvault.core.redaction.labels import PASSWORD, TOKEN, assignments, elements, kind_of, value_is_secret
+from memvault.core.redaction.layouts import login_pairs, next_line_values, reversed_assignments
 from memvault.core.redaction.numbers import CARD_NUMBER, SSN, cards, luhn_valid, ssns
-from memvault.core.redaction.positions import command_lines, credential_files, headers
+from memvault.core.redaction.positions import command_lines, cookies, credential_files, headers, password_arguments
 from memvault.core.redaction.spans import Hit, merged, normalise
 from memvault.core.redaction.urls import near_credential_words, userinfo
 from memvault.core.redaction.vendors import API_KEY, vendor_tokens
@@ -36,8 +46,9 @@ __all__ = [
 ]
 
 RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
-    pem_blocks, key_shapes, seed_phrases, vendor_tokens, userinfo, headers, command_lines, credential_files,
-    assignments, elements, near_credential_words, ssns, cards,
+    pem_blocks, key_shapes, hex_wallet_keys, seed_phrases, vendor_tokens, userinfo, headers, command_lines,
+    password_arguments, cookies, credential_files, assignments, reversed_assignments, next_line_values, login_pairs,
+    one_time_codes, elements, near_credential_words, ssns, cards,
 )
 
 

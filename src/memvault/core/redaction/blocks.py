@@ -2,7 +2,7 @@
 PGP's ``PRIVATE KEY BLOCK``, SSH2's four-dash frame; a pasted block cut short too), the raw
 OpenSSH key body, PuTTY's ``Private-Lines``, age identities, kubeconfig ``client-key-data``, the
 private members of a JWK, wallet keys (WIF and extended ``xprv`` keys, checked by their
-base58check checksum) and BIP-39 seed phrases. Certificates and public keys are kept."""
+base58check checksum; hex keys that a wallet or signer is made from) and BIP-39 seed phrases. Certificates and public keys are kept."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ _END = re.compile(r"-{4,5} ?END (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?) ?-{4
 # What follows a BEGIN line when no END does (a paste cut short): header lines and base64 runs,
 # across line breaks and JSON's escaped ones.
 _BODY = re.compile(r"(?:(?:\s|\\[nr])*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\n\\]*))+")
+# The same read backwards from an END, on the reversed text before it: a line break (or JSON's
+# escaped one, reversed ``n\``), then one base64 line.
+_REVERSED_BODY_LINE = re.compile(r"(?:[ \t\r\n]|[nr]\\){0,8}(?P<line>[A-Za-z0-9+/=]{16,1024}?)(?=[nr]\\|[^A-Za-z0-9+/=]|\Z)")
+_BODY_LINE_REACH = 1024 + 16
+_MOST_BODY_LINES = 256
 _SHAPES = re.compile(
     r"(?P<putty>Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:[A-Za-z0-9+/=]+[ \t]*\r?\n?)+(?:Private-MAC:[ \t]*[0-9a-fA-F]+)?)"
     r"|(?<![A-Za-z0-9])(?P<age>AGE-SECRET-KEY-1[0-9A-Z]{50,})"
@@ -31,10 +36,18 @@ _SHAPES = re.compile(
     r"|(?<![A-Za-z0-9])(?P<xprv>[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,112})(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])(?P<wif>[59c][1-9A-HJ-NP-Za-km-z]{50}|[KLc][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])"
 )
+# An Ethereum-style private key is 32 bytes of hex, the same shape as a transaction or block hash:
+# only the words just before it (a wallet or signer made from it, not a hash) tell them apart.
+_HEX_KEY = re.compile(r"(?<![0-9A-Za-z])0x(?P<hex>[0-9a-fA-F]{64})(?![0-9A-Za-z])")
+_WALLET_WORDS = re.compile(r"(?i)wallet|signer|private|priv|secret|mnemonic")
+_HASH_WORDS = re.compile(r"(?i)(?<![a-z])(?:tx|txn|transaction|hash|block|commit|digest|receipt|event|topic)")
+_HEX_KEY_CONTEXT = 40
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-_SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[a-z]{3,8}(?:[ \t,]+|[ \t]*\r?\n[ \t]*)(?:\d{1,2}[.)][ \t]*)?){11,}[a-z]{3,8}"
-                       r"(?![A-Za-z])")
-_WORD = re.compile(r"[a-z]+")
+# Seed words as people write them down: any case, and between them spaces, commas, dashes, bars,
+# a JSON list's quotes or line breaks, each maybe numbered.
+_SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[A-Za-z]{3,8}(?:[ \t,;|/\"'-]+|[ \t\"',]*\r?\n[ \t\"']*)(?:\d{1,2}[.):][ \t]*)?){11,}"
+                       r"[A-Za-z]{3,8}(?![A-Za-z])")
+_WORD = re.compile(r"[A-Za-z]+")
 SEED_WORDS = 12
 
 
@@ -50,20 +63,40 @@ def base58check(text: str) -> bool:
 
 
 def pem_blocks(text: str) -> Iterator[Hit]:
-    """From BEGIN to its END, or to where the key's characters stop when the paste was cut short."""
-    begins = list(_BEGIN.finditer(text))
-    if not begins:
+    """From BEGIN to its END, or to where the key's characters stop when the paste was cut short;
+    and from an END that no BEGIN opens back to where the key's characters start (the block's
+    start cut off, as when stored text was split into passages)."""
+    if "PRIVATE KEY" not in text:
         return
+    begins = list(_BEGIN.finditer(text))
     ends = list(_END.finditer(text))
     starts = [end.start() for end in ends]
+    closed = set()
     for number, begin in enumerate(begins):
         following = begins[number + 1].start() if number + 1 < len(begins) else len(text)
         index = bisect.bisect_left(starts, begin.end())
         if index < len(ends) and ends[index].start() < following:
+            closed.add(index)
             yield Hit(begin.start(), ends[index].end(), PRIVATE_KEY)
             continue
         body = _BODY.match(text, begin.end())
         yield Hit(begin.start(), body.end() if body else begin.end(), PRIVATE_KEY)
+    for index, end in enumerate(ends):
+        if index not in closed:
+            start = _body_start(text, end.start())
+            if start < end.start():
+                yield Hit(start, end.end(), PRIVATE_KEY)
+
+
+def _body_start(text: str, end: int) -> int:
+    """Where the run of base64 lines that ends at ``end`` begins (``end`` when there is none)."""
+    start = end
+    for _ in range(_MOST_BODY_LINES):
+        line = _REVERSED_BODY_LINE.match(text[max(0, start - _BODY_LINE_REACH):start][::-1])
+        if line is None:
+            break
+        start -= line.end("line")
+    return start
 
 
 def key_shapes(text: str) -> Iterator[Hit]:
@@ -77,13 +110,20 @@ def key_shapes(text: str) -> Iterator[Hit]:
         yield Hit(match.start(group), match.end(group), PRIVATE_KEY)
 
 
+def hex_wallet_keys(text: str) -> Iterator[Hit]:
+    for match in _HEX_KEY.finditer(text):
+        before = text[max(0, match.start() - _HEX_KEY_CONTEXT):match.start()]
+        if _WALLET_WORDS.search(before) and not _HASH_WORDS.search(before):
+            yield Hit(match.start("hex"), match.end("hex"), PRIVATE_KEY)
+
+
 def seed_phrases(text: str) -> Iterator[Hit]:
     """Twelve or more BIP-39 words in a row (numbered or not): a wallet's seed phrase."""
     for run in _SEED_RUN.finditer(text):
         words = list(_WORD.finditer(run.group(0)))
         first = count = 0
         for index, word in enumerate(words):
-            if word.group(0) in BIP39_WORDS:
+            if word.group(0).lower() in BIP39_WORDS:
                 if count == 0:
                     first = index
                 count += 1

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import code, generated, placeholder, prose
+from memvault.core.redaction.values import classes, code, generated, placeholder, prose
 
 PASSWORD = "password"
 TOKEN = "token"
@@ -23,8 +24,14 @@ API_KEY = "api_key"
 PRIVATE_KEY = "private_key"
 STRONG, WEAK = "strong", "weak"
 
-_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "pw", "pswd", "pass"})
-_STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey"}
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "pw", "pswd", "pass", "psk", "pin"})
+# A PIN and a card's security code are digits (how many each): "pin" labels wiring and versions
+# as often as a bank card's code.
+# Words that name a password and much else ("the pass is complete"): in a sentence, not a plain word.
+_AMBIGUOUS_WORDS = frozenset({"pass", "pw"})
+_DIGITS_ONLY_WORDS = {"pin": (4, 12), "cvv": (3, 4), "cvc": (3, 4)}
+CARD_CODE = "card_code"
+_STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey", "cvv", "cvc"}
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 _WEAK_WORDS = frozenset({"auth", "sig", "signature", "pat"})
 # "Password" in the languages people write their notes in; a label ending in one is a password's.
@@ -43,20 +50,25 @@ _STRONG_KEYS = frozenset(
     "private secret api access account shared preshared master signing encryption decryption client app auth sas "
     "storage subscription webhook hmac jwt license licence consumer admin root service session".split()
 )
-_WORDS = (r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|secret|token|key|credentials?|creds|auth|sig|signature|pat|"
+_WORDS = (r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|psk|pin|cvv|cvc|secret|token|key|credentials?|creds|auth|sig|signature|pat|"
           + "|".join(word.replace(" ", "[ \t]") for word in _PASSWORD_ABROAD))
+LABEL_WORDS = _WORDS
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _BARE = r"(?:[^\s\"'`<>;&,\\|]|&(?![\w.-]{1,40}=)|,(?![\s\"']))"
 _VALUE = (r"(?:\\?\"(?P<dq>[^\"\\\n]{1,300})\\?\"|\\?'(?P<sq>[^'\\\n]{1,300})\\?'"
           r"|(?P<bare>[^\s\"'`<>;&,\\|\[]" + _BARE + r"{0,511}))")
-_SEP = r"(?P<sep>[ \t]*(?::=|=>|->|=|:)[ \t]*)"
-_PROSE = r"[ \t]+(?P<prose>is|was|are|=):?[ \t]+"
+_SEP = r"(?P<sep>[ \t]*(?::=|=>|->|=|:(?!//))[ \t]*)"
+# "is" as the languages of ``_PASSWORD_ABROAD`` say it; CJK writes it between label and value unspaced.
+_IS_ABROAD = r"ist|lautet|war|est|était|es|era|è|é|är|er|on|jest|je|это|olduğu|는|은|이"
+_PROSE = (r"(?:[ \t]+(?P<prose>is|was|are|=):?[ \t]+|[ \t]+(?P<abroad>" + _IS_ABROAD + r"):?[ \t]+"
+          r"|[ \t]*(?P<cjk>是|为|為|は)[ \t]*(?=[!-~]))")
 _ASSIGNMENT = re.compile(
     r"(?P<label>(?<![A-Za-z0-9_.-])(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r"))"
     r"(?![A-Za-z0-9])\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|van|voor|för|dla)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
-    r"|" + _SEP.replace("sep", "sep2") + "|" + _PROSE.replace("prose", "prose2") + r"|(?P<space>[ \t]+))"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|van|voor|för|dla|pour|para|per|от|для)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
+    r"|" + _SEP.replace("sep", "sep2") + "|"
+    + _PROSE.replace("prose", "prose2").replace("abroad", "abroad2").replace("cjk", "cjk2") + r"|(?P<space>[ \t]+))"
     + _VALUE
 )
 # Every match of ``_ASSIGNMENT`` holds a credential word, at most ``_LABEL_LEAD`` characters after
@@ -70,12 +82,30 @@ _ELEMENT = re.compile(
 _ATTRIBUTES = re.compile(
     r"(?i:key|name)[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,60})\"[ \t]+(?i:value)[ \t]*=[ \t]*\"(?P<value>[^\"\n]{1,300})\""
 )
+# What a password holds and the next word of a sentence does not, in a language without a list of
+# its prose words: a digit, an ASCII symbol or mixed case, among ASCII only (a CJK sentence goes on
+# unspaced).
+_PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
+_WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PROSE_GOES_ON = re.compile(r"[ \t]+[a-z]+\b")
 # A label that a condition leads (``if not password:``) is code testing a variable, and its colon
 # opens a block rather than a value.
 _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
 
 
+@lru_cache(maxsize=1024)
+def _words_of(label: str) -> tuple[str, ...]:
+    return tuple(word.lower() for word in _CAMEL.findall(label)) or ("",)
+
+
+@lru_cache(maxsize=1024)
+def _digits_only(label: str) -> tuple[int, int] | None:
+    words = _CAMEL.findall(label)
+    return _DIGITS_ONLY_WORDS.get(words[-1].lower()) if words else None
+
+
+@lru_cache(maxsize=1024)
 def label_strength(label: str) -> str | None:
     """How surely a value under ``label`` is a secret: STRONG, WEAK, or None (not a credential's name)."""
     if label.lower().endswith(_PASSWORD_ABROAD):
@@ -93,8 +123,11 @@ def label_strength(label: str) -> str | None:
     return WEAK if last in _WEAK_WORDS else None
 
 
+@lru_cache(maxsize=1024)
 def kind_of(label: str) -> str:
     words = [word.lower() for word in _CAMEL.findall(label)] or [""]
+    if words[-1] in ("cvv", "cvc"):
+        return CARD_CODE
     if label.lower().endswith(_PASSWORD_ABROAD) or words[-1] in _PASSWORD_WORDS or words[-1].endswith(("password", "passwd", "passphrase")):
         return PASSWORD
     if words[-1].endswith("key"):
@@ -102,17 +135,27 @@ def kind_of(label: str) -> str:
     return TOKEN
 
 
-def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool = False) -> bool:
+def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool = False, abroad: bool = False) -> bool:
     """Whether ``value``, given under ``label``, is a secret. ``spaced``: it followed the label
-    after a bare space; ``sentence``: after "is", or with more words of a sentence after it."""
+    after a bare space; ``sentence``: after "is", or with more words of a sentence after it;
+    ``abroad``: after "is" in another language, where no list of prose words tells the next word
+    of the sentence from a password, so only a value holding a digit, a symbol or mixed case is one."""
     strength = label_strength(label)
-    if strength is None or placeholder(value) or code(value):
+    # Digits are never a placeholder or code; skipping those checks keeps a page of them cheap.
+    if strength is None or (not value.isdigit() and (placeholder(value) or code(value) or _named_after(label, value))):
+        return False
+    if kind_of(label) != PASSWORD and _WORD_PATH.match(value):
+        return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
+    if (sizes := _digits_only(label)) is not None:
+        return value.isdigit() and sizes[0] <= len(value) <= sizes[1]
+    if abroad and not (value.isascii() and (_PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value) >= 2)):
         return False
     if spaced:
         return generated(value) and (strength == STRONG or len(value) >= 16)
     if strength == WEAK:
         return generated(value)
-    if sentence and (prose(value) or (kind_of(label) != PASSWORD and value.isalpha())):
+    if sentence and (prose(value) or (kind_of(label) != PASSWORD and value.isalpha())
+                     or (_words_of(label)[-1] in _AMBIGUOUS_WORDS and value.isalpha() and value.islower())):
         # People pick words as passwords; tokens and secrets are made by machines, so a word after
         # "the secret to bread is" is the rest of the sentence.
         return False
@@ -150,15 +193,31 @@ def assignments(text: str) -> Iterator[Hit]:
             return
         position = match.end("label")
         label = match.group("label")
-        if _condition(label, match):
+        if _condition(label, match) or _variable(text, match.start("label")):
             continue
         value, start, end = _value(match)
         bare = match.group("bare") is not None
-        sentence = match.group("prose") is not None or match.group("prose2") is not None or (
-            bare and value.isalpha() and value.islower() and bool(_PROSE_GOES_ON.match(text, end)))
-        if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence):
+        abroad = match.group("abroad", "abroad2", "cjk", "cjk2") != (None, None, None, None)
+        sentence = abroad or match.group("prose") is not None or match.group("prose2") is not None or (
+            bare and value.isalpha() and (value.islower() or prose(value)) and bool(_PROSE_GOES_ON.match(text, end)))
+        if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence,
+                                     abroad=abroad):
             yield Hit(start, end, kind_of(label))
             position = max(position, end)
+
+
+def _named_after(label: str, value: str) -> bool:
+    """Code passing a variable or naming a type after what it holds (``credentials=credentials``,
+    ``credential: Credential``, ``password: OAuthFlowPassword | None``)."""
+    words = _CAMEL.findall(label)
+    return bool(words) and _IDENTIFIER.match(value) is not None and \
+        value.replace("_", "").lower().endswith(words[-1].lower())
+
+
+def _variable(text: str, start: int) -> bool:
+    """A label that a shell or template reads (``$API_KEY``, ``${TOKEN}``, ``%PASSWORD%``) is a
+    reference, and what follows it is the rest of the command."""
+    return start > 0 and (text[start - 1] in "$%" or text[max(0, start - 2):start] == "${")
 
 
 def _condition(label: str, match: re.Match[str]) -> bool:

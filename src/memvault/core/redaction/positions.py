@@ -1,7 +1,8 @@
 """Secrets that their place gives away though no ``key=value`` label names them: HTTP
 authorization headers and schemes (``Authorization: Bearer …``, ``Basic …``, ``token …``),
 command lines (``curl -u user:pass``, ``--password pass``, ``mysql -pPASS``, ``sshpass -p``,
-``redis-cli -a``, ``docker login -p``), ``.netrc`` entries (``machine … login … password …``) and
+``redis-cli -a``, ``docker login -p``, ``htpasswd -b``, ``openssl … pass:``, ``net user``, ``chpasswd``),
+session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word cookie), ``.netrc`` entries (``machine … login … password …``) and
 ``.pgpass`` lines (``host:port:database:user:password``)."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from memvault.core.redaction.values import generated, placeholder
 
 _AUTHORIZATION = re.compile(
     r"(?i:(?<![\w-])(?:proxy-)?authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
-    r"(?:(?P<scheme>[A-Za-z][\w-]{0,30})[ \t]+)?(?P<value>[^\s\"',;\\]{6,1024})"
+    r"(?:(?P<scheme>[A-Za-z][\w-]{0,30})[ \t]+)?(?P<value>[^\s\"',;\\|]{6,1024})"
 )
 _SCHEME = re.compile(r"(?<![\w-])(?P<scheme>(?i:bearer|token|bot|basic))[ \t]+(?P<value>[A-Za-z0-9._~+/=-]{12,1024})")
 _USER_PASS = re.compile(
@@ -29,8 +30,21 @@ _COMMAND_FLAG = re.compile(
     r"helm[ \t]+registry[ \t]+login|twine|redis-cli|unzip|zip|7z))\b[^\n|;&]{0,300}?"
     r"(?<!\S)(?P<flag>-p|-a|-P)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})"
 )
+_METAVARIABLE = re.compile(r"^[A-Z][A-Z_-]*$")
 _ATTACHED_ONLY = ("mysql", "mariadb", "7z")  # `mysql -p db` prompts for the password and opens db
 _FLAG_OF = {"redis-cli": "-a", "zip": "-P", "unzip": "-P"}
+# htpasswd's -b takes the password as its last argument: after the file and the user, or after
+# the user alone when -n prints the line instead of writing a file.
+_HTPASSWD = re.compile(r"(?<![\w-])htpasswd(?P<flags>(?:[ \t]+-[A-Za-z]{1,10}){1,6})(?P<args>(?:[ \t]+[^\s-]\S{0,300}){2,3})")
+_PASS_ARGUMENT = re.compile(
+    r"(?<![\w-])-(?:pass(?:in|out)?|passphrase)[ \t]+pass:(?P<value>[^\s\"']{1,300})"
+    r"|(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+[^\s/]{1,100}[ \t]+(?P<net>[^\s/*][^\s]{0,300})"
+    r"|(?<![\w-])echo[ \t]+[\"']?[\w.@-]{1,100}:(?P<chpasswd>[^\s\"']{1,300})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd"
+)
+_COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookies?\b")
+_COOKIE_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.!#$%&'*+^`|~-]{1,64})=(?P<value>[^;\s,\"']{1,4096})")
+_SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember|login|identity|csrf|xsrf")
+_COOKIE_REACH = 4096
 _NETRC = re.compile(
     r"(?<![\w-])(?i:machine[ \t]+\S+|default|login[ \t]+\S+)"
     r"(?:\s+(?i:login|account|port|protocol)[ \t]+\S+){0,4}\s+(?i:password|passwd)[ \t]+(?P<value>\S{1,300})"
@@ -65,23 +79,59 @@ def command_lines(text: str) -> Iterator[Hit]:
         if not placeholder(value) and not value.isdigit() and not placeholder(match.group("user") or "x"):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _LONG_FLAG.finditer(text):
-        value = match.group("value")
-        if label_strength(match.group("label")) == STRONG and not placeholder(value) and not value.isdigit():
-            yield Hit(match.start("value"), match.end("value"), PASSWORD)
+        if label_strength(match.group("label")) != STRONG:
+            continue
+        value = _argument(match.group("value"))
+        if value and not value.isdigit():
+            yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _COMMAND_FLAG.finditer(text):
         command, flag = match.group("command").lower().split()[0], match.group("flag")
         wanted = next((f for name, f in _FLAG_OF.items() if command.startswith(name)), "-p")
         attached_only = command.startswith(_ATTACHED_ONLY)
-        if flag != wanted or (attached_only and match.group("gap")) or placeholder(match.group("value")):
+        value = _argument(match.group("value"))
+        if flag != wanted or (attached_only and match.group("gap")) or not value:
             continue
-        yield Hit(match.start("value"), match.end("value"), PASSWORD)
+        yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
+
+
+def _argument(value: str) -> str:
+    """A flag's value less the punctuation of the usage line or sentence around it; empty when
+    it is a placeholder or a usage line's metavariable (``--token TOKEN``, ``[--password P]``)."""
+    value = value.rstrip("`.,;:)]}>")
+    return "" if not value or placeholder(value) or _METAVARIABLE.match(value) else value
+
+
+def password_arguments(text: str) -> Iterator[Hit]:
+    for match in _HTPASSWD.finditer(text):
+        flags, args = match.group("flags"), match.group("args").split()
+        if "b" in flags and len(args) == (2 if "n" in flags else 3) and not placeholder(args[-1]):
+            yield Hit(match.end("args") - len(args[-1]), match.end("args"), PASSWORD)
+    for match in _PASS_ARGUMENT.finditer(text):
+        group = next(name for name in ("value", "net", "chpasswd") if match.group(name) is not None)
+        if not placeholder(match.group(group)):
+            yield Hit(match.start(group), match.end(group), PASSWORD)
+
+
+def cookies(text: str) -> Iterator[Hit]:
+    """A cookie that holds a session or a login is a bearer credential: whoever sends it is signed in."""
+    scanned = 0
+    for word in _COOKIE.finditer(text):
+        start = max(word.end(), scanned)
+        line_end = text.find("\n", start)
+        reach = min(len(text) if line_end < 0 else line_end, word.end() + _COOKIE_REACH)
+        scanned = max(scanned, reach)
+        for pair in _COOKIE_PAIR.finditer(text, start, reach):
+            value = pair.group("value")
+            if _SESSION_COOKIE.search(pair.group("name")) and len(value) >= 16 and generated(value, 16):
+                yield Hit(pair.start("value"), pair.end("value"), TOKEN)
 
 
 def credential_files(text: str) -> Iterator[Hit]:
     """``.netrc`` and ``.pgpass`` entries."""
     for match in _NETRC.finditer(text):
-        if not placeholder(match.group("value")):
-            yield Hit(match.start("value"), match.end("value"), PASSWORD)
+        value = match.group("value").rstrip("`,;)]}")
+        if value and not placeholder(value):
+            yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _PGPASS.finditer(text):
         host, value = match.group("host"), match.group("value")
         if (host == "*" or any(c.isalpha() for c in host)) and not placeholder(value):

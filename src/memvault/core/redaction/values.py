@@ -1,7 +1,8 @@
 """Whether a value found where a secret goes is one. Values that only name or point at a secret are
 kept: placeholders and masks (``changeme``, ``<your-api-key>``, ``${TOKEN}``, ``{{ secret }}``,
 ``****``, ``sk-...``, runs of ``x``), references to a secret store (Ansible ``!vault``, sops
-``ENC[...]``, ``op://``, Key Vault references), code that reads one (``read_secret(...)``,
+``ENC[...]``, ``op://``, Key Vault references) or to where a command reads one (``env:NAME``,
+``file:path``), code that reads one (``read_secret(...)``,
 ``self.password``), prose after a label ("the password is too short"), and the example keys
 vendors print in their documentation, which carry the word EXAMPLE (``AKIAIOSFODNN7EXAMPLE``):
 documented examples are published to be copied and open nothing."""
@@ -17,11 +18,13 @@ PLACEHOLDER_WORDS = frozenset(
     "api_key api-key key value none null nil undefined true false yes no empty blank unset notset not_set redacted "
     "hidden masked mask placeholder sample dummy fake test testing todo tbd tbc xxx foo bar baz foobar qux "
     "string str text required optional default auto prompt ask stdin n/a na mypassword yourpassword mysecret "
-    "yoursecret mytoken yourtoken secretkey secret_key replace_me replaceme insert_here".split()
+    "yoursecret mytoken yourtoken secretkey secret_key replace_me replaceme insert_here "
+    # Types a schema or an annotation names in a value's place (``password: string``, ``token: object``).
+    "bool boolean int integer float number object bytes dict list any optional".split()
 )
 _TEMPLATE = re.compile(
-    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{\w+\}$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
-    r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
+    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{[^{}\s]+\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
+    r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
     r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$",
     re.IGNORECASE,
 )
@@ -32,7 +35,10 @@ _COUNTED = re.compile(r"[\w" + re.escape(_MASK_CHARS) + r"]")
 _LOWER, _UPPER, _DIGIT, _SYMBOL = (re.compile(p) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^\w\s.-]"))
 _CODE = re.compile(
     r"^[A-Za-z_][\w.]*[(\[]|^(?:self|this|cls|config|settings|conf|cfg|env|os|process|ctx|request|params|args|"
-    r"options|opts|props|secrets|vars|creds|credentials)\.[\w.\[\]\"']+$",
+    r"options|opts|props|secrets|vars|creds|credentials)\.[\w.\[\]\"']+$"
+    # A parenthesised call or attribute (``(self.auth[0]``), a Markdown link's text (``gate](x.md)``),
+    # a dunder name (``__root__``).
+    r"|^\(+[A-Za-z_]\w*(?:\.\w+)*[(\[]|^\(+[A-Za-z_]\w*(?:\.\w+)+$|^\S*\]\(|^__\w+__$",
 )
 _LABEL_WORD = re.compile(r"pass(?:word|wd|phrase)?|token|secret|key|pwd", re.IGNORECASE)
 PROSE_WORDS = frozenset(
@@ -43,10 +49,12 @@ PROSE_WORDS = frozenset(
     "bad incorrect correct wrong invalid valid protected enabled disabled policy manager field hint prompt length "
     "rules requirements required optional unchanged missing empty blank case sensitive encrypted hashed secure "
     "insecure different new old same hidden visible reused expiring unknown known none something anything "
-    "nothing what which who how why where where's isn't wasn't doesn't don't please under over above below".split()
+    "nothing what which who how why where where's isn't wasn't doesn't don't please under over above below "
+    "read written shown given taken kept made held found stolen chosen got gotten lost left put built done".split()
 )
 _LETTERS, _DIGITS = re.compile(r"[A-Za-z]"), re.compile(r"[0-9]")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?$")
+_MEASURE = re.compile(r"^\d+(?:[.,]\d+)?[A-Za-z%]{1,5}$")  # 2.4GHz, 16GB, 5V
 _WORDY = re.compile(r"^[A-Za-z]+(?:[-_ ][A-Za-z]+)*$")
 
 
@@ -97,7 +105,9 @@ def classes(value: str) -> int:
 def generated(value: str, least: int = 8) -> bool:
     """Reads as made by a machine or a password rule rather than as words: long enough, and mixing
     digits, symbols or cases (``7fH2kLq9``, ``Tr0ub4dor&3``, a hex or base64 run)."""
-    if len(value) < least or placeholder(value) or _VERSION.match(value) or _WORDY.match(value):
+    if len(value) < least or placeholder(value) or _VERSION.match(value) or _WORDY.match(value) or _MEASURE.match(value):
+        return False
+    if value.count(" ") >= 2:  # words, a query or code: a machine's key has no spaces
         return False
     if value.isdigit():
         return len(value) >= 20

@@ -71,11 +71,12 @@ _KEYS = (
     r"nfp_[A-Za-z0-9]{36,}|fo1_[" + _URL64 + r"]{40,}|rnd_[A-Za-z0-9]{30,}|pul-[a-f0-9]{40}",
     r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|mlsn\.[a-f0-9]{64}",
     r"shippo_(?:live|test)_[a-f0-9]{40}|EZ[AT]K[A-Za-z0-9]{54}|FLWSECK(?:_TEST)?-[a-f0-9]{32}-X",
+    r"AKCp\d[A-Za-z0-9]{60,}|cmVmdGtuOj[A-Za-z0-9]{40,}",
     r"(?:api|sdk|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
 )
 _TOKENS = (
-    r"eyJ[" + _URL64 + r"]{8,}\.ey[" + _URL64 + r"]{8,}\.[" + _URL64 + r"]*",
+    r"eyJ[" + _URL64 + r"]{8,}\.(?:\r?\n[ \t]*)?ey[" + _URL64 + r"]{8,}\.(?:\r?\n[ \t]*)?[" + _URL64 + r"]*",
     r"ya29\.[" + _URL64 + r"]{20,}",
     r"1//0[" + _URL64 + r"]{30,}",
     r"4/0A[" + _URL64 + r"]{30,}",
@@ -87,6 +88,7 @@ _TOKENS = (
     r"sk\.eyJ[" + _URL64 + r"]{50,}\.[" + _URL64 + r"]{20,}|ops_eyJ[" + _B64 + r"_-]{50,}",
     r"AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}",
     r"y0_[" + _URL64 + r"]{50,}",
+    r"sl\.(?:[A-Za-z]\.)?[" + _URL64 + r"]{100,}",
     r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
     r"fm[12][ar]?_[" + _B64 + r"]{40,}",
     # Password hashes in crypt's modular format (htpasswd, /etc/shadow, app databases): crackable
@@ -96,11 +98,12 @@ _TOKENS = (
 _START = r"(?<![A-Za-z0-9_])"
 _KEY_SHAPES = re.compile(_START + r"(?:" + "|".join(_KEYS) + r")")
 _TOKEN_SHAPES = re.compile(_START + r"(?:" + "|".join(_TOKENS) + r")")
-# Webhook URLs carry their secret in the path.
+# Webhook URLs, and the Telegram Bot API's (``/bot<token>/sendMessage``), carry their secret in the path.
 _WEBHOOKS = re.compile(
     r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/]{20,})"
     r"|discord(?:app)?\.com/api/webhooks/\d+/(?P<discord>[" + _URL64 + r"]{40,})"
     r"|webhook\.office\.com/webhookb2/(?P<teams>[A-Za-z0-9@/_-]{40,})"
+    r"|/bot(?P<telegram>\d{6,12}:[" + _URL64 + r"]{35})(?![" + _URL64 + r"])"
 )
 _PARTS = re.compile(r"[A-Za-z0-9]+")
 
@@ -136,6 +139,6 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
             if _shaped(token):
                 yield Hit(match.start(), match.end(), kind)
     for match in _WEBHOOKS.finditer(text):
-        group = next(name for name in ("secret", "discord", "teams") if match.group(name) is not None)
+        group = next(name for name in ("secret", "discord", "teams", "telegram") if match.group(name) is not None)
         if random_enough(match.group(group)):
             yield Hit(match.start(group), match.end(group), TOKEN)

@@ -1,0 +1,53 @@
+"""Second factors: what signs someone in without their password, or in place of their phone.
+An authenticator's setup key as apps show it (base32 in groups of four, ``GFSF H2H3 LEPE …``)
+after a word that names one; the recovery or backup codes a service hands out once, listed after
+their label (``f4fc8-24a01``, ``0742 9265``, numbered or bulleted, one a line or comma-separated);
+and a BitLocker recovery key, whose eight groups of six digits need no label. A label followed by
+words (``recovery codes are shown once``) takes nothing: every code holds a digit."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.spans import Hit
+
+RECOVERY_CODE = "recovery_code"
+TOTP_SECRET = "totp_secret"
+
+_BITLOCKER = re.compile(r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])")
+_SETUP_WORD = re.compile(
+    r"(?i)(?<![a-z])(?:2fa|mfa|totp|otp|two[ -]factor|authenticator|setup[ _-]?key|secret[ _-]?key|seed|secret|key)"
+    r"(?![a-z])"
+)
+_SETUP_REACH = 40
+# Either case, as one app prints upper and another lower; the groups hold base32's digits 2-7.
+_GROUPED_BASE32 = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,15}|[a-z2-7]{4}(?: [a-z2-7]{4}){3,15})"
+                             r"(?![A-Za-z0-9])")
+_CODES_LABEL = re.compile(
+    r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)[ \t-]+(?:codes?|keys?)(?![a-z])"
+    r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}"
+)
+_CODE = re.compile(
+    r"(?:(?:\d{1,2}[.)]|[-*\u2022])[ \t]+)?"
+    r"(?P<code>\d{3,5} \d{3,5}(?![ \d])|(?=[A-Za-z0-9-]{0,80}\d)[A-Za-z0-9]{4,16}(?:-[A-Za-z0-9]{3,16}){0,7})"
+    r"(?![\w-])[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*)?"
+)
+_MOST_CODES = 32
+
+
+def one_time_codes(text: str) -> Iterator[Hit]:
+    for match in _BITLOCKER.finditer(text):
+        yield Hit(match.start(), match.end(), RECOVERY_CODE)
+    for match in _GROUPED_BASE32.finditer(text):
+        digits = sum(c in "234567" for c in match.group(0))
+        if digits >= 2 and _SETUP_WORD.search(text, max(0, match.start() - _SETUP_REACH), match.start()):
+            yield Hit(match.start(), match.end(), TOTP_SECRET)
+    for label in _CODES_LABEL.finditer(text):
+        position = label.end()
+        for _ in range(_MOST_CODES):
+            code = _CODE.match(text, position)
+            if code is None or code.end() == position:
+                break
+            yield Hit(code.start("code"), code.end("code"), RECOVERY_CODE)
+            position = code.end()

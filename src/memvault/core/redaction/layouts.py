@@ -1,0 +1,83 @@
+"""Secrets laid out apart from their label: the value before it ("use `blue-Elephant-42` as the
+password", "set 4921 as my PIN"); the value alone on the line after it (``DB_PASSWORD=`` and the
+value below, YAML's ``password: |``); and a user and password given as a pair after a login word
+("login with admin:Sup3rS3cret!", "credentials are bob / …", "wifi: HomeNet / Gr33nField!")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.labels import LABEL_WORDS, PASSWORD, STRONG, kind_of, label_strength, value_is_secret
+from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import generated, prose
+
+_AS_LABEL = re.compile(r"[ \t]+as[ \t]+(?:(?:the|my|your|our|his|her|their|a|an|new)[ \t]+){0,2}"
+                       r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key))(?![A-Za-z0-9])")
+_QUOTES = "`\"'"
+_LONGEST_BEFORE_AS = 100
+# A label that ends its line after a separator (and YAML's block indicator); its value is the
+# whole next line, one token.
+# Lines that end in a separator are rare, so they are found first and the word is looked for
+# only just before one.
+_SEPARATOR_ENDS_LINE = re.compile(r"(?::=|=|:)[ \t]*(?:[|>][-+]?)?[ \t]*\r?\n")
+_LABEL_BEFORE_SEPARATOR = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<label>[A-Za-z0-9_.-]{0,40}?(?i:" + LABEL_WORDS + r"))(?![A-Za-z0-9])\\?[\"']?[ \t]*\Z"
+)
+_LABEL_REACH = 80
+_NEXT_LINE = re.compile(r"[ \t]*(?P<value>\S{3,300}?)[ \t]*(?=\r?\n|\Z)")
+_PAIR = re.compile(
+    r"(?i)(?<![\w-])(?:log[ -]?ins?|sign[ -]?in|credentials?|creds|account|wi-?fi|wlan)"
+    r"(?:[ \t]+(?:with|is|are|as|for|details))?[ \t]*[:=-]?[ \t]*"
+    r"(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<secret>[^\s/'\"`:,;]{6,100})"
+)
+
+
+def reversed_assignments(text: str) -> Iterator[Hit]:
+    for match in _AS_LABEL.finditer(text):
+        span = _word_before(text, match.start())
+        if span is None:
+            continue
+        (start, end), label = span, match.group("label")
+        value, quoted = text[start:end], end < match.start()
+        if prose(value) or not value_is_secret(label, value) or not (quoted or generated(value)):
+            continue
+        yield Hit(start, end, kind_of(label))
+
+
+def _word_before(text: str, end: int) -> tuple[int, int] | None:
+    """The quoted value or the word that ends at ``end``, at most ``_LONGEST_BEFORE_AS`` long."""
+    if end > 0 and text[end - 1] in _QUOTES:
+        opening = text.rfind(text[end - 1], max(0, end - _LONGEST_BEFORE_AS - 2), end - 1)
+        inside = text[opening + 1:end - 1]
+        if opening < 0 or len(inside) < 3 or "\n" in inside:
+            return None
+        return opening + 1, end - 1
+    start = end
+    while start > 0 and end - start <= _LONGEST_BEFORE_AS and not text[start - 1].isspace():
+        start -= 1
+    if end - start < 6 or end - start > _LONGEST_BEFORE_AS:
+        return None
+    return start, end
+
+
+def next_line_values(text: str) -> Iterator[Hit]:
+    for separator in _SEPARATOR_ENDS_LINE.finditer(text):
+        line = _NEXT_LINE.match(text, separator.end())
+        # A nested mapping's key or a list item opens the next level rather than giving a value.
+        if line is None or line.group("value").endswith(":") or line.group("value").startswith("-"):
+            continue
+        line_start = text.rfind("\n", max(0, separator.start() - _LABEL_REACH), separator.start()) + 1
+        match = _LABEL_BEFORE_SEPARATOR.search(text, max(line_start, separator.start() - _LABEL_REACH), separator.start())
+        if match is None or label_strength(label := match.group("label")) != STRONG:
+            continue
+        if value_is_secret(label, line.group("value")):
+            yield Hit(line.start("value"), line.end("value"), kind_of(label))
+
+
+def login_pairs(text: str) -> Iterator[Hit]:
+    for match in _PAIR.finditer(text):
+        secret = match.group("secret").rstrip(".)")
+        # A number before the slash is a date or a count ("2024/Q3-report"), not a user.
+        if not match.group("user").isdigit() and generated(secret, 6):
+            yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)
