@@ -156,9 +156,12 @@ ADVERSARIAL = {
 
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
 def test_a_200_kb_adversarial_input_is_redacted_well_under_a_second(text: str) -> None:
-    # CPU time of this thread, the best of three: what the rules cost, not how busy the machine is.
-    best = min(_timed(text) for _ in range(3))
-    assert best < 0.6, f"{best:.2f}s"
+    # CPU time of this thread: what the rules cost, not how busy the machine is. A run over the
+    # limit is tried again, up to three in all, and the best counts.
+    runs: list[float] = []
+    while len(runs) < 3 and (not runs or runs[-1] >= 0.6):
+        runs.append(_timed(text))
+    assert min(runs) < 0.6, f"{min(runs):.2f}s"
 
 
 def _timed(text: str) -> float:
