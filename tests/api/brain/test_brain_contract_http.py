@@ -140,6 +140,8 @@ INVALID = [
     ("POST", "/v1/brain/facts", {"content": b"[" * 100_000, "headers": {"content-type": "application/json"}}, "JSON"),
     ("POST", "/v1/brain/facts", {"content": b'{"content": "\xff"}', "headers": {"content-type": "application/json"}},
      "UTF-8"),
+    ("POST", "/v1/brain/facts", {"content": b'{"content": "x", "importance": 1' + b"0" * 5000 + b"}",
+                                 "headers": {"content-type": "application/json"}}, "the request body is not valid JSON"),
     # Half of a surrogate pair, escaped as JavaScript's JSON.stringify writes it, and as raw bytes.
     ("POST", "/v1/brain/facts", {"content": b'{"content": "cut \\ud83d", "scope": "business"}',
                                  "headers": {"content-type": "application/json"}}, "content"),
