@@ -20,7 +20,7 @@ from secret_corpus import HARMLESS, SECRETS, caught, report, shares
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", help="one split only (tuned, heldout, heldout2)")
+    parser.add_argument("--split", help="one split only (tuned, heldout, heldout2, heldout3)")
     parser.add_argument("--show", action="store_true", help="print each miss and each touched look-alike")
     args = parser.parse_args()
     secrets = [case for case in SECRETS if args.split in (None, case.split)]

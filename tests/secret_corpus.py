@@ -88,11 +88,11 @@ def _load(name: str, split: str) -> list[Case]:
     return cases
 
 
-SPLITS = ("tuned", "heldout", "heldout2")
+SPLITS = ("tuned", "heldout", "heldout2", "heldout3")
 SECRETS = (_load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
-           + _load("heldout2_secrets.jsonl", "heldout2"))
+           + _load("heldout2_secrets.jsonl", "heldout2") + _load("heldout3_secrets.jsonl", "heldout3"))
 HARMLESS = (_load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
-            + _load("heldout2_harmless.jsonl", "heldout2"))
+            + _load("heldout2_harmless.jsonl", "heldout2") + _load("heldout3_lookalikes.jsonl", "heldout3"))
 
 
 def caught(case: Case, stored: str) -> bool:
