@@ -2,7 +2,8 @@
 come back verbatim, each with its family. ``secrets.jsonl`` and ``harmless.jsonl`` are the cases
 the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on;
 ``heldout2_*.jsonl`` were written later, before its rules were read, against the reworked gate
-(what they exposed was fixed by rules for a family or a setting, never for one string).
+(what they exposed was fixed by rules for a family or a setting, never for one string), and
+``heldout3_*.jsonl`` the same way a round after.
 
 A case gives its secret literally (``secret``), or as a ``shape`` that is generated here, so
 that no credential-shaped literal sits in the repository: ``<b62:36>`` is 36 random base62
@@ -132,12 +133,12 @@ def gated(cases: Iterable[Case]) -> list[Case]:
 
 def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     """The first ``per_family`` cases of each (split, family): every family on every surface,
-    at a cost a surface test can pay. The second held-out split names its families finely (one
+    at a cost a surface test can pay. The later held-out splits name their families finely (one
     vendor or one setting each), so one case of each stands for its family."""
     taken: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
-        if taken[(case.split, case.family)] < (1 if case.split == "heldout2" else per_family):
+        if taken[(case.split, case.family)] < (1 if case.split in ("heldout2", "heldout3") else per_family):
             taken[(case.split, case.family)] += 1
             out.append(case)
     return out
