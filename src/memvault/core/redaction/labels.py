@@ -94,8 +94,8 @@ _SEP = (r"(?P<sep>[ \t]*(?::=|=>|->|=|:[ \t]*&?(?:'\w+[ \t]+)?[A-Za-z_][\w.<>?\[
 # "is" as the languages of ``_PASSWORD_ABROAD`` say it; CJK writes it between label and value unspaced.
 _IS_ABROAD = r"ist|lautet|war|est|était|es|era|è|é|är|er|on|jest|to|je|это|olduğu|는|은|이"
 # "is", and how a sentence says a password was changed ("is now", "got changed to", "was reset to").
-_IS = (r"(?:(?:is|was|are)(?:[ \t]+(?:now|still|currently|actually|also))?"
-       r"|(?:(?:is|was|has[ \t]+been|have[ \t]+been|got|just)[ \t]+)?(?:changed|set|updated|reset)[ \t]+to|=)")
+_IS = (r"(?:(?:(?:is|was|has[ \t]+been|have[ \t]+been|got|just)[ \t]+)?(?:changed|set|updated|reset)[ \t]+to"
+       r"|(?:is|was|are)(?:[ \t]+(?:now|still|currently|actually|also))?|=)")
 _PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + _IS_ABROAD + r"):?[ \t]+"
           r"|[ \t]*(?P<cjk>是|为|為|は|는|은)[ \t]*(?=[!-~]))")
 _ASSIGNMENT = re.compile(

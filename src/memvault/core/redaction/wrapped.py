@@ -20,7 +20,7 @@ _DECODED = re.compile(
     r"(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+)?" + _LITERAL.format(name="piped")
     + r"[ \t]*\|[ \t]*(?:base64|openssl[ \t]+(?:base64|enc[ \t]+-base64))[ \t]+(?:-d|--decode|-D)\b"
     r"|(?<![\w-])base64[ \t]+(?:-d|--decode|-D)[ \t]+<<<[ \t]*" + _LITERAL.format(name="herestring")
-    + r"|(?<![\w.])(?:b64decode|urlsafe_b64decode|decodebytes|atob|FromBase64String|base64_decode|decode64|"
+    + r"|(?<!\w)(?:b64decode|urlsafe_b64decode|decodebytes|atob|FromBase64String|base64_decode|decode64|"
     r"DecodeString|Buffer\.from)[ \t]*\([ \t]*" + _LITERAL.format(name="called")
 )
 _PAIR = re.compile(r"^[^\s:]{1,64}:(?P<password>\S{1,300})$")
