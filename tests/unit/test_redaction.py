@@ -102,6 +102,11 @@ BENIGN = [
     "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
     "password=\ndb_host=localhost",
     "STRIPE_PUBLISHABLE_KEY=pk_live_51HxYzAbCdEfGhIjKlMn",
+    # Code and prose about credentials: a type named after one, an expression, a usage line.
+    "async def handle(request: Request, credential: CredentialParam) -> Response:",
+    "secret = prefix + secrets.token_urlsafe(32)",
+    "The token comes from --token or MEMVAULT_BRAIN_TOKEN.",
+    "webhook_secret: str  # TELEGRAM_WEBHOOK_SECRET: Telegram echoes it in a header",
 ]
 
 # Shapes of the families the third held-out split brought, beyond its own lines.

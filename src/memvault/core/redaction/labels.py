@@ -124,6 +124,7 @@ _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
 _WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PROSE_GOES_ON = re.compile(r"[ \t]+\w")
+_EXPRESSION_GOES_ON = re.compile(r"[ \t]+(?:\+|\|\||\?\?)[ \t]")
 _APP_PASSWORD_START = re.compile(r"^[a-z]{4}$")
 _APP_PASSWORD_REST = re.compile(r"(?:[ \t][a-z]{4}){3}(?![\w])")
 _REST_OF_LINE = re.compile(r"(?:[ \t]+\S{1,24}){1,8}(?=[ \t]*\r?\n|[ \t]*\Z)")
@@ -261,8 +262,13 @@ def assignments(text: str) -> Iterator[Hit]:
         if passed and any(c.isspace() for c in value):
             continue
         abroad = passed or match.group("abroad", "abroad2", "cjk", "cjk2") != (None, None, None, None)
+        # A word the sentence goes on after (a capitalised one too, under a token's label: a
+        # machine's secret is never a plain word) is prose; so is a value an expression goes on from.
+        worded = value.islower() or prose(value) or (value.istitle() and kind_of(label) != PASSWORD)
         sentence = abroad or match.group("prose") is not None or match.group("prose2") is not None or (
-            bare and value.isalpha() and (value.islower() or prose(value)) and bool(_PROSE_GOES_ON.match(text, end)))
+            bare and value.isalpha() and worded and bool(_PROSE_GOES_ON.match(text, end)))
+        if bare and _EXPRESSION_GOES_ON.match(text, end):
+            continue
         if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence,
                                      abroad=abroad):
             yield Hit(start, _spaced_end(text, label, value, end) if bare else end, kind_of(label))
@@ -291,10 +297,12 @@ def _qualified(label: str, qualifier: str | None) -> str:
 
 def _named_after(label: str, value: str) -> bool:
     """Code passing a variable or naming a type after what it holds (``credentials=credentials``,
-    ``credential: Credential``, ``password: OAuthFlowPassword | None``)."""
+    ``credential: Credential``, ``password: OAuthFlowPassword | None``, ``credential: CredentialParam``)."""
     words = _CAMEL.findall(label)
-    return bool(words) and _IDENTIFIER.match(value) is not None and \
-        value.replace("_", "").lower().endswith(words[-1].lower())
+    if not words or _IDENTIFIER.match(value) is None:
+        return False
+    name, word = value.replace("_", "").lower(), words[-1].lower()
+    return name.endswith(word) or (value[0].isupper() and name.startswith(word))
 
 
 def _variable(text: str, start: int) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from memvault.core.redaction.labels import PASSWORD, STRONG, TOKEN, label_strength
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import generated, placeholder
+from memvault.core.redaction.values import generated, placeholder, prose
 
 _AUTHORIZATION = re.compile(
     r"(?i:(?<![\w-])(?:proxy-)?authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
@@ -94,7 +94,8 @@ def command_lines(text: str) -> Iterator[Hit]:
         if label_strength(match.group("label")) != STRONG:
             continue
         value = _argument(match.group("value"))
-        if value and not value.isdigit():
+        # "--token or MEMVAULT_TOKEN": the sentence goes on where a value would be.
+        if value and not value.isdigit() and not prose(value):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _COMMAND_FLAG.finditer(text):
         command, flag = match.group("command").lower().split()[0], match.group("flag")
