@@ -111,3 +111,35 @@ def test_a_path_with_a_control_character_is_refused_in_the_providers_envelope(ru
     response = httpx.post(f"{url}/v1beta/models/gem%01ini:generateContent", json={"contents": []}, headers=headers)
     assert response.status_code == 400 and response.json()["error"]["status"] == "INVALID_ARGUMENT"
 
+
+
+# Values that are valid JSON but that no generated case holds: half a surrogate pair (as JavaScript
+# escapes a string cut inside an emoji, and as raw bytes), and a number too long to convert.
+HOSTILE_VALUES = [b'"cut \\ud83d"', b'"\xed\xb0\x80 raw"', b"1" + b"0" * 5000]
+
+
+def test_every_field_of_every_json_operation_refuses_hostile_values_without_a_5xx(
+    running: tuple[str, dict[str, str]],
+) -> None:
+    url, headers = running
+    document = httpx.get(f"{url}/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    sent = 0
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for path, methods in document["paths"].items():
+            for method, operation in methods.items():
+                if "memory router" in operation.get("tags", []) or "requestBody" not in operation:
+                    continue
+                schema = operation["requestBody"]["content"]["application/json"]["schema"]
+                fields = schemas[schema["$ref"].rsplit("/", 1)[1]]["properties"] if "$ref" in schema else schema.get("properties", {})
+                concrete = path.replace("{id}", "mem-0000000000000000").replace("{slug}", "s").replace("{key_id}", "key_x")
+                auth = {**headers, "Authorization": f"Bearer {BRAIN_TOKEN}"} if path.startswith(("/v1/brain", "/memory", "/recall")) else headers
+                for field in fields:
+                    for value in HOSTILE_VALUES:
+                        body = b'{"%s": %s}' % (field.encode(), value)
+                        answer = client.request(method.upper(), concrete, content=body,
+                                                headers={**auth, "content-type": "application/json"})
+                        sent += 1
+                        assert answer.status_code < 500, (method, path, field, value[:20], answer.text[:200])
+                        assert "error" in answer.json() or answer.status_code < 300, (method, path, field)
+    assert sent >= 100
