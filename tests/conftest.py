@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,48 @@ from memvault.core.deps import Deps
 from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning
 from memvault.runtime.local import build_local_deps, close_local_deps
+from run_summary import WORKER_OUTPUT_KEY
+
+TESTS = Path(__file__).resolve().parent
+# Folders whose session fixtures start one stack that serves every module in them (workerd, the
+# Pyodide harness): under xdist each goes whole to one worker.
+ONE_WORKER = ("workerd", "pyodide")
+# Under xdist the longest groups go out first, so no worker is left with a long one at the end.
+LONGEST_FIRST = ("workerd", "pyodide", "browser", "cli", "brain_sync", "docs")
+
+
+def worker_group(item: pytest.Item) -> str:
+    """The xdist group of a test: its folder if ONE_WORKER names it, else its module."""
+    relative = Path(str(item.path)).resolve().relative_to(TESTS)
+    return relative.parts[0] if relative.parts[0] in ONE_WORKER else relative.as_posix()
+
+
+def worker_rank(item: pytest.Item) -> int:
+    folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
+    return LONGEST_FIRST.index(folder) if folder in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `pytest -n N --dist loadgroup` a module's fixtures are built once and a tier's stack once."""
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    items.sort(key=worker_rank)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(worker_group(item)))
+
+
+# What the workers' folders would have printed at the end of the run (tests/run_summary.py).
+RELAYED: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    RELAYED.extend(getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY, []))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in RELAYED:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture
