@@ -8,10 +8,11 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
@@ -41,27 +42,36 @@ def free_port() -> int:
 
 
 @contextmanager
-def memvault_serve(env: Mapping[str, str], output: IO[bytes] | None = None) -> Iterator[str]:
-    """`memvault serve` as a user runs it, on a free port with ``env``; yields its origin once its
-    /health answers, and stops it (SIGTERM) afterwards. ``output`` takes all it prints, if given."""
-    command = [str(Path(sys.executable).with_name("memvault")), "serve", "--host", "127.0.0.1", "--port", str(free_port())]
-    process = subprocess.Popen(command, env=dict(env), stdout=output or subprocess.DEVNULL,
-                               stderr=output or subprocess.PIPE)
-    url = f"http://127.0.0.1:{command[-1]}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise AssertionError(f"memvault serve did not start: {(process.communicate()[1] or b'').decode()}")
-            time.sleep(0.1)
-        yield url
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=30)
+def memvault_serve(env: Mapping[str, str], output: IO[bytes] | None = None, port: int | None = None) -> Iterator[str]:
+    """`memvault serve` as a user runs it, on ``port`` (a free one if None) with ``env``; yields its
+    origin once its /health answers, and stops it (SIGTERM) afterwards. ``output`` takes all it
+    prints, if given; otherwise a file does, never a pipe nobody reads (a server that logs more
+    than a pipe holds would stop at its next log line)."""
+    command = [str(Path(sys.executable).with_name("memvault")), "serve", "--host", "127.0.0.1",
+               "--port", str(port or free_port())]
+    with ExitStack() as stack:
+        logs = output or stack.enter_context(tempfile.TemporaryFile())
+        process = subprocess.Popen(command, env=dict(env), stdout=logs, stderr=logs)
+        url = f"http://127.0.0.1:{command[-1]}"
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    process.wait()
+                    printed = ""
+                    if output is None:
+                        logs.seek(0)
+                        printed = logs.read().decode(errors="replace")
+                    raise AssertionError(f"memvault serve did not start: {printed}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=30)

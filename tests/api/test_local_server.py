@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 import httpx
+
+from local_http import memvault_serve
 
 MEMVAULT = Path(sys.executable).with_name("memvault")
 
@@ -30,28 +30,9 @@ def environment(data_dir: Path) -> dict[str, str]:
 
 @contextmanager
 def server(data_dir: Path, port: int, env: dict[str, str] | None = None, output: IO[bytes] | None = None) -> Iterator[str]:
-    """The server until the block ends; ``output`` takes all it prints (its logs), if given."""
-    process = subprocess.Popen(
-        [str(MEMVAULT), "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env or environment(data_dir),
-        stdout=output or subprocess.DEVNULL,
-        stderr=output or subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError("server did not start: " + process.stderr.read().decode() if process.stderr else "")
+    """The server on ``port`` until the block ends; ``output`` takes all it prints, if given."""
+    with memvault_serve(env or environment(data_dir), output, port) as url:
         yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
 
 
 def test_store_search_survives_a_restart(tmp_path: Path) -> None:

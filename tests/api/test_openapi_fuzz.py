@@ -5,6 +5,7 @@ are exercised with the official SDKs instead (tests/api/providers)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -20,6 +21,7 @@ from schemathesis import checks
 from test_local_server import MEMVAULT, environment, free_port, server
 
 BRAIN_TOKEN = "fuzz-writer-token"
+ADMIN_TOKEN = "fuzz-admin-token-of-at-least-32-characters"
 # No 5xx, and answers as documented. (Not "valid data is accepted": the document cannot say that a
 # timestamp string must be a time, so such refusals are right even when the schema allows the shape.)
 CHECKS = [
@@ -37,7 +39,8 @@ EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", "12"))
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     data = tmp_path_factory.mktemp("fuzz")
     credentials = {hashlib.sha256(BRAIN_TOKEN.encode()).hexdigest(): {"name": "fuzz", "scopes": ["business", "family"], "writer": True}}
-    env = {**environment(data), "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials)}
+    env = {**environment(data), "MEMVAULT_BRAIN_CREDENTIALS": json.dumps(credentials), "MEMVAULT_ADMIN_TOKEN": ADMIN_TOKEN,
+           "MEMVAULT_PROVIDER_KEY_SECRET": base64.b64encode(b"fuzz-sealing-secret-32-bytes-lon").decode()}
     key = subprocess.run([str(MEMVAULT), "keys", "create"], env=env, capture_output=True, text=True, check=True).stdout.strip()
     with server(data, free_port(), env) as url:
         auth = {"Authorization": f"Bearer {BRAIN_TOKEN}", "X-Memory-Key": key}
@@ -56,12 +59,19 @@ def test_no_5xx_and_answers_match_the_document(running: tuple[str, dict[str, str
     assert calls >= 5 * len(operations)
 
 
+def credentials_for(path: str, headers: dict[str, str]) -> dict[str, str]:
+    """Brain routes take the brain credential from Authorization (memory routes then read the
+    memory key from X-Memory-Key); admin routes take the admin token."""
+    if path.startswith(("/v1/brain", "/memory", "/recall")):
+        return {**headers, "Authorization": f"Bearer {BRAIN_TOKEN}"}
+    if path.startswith("/v1/admin"):
+        return {**headers, "Authorization": f"Bearer {ADMIN_TOKEN}"}
+    return headers
+
+
 def fuzz(operation: Any, url: str, headers: dict[str, str]) -> int:
     """Run the generated cases of one operation; how many were sent."""
-    # Brain routes take the brain credential from Authorization; memory routes then read the
-    # memory key from X-Memory-Key.
-    if operation.path.startswith(("/v1/brain", "/memory", "/recall")):
-        headers = {**headers, "Authorization": f"Bearer {BRAIN_TOKEN}"}
+    headers = credentials_for(operation.path, headers)
 
     @given(case=operation.as_strategy())
     @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -111,3 +121,35 @@ def test_a_path_with_a_control_character_is_refused_in_the_providers_envelope(ru
     response = httpx.post(f"{url}/v1beta/models/gem%01ini:generateContent", json={"contents": []}, headers=headers)
     assert response.status_code == 400 and response.json()["error"]["status"] == "INVALID_ARGUMENT"
 
+
+
+# Values that are valid JSON but that no generated case holds: half a surrogate pair (as JavaScript
+# escapes a string cut inside an emoji, and as raw bytes), and a number too long to convert.
+HOSTILE_VALUES = [b'"cut \\ud83d"', b'"\xed\xb0\x80 raw"', b"1" + b"0" * 5000]
+
+
+def test_every_field_of_every_json_operation_refuses_hostile_values_without_a_5xx(
+    running: tuple[str, dict[str, str]],
+) -> None:
+    url, headers = running
+    document = httpx.get(f"{url}/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    sent = 0
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for path, methods in document["paths"].items():
+            for method, operation in methods.items():
+                if "memory router" in operation.get("tags", []) or "requestBody" not in operation:
+                    continue
+                schema = operation["requestBody"]["content"]["application/json"]["schema"]
+                fields = schemas[schema["$ref"].rsplit("/", 1)[1]]["properties"] if "$ref" in schema else schema.get("properties", {})
+                concrete = path.replace("{id}", "mem-0000000000000000").replace("{slug}", "s").replace("{key_id}", "key_x")
+                auth = credentials_for(path, headers)
+                for field in fields:
+                    for value in HOSTILE_VALUES:
+                        body = b'{"%s": %s}' % (field.encode(), value)
+                        answer = client.request(method.upper(), concrete, content=body,
+                                                headers={**auth, "content-type": "application/json"})
+                        sent += 1
+                        assert answer.status_code < 500, (method, path, field, value[:20], answer.text[:200])
+                        assert "error" in answer.json() or answer.status_code < 300, (method, path, field)
+    assert sent >= 100

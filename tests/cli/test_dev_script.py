@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
@@ -37,23 +39,28 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(command: list[str], cwd: Path, env: dict[str, str], url: str) -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, (process.stderr.read() if process.stderr else b"").decode()
-            assert time.monotonic() < deadline, "the server did not answer /health"
-            time.sleep(0.1)
-        yield process
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
+def running(command: list[str], cwd: Path, env: dict[str, str], url: str) -> Iterator[IO[bytes]]:
+    """The server until the block ends; yields the file its logs go to (a pipe nobody reads
+    would stop it once it filled)."""
+    with tempfile.TemporaryFile() as logs:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=logs)
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if process.poll() is not None:
+                    logs.seek(0)
+                    raise AssertionError(logs.read().decode(errors="replace"))
+                assert time.monotonic() < deadline, "the server did not answer /health"
+                time.sleep(0.1)
+            yield logs
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
 
 
 def test_dev_passes_its_arguments_to_serve_and_reuses_the_prepared_venv(tmp_path: Path) -> None:
@@ -82,10 +89,11 @@ def test_serve_takes_the_keys_of_the_folder_it_is_given_wherever_it_starts(tmp_p
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [str(MEMVAULT), "serve", "--port", str(port), "--data-dir", str(data)]
-    with running(command, elsewhere, user_environment(), url) as server:
+    with running(command, elsewhere, user_environment(), url) as logs:
         answer = httpx.post(f"{url}/v1/memory/search", headers={"Authorization": f"Bearer {key}"}, json={"query": "pot"})
         assert answer.status_code == 200, answer.text
-    said = (server.stderr.read() if server.stderr else b"").decode()
+        logs.seek(0)
+        said = logs.read().decode()
     assert f"data folder: {data}" in said
     assert not (elsewhere / ".memvault").exists()
     ran = memvault("mcp", "--key", key, cwd=elsewhere)

@@ -75,6 +75,8 @@ async def _body(request: Request) -> object:
         raise InvalidField(f"the request body is not valid JSON (near character {exc.pos})") from None
     except RecursionError:
         raise InvalidField("the request body nests deeper than JSON is read here") from None
+    except ValueError:  # a number of more digits than Python converts
+        raise InvalidField("the request body is not valid JSON (a number too long to read)") from None
 
 
 def _renamed(data: Mapping[str, Any], dialect: Dialect) -> dict[str, Any]:

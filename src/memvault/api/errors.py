@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memvault.api.providers import CODECS
 from memvault.core.errors import MemvaultError, RateLimited
@@ -90,10 +91,39 @@ async def _client_left(request: Request, exc: ClientDisconnect) -> JSONResponse:
     return render(request.url.path, 400, "invalid_request", "the request body did not arrive whole")
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    # The type only: an exception's text may quote stored memory.
-    log.error("unexpected %s on %s %s", type(exc).__name__, request.method, loggable(request.url.path))
-    return render(request.url.path, 500, "internal_error", "memvault failed to answer this request")
+class UnexpectedErrors:
+    """The last word on an exception no handler took: logged by its type only (its text may quote
+    stored memory) and answered 500 in the caller's envelope. It is not raised on to the server,
+    which would close the connection after the answer, failing a keep-alive client's next request.
+    A response already under way is cut off (raised on): its body cannot be completed. One already
+    complete is only logged."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = finished = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started, finished
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                finished = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            if started and not finished:
+                raise
+            log.error("unexpected %s on %s %s", type(exc).__name__, scope.get("method"), loggable(scope["path"]))
+            if not started:
+                await render(scope["path"], 500, "internal_error", "memvault failed to answer this request")(
+                    scope, receive, send)
 
 
 def install(app: FastAPI) -> None:
@@ -101,4 +131,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _framework)  # type: ignore[arg-type]
     app.add_exception_handler(ClientDisconnect, _client_left)  # type: ignore[arg-type]
-    app.add_exception_handler(Exception, _unexpected)
+    app.add_middleware(UnexpectedErrors)  # added last, so the outermost of the app's own

@@ -32,6 +32,7 @@ from memvault.api.providers import CODECS, ProviderCodec
 from memvault.api.providers.base import require_object
 from memvault.api.providers.sse import RelayResponse, Tap, read_reply, tap_for
 from memvault.core.answers import prepare
+from memvault.core.characters import repaired_json
 from memvault.core.credentials.callers import memory_caller
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
@@ -149,6 +150,7 @@ async def _parse_call(
             body = require_object(json.loads(raw))
         except (ValueError, RecursionError) as exc:  # malformed, not UTF-8, or nested past any real request
             raise InvalidInput("the request body is not valid JSON") from exc
+        body = repaired_json(raw, body)
         options = parse_options(request.headers, deps.settings.context_limit_tokens, body.get(BODY_OBJECT))
         conversation = codec.extract(body, stream=stream)
     except BaseException:

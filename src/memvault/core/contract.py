@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core.characters import require_characters
 from memvault.core.errors import InvalidField, InvalidInput
 from memvault.core.redaction import redact, refuse_secret
 from memvault.core.times import parse_time
@@ -246,6 +247,7 @@ class Spec:
             if isinstance(raw, str) and (text is True or (not isinstance(text, bool) and rule.name in text)):
                 raw = rule.from_text(raw)
             label = (labels or {}).get(rule.name) or (f"{where}.{rule.name}" if where else rule.name)
+            require_characters(raw, label)
             value = None if raw is None else rule.parse(raw, label)
             if value is None and rule.required:
                 raise InvalidField(f"{label} is required")

@@ -140,6 +140,18 @@ INVALID = [
     ("POST", "/v1/brain/facts", {"content": b"[" * 100_000, "headers": {"content-type": "application/json"}}, "JSON"),
     ("POST", "/v1/brain/facts", {"content": b'{"content": "\xff"}', "headers": {"content-type": "application/json"}},
      "UTF-8"),
+    ("POST", "/v1/brain/facts", {"content": b'{"content": "x", "importance": 1' + b"0" * 5000 + b"}",
+                                 "headers": {"content-type": "application/json"}}, "the request body is not valid JSON"),
+    # Half of a surrogate pair, escaped as JavaScript's JSON.stringify writes it, and as raw bytes.
+    ("POST", "/v1/brain/facts", {"content": b'{"content": "cut \\ud83d", "scope": "business"}',
+                                 "headers": {"content-type": "application/json"}}, "content"),
+    ("POST", "/v1/brain/facts", {"content": b'{"facts": [{"content": "ok"}, {"content": "x \xed\xa0\x80"}]}',
+                                 "headers": {"content-type": "application/json"}}, "facts[1].content"),
+    ("POST", "/v1/brain/sync", {"content": b'{"direction": "push", "source": "files:", "items": [{"source": '
+                                           b'"files:a\\udc00", "content": "x"}]}',
+                                "headers": {"content-type": "application/json"}}, "items"),
+    ("POST", "/v1/brain/facts/search", {"content": b'{"query": "\\udfff"}',
+                                        "headers": {"content-type": "application/json"}}, "query"),
     ("POST", "/v1/brain/facts/search", {"json": {"query": "x", "mode": "fuzzy"}}, "mode"),
     ("POST", "/v1/brain/facts/search", {"json": {"query": "  "}}, "query"),
     ("POST", "/v1/brain/facts/search", {"json": {"query": "x", "limit": "5"}}, "limit"),

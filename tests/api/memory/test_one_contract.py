@@ -88,6 +88,9 @@ class Surfaces:
         return every[operation]
 
     async def http(self, method: str, path: str, **request: Any) -> Outcome:
+        if "json" in request:  # as JavaScript's JSON.stringify writes it: a lone surrogate escaped
+            request["content"] = json.dumps(request.pop("json")).encode()
+            request["headers"] = {**request.get("headers", {}), "content-type": "application/json"}
         answer = await self.mv.client.request(method, path, **request)
         body = answer.json()
         if answer.status_code == 200:
@@ -286,6 +289,8 @@ async def test_both_rpc_families_answer_exactly_alike(surfaces: Opened) -> None:
         assert (await every.rpc_key_forget(gone)).result == {"forgotten": [], "not_found": ["same-1", "nope"]}
 
 
+HALF_A_PAIR = ("holds a lone UTF-16 surrogate (such as \\ud800 without its pair), which is not a character; "
+               "send the text as UTF-8")
 BAD_INPUT = [
     ("search", {"query": QUERY, "limit": 0}, "limit must be a whole number from 1 to 500"),
     ("search", {"query": QUERY, "session_id": "s" * 201}, "session_id must be 1 to 200 printable characters"),
@@ -296,6 +301,8 @@ BAD_INPUT = [
      "messages[0].id must be 1 to 200 printable characters"),
     ("store", {"messages": [{"role": "user", "content": "x"}], "session_id": "4111 1111 1111 1111"},
      "session_id looks like it contains a secret (card_number); session_ids are identifiers"),
+    ("store", {"messages": [{"role": "user", "content": "cut in half: \ud83d"}]}, f"messages[0].content {HALF_A_PAIR}"),
+    ("search", {"query": "\udfff where"}, f"query {HALF_A_PAIR}"),
     ("read", {"limit": 0}, "limit must be a whole number from 1 to 500"),
     ("read", {"session_id": "s" * 201}, "session_id must be 1 to 200 printable characters"),
     ("forget", {"ids": ["m1"], "session_id": "s" * 201}, "session_id must be 1 to 200 printable characters"),

@@ -366,3 +366,31 @@ def test_more_calls_in_flight_than_a_connection_pool_all_reach_the_provider(
         router.upstream.before_answer = None
     assert len(arrived) == CALLS_IN_FLIGHT
     assert statuses == [200] * CALLS_IN_FLIGHT
+
+
+def test_half_a_surrogate_pair_is_relayed_as_sent_and_stored_as_characters(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response]
+) -> None:
+    """JavaScript that cuts a string inside an emoji sends half a pair, escaped; a provider's stream
+    may split a pair across two events. A call with no memory to inject goes upstream as sent; one
+    with memory goes with the half made U+FFFD (the body is written anew); each turn is stored with
+    the halves joined or made U+FFFD."""
+    key_id, secret = key
+    for question, stored, injected in [("the lamp \\ud83d is lit", "the lamp \ufffd is lit", False),
+                                       ("where \\udc00 is the lamp", "where \ufffd is the lamp", True)]:
+        raw = b'{"model":"test-model","stream":true,"messages":[{"role":"user","content":"%s"}]}' % question.encode()
+        events = [{"content": "answer "}, {"content": "\ud83d"}, {"content": "\ude00 done"}]
+        stream = b"".join(
+            b"data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
+                                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}).encode() + b"\n\n"
+            for delta in events) + b"data: [DONE]\n\n"
+        router.upstream.reply_next_with(200, stream, "text/event-stream")
+        response = call("openai", secret, raw, stream=True)
+        assert response.status_code == 200 and response.content == stream
+        forwarded = router.upstream.received[-1]
+        if injected:
+            assert response.headers["x-memory-items"] != "0"
+            assert forwarded.json["messages"][-1]["content"] == stored
+        else:
+            assert forwarded.body == raw
+        assert router.wait_stored(key_id, stored, "answer \U0001f600 done")

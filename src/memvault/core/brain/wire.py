@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
+from memvault.core.characters import require_characters
 from memvault.core.errors import InvalidField
 from memvault.core.times import parse_time, require_time
 
@@ -73,6 +74,7 @@ def parse_fields(cls: type[T], data: object, where: str = "", text: bool = False
                     raise InvalidField(f"{_label(where, name)} is required")
                 values[name] = None
             continue
+        require_characters(value, _label(where, name))
         values[name] = _value(hint, value, _label(where, name), field.metadata, text)
     return cls(**values)
 

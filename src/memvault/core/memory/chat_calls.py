@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from memvault.core.characters import repaired
 from memvault.core.contract import Choice, Flag, Identifier, Spec, WholeNumber
 from memvault.core.deps import Deps
 from memvault.core.memory.read.page import read_memory
@@ -273,7 +274,7 @@ def turn_messages(
         messages.append(Message("user", last.text, now, f"rt-{turn_id}-u", conversation.model))
     if options.store_response and reply.complete and reply.text.strip():
         # A hair later than the question so the pair keeps its order in every store.
-        messages.append(Message("assistant", reply.text, now + 0.001, f"rt-{turn_id}-a", conversation.model))
+        messages.append(Message("assistant", repaired(reply.text), now + 0.001, f"rt-{turn_id}-a", conversation.model))
     return messages
 
 
