@@ -26,10 +26,11 @@ ONE_WORKER = ("workerd", "pyodide")
 LONGEST_FIRST = ("workerd", "pyodide", "browser", "cli", "brain_sync", "docs")
 
 
-def worker_group(item: pytest.Item) -> str:
-    """The xdist group of a test: its folder if ONE_WORKER names it, else its module."""
-    relative = Path(str(item.path)).resolve().relative_to(TESTS)
-    return relative.parts[0] if relative.parts[0] in ONE_WORKER else relative.as_posix()
+def worker_group(nodeid: str) -> str:
+    """The xdist group of a test: its folder under tests/ if ONE_WORKER names it, else its module."""
+    module = nodeid.split("::", 1)[0]
+    folder = module.split("/")[1] if module.startswith("tests/") else ""
+    return folder if folder in ONE_WORKER else module
 
 
 def worker_rank(item: pytest.Item) -> int:
@@ -37,13 +38,23 @@ def worker_rank(item: pytest.Item) -> int:
     return LONGEST_FIRST.index(folder) if folder in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`pytest -n N --dist loadscope`: a module's fixtures are built once, a tier's stack once."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByGroup(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `pytest -n N --dist loadgroup` a module's fixtures are built once and a tier's stack once."""
-    if getattr(config.option, "dist", "no") != "loadgroup":
-        return
-    items.sort(key=worker_rank)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(worker_group(item)))
+    if hasattr(config, "workerinput"):  # an xdist worker: the order its scheduler hands groups out in
+        items.sort(key=worker_rank)
 
 
 # What the workers' folders would have printed at the end of the run (tests/run_summary.py).
