@@ -20,17 +20,18 @@ from run_summary import WORKER_OUTPUT_KEY
 
 TESTS = Path(__file__).resolve().parent
 # Folders whose session fixtures start one stack that serves every module in them (workerd, the
-# Pyodide harness): under xdist each goes whole to one worker.
+# Pyodide harness): under xdist both go to one worker, one after the other. Side by side, their
+# workerd and Node processes starved each other (a D1 call in the Pyodide tier failed).
 ONE_WORKER = ("workerd", "pyodide")
 # Under xdist the longest groups go out first, so no worker is left with a long one at the end.
 LONGEST_FIRST = ("workerd", "pyodide", "browser", "cli", "brain_sync", "docs")
 
 
 def worker_group(nodeid: str) -> str:
-    """The xdist group of a test: its folder under tests/ if ONE_WORKER names it, else its module."""
+    """The xdist group of a test: one for the folders ONE_WORKER names, else its module."""
     module = nodeid.split("::", 1)[0]
     folder = module.split("/")[1] if module.startswith("tests/") else ""
-    return folder if folder in ONE_WORKER else module
+    return "/".join(ONE_WORKER) if folder in ONE_WORKER else module
 
 
 def worker_rank(item: pytest.Item) -> int:
