@@ -20,8 +20,8 @@ from run_summary import WORKER_OUTPUT_KEY
 
 TESTS = Path(__file__).resolve().parent
 # Folders whose session fixtures start one stack that serves every module in them (workerd, the
-# Pyodide harness): under xdist both go to one worker, one after the other. Side by side, their
-# workerd and Node processes starved each other (a D1 call in the Pyodide tier failed).
+# Pyodide harness): under xdist both go to one worker, one after the other. When the two tiers
+# ran side by side on a busy machine, a D1 call of the Pyodide tier failed once.
 ONE_WORKER = ("workerd", "pyodide")
 # Under xdist the longest groups go out first, so no worker is left with a long one at the end.
 LONGEST_FIRST = ("workerd", "pyodide", "browser", "cli", "brain_sync", "docs")
