@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,60 @@ from memvault.core.deps import Deps
 from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning
 from memvault.runtime.local import build_local_deps, close_local_deps
+from run_summary import WORKER_OUTPUT_KEY
+
+TESTS = Path(__file__).resolve().parent
+# Folders whose session fixtures start one stack that serves every module in them (workerd, the
+# Pyodide harness): under xdist both go to one worker, one after the other. When the two tiers
+# ran side by side on a busy machine, a D1 call of the Pyodide tier failed once.
+ONE_WORKER = ("workerd", "pyodide")
+# Under xdist the longest groups go out first, so no worker is left with a long one at the end.
+LONGEST_FIRST = ("workerd", "pyodide", "browser", "cli", "brain_sync", "docs")
+
+
+def worker_group(nodeid: str) -> str:
+    """The xdist group of a test: one for the folders ONE_WORKER names, else its module."""
+    module = nodeid.split("::", 1)[0]
+    folder = module.split("/")[1] if module.startswith("tests/") else ""
+    return "/".join(ONE_WORKER) if folder in ONE_WORKER else module
+
+
+def worker_rank(item: pytest.Item) -> int:
+    folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
+    return LONGEST_FIRST.index(folder) if folder in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`pytest -n N --dist loadscope`: a module's fixtures are built once, a tier's stack once."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByGroup(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):  # an xdist worker: the order its scheduler hands groups out in
+        items.sort(key=worker_rank)
+
+
+# What the workers' folders would have printed at the end of the run (tests/run_summary.py).
+RELAYED: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    RELAYED.extend(getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY, []))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in RELAYED:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture

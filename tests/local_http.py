@@ -54,24 +54,30 @@ def memvault_serve(env: Mapping[str, str], output: IO[bytes] | None = None, port
         process = subprocess.Popen(command, env=dict(env), stdout=logs, stderr=logs)
         url = f"http://127.0.0.1:{command[-1]}"
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    process.kill()
-                    process.wait()
-                    printed = ""
-                    if output is None:
-                        logs.seek(0)
-                        printed = logs.read().decode(errors="replace")
-                    raise AssertionError(f"memvault serve did not start: {printed}")
-                time.sleep(0.1)
+            wait_healthy(url, process, 120, None if output else logs)
             yield url
         finally:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
                 process.wait(timeout=30)
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes], seconds: float, logs: IO[bytes] | None) -> None:
+    """Wait until ``url``'s /health answers 200; if ``process`` ends first or ``seconds`` pass, stop
+    it and fail, with what it wrote to ``logs`` (a file) if given."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            process.wait()
+            printed = ""
+            if logs is not None:
+                logs.seek(0)
+                printed = logs.read().decode(errors="replace")
+            raise AssertionError(f"the server did not answer /health: {printed}")
+        time.sleep(0.1)

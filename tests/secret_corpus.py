@@ -2,7 +2,8 @@
 come back verbatim, each with its family. ``secrets.jsonl`` and ``harmless.jsonl`` are the cases
 the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on;
 ``heldout2_*.jsonl`` were written later, before its rules were read, against the reworked gate
-(what they exposed was fixed by rules for a family or a setting, never for one string).
+(what they exposed was fixed by rules for a family or a setting, never for one string), and
+``heldout3_*.jsonl`` the same way a round after.
 
 A case gives its secret literally (``secret``), or as a ``shape`` that is generated here, so
 that no credential-shaped literal sits in the repository: ``<b62:36>`` is 36 random base62
@@ -88,11 +89,11 @@ def _load(name: str, split: str) -> list[Case]:
     return cases
 
 
-SPLITS = ("tuned", "heldout", "heldout2")
+SPLITS = ("tuned", "heldout", "heldout2", "heldout3")
 SECRETS = (_load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
-           + _load("heldout2_secrets.jsonl", "heldout2"))
+           + _load("heldout2_secrets.jsonl", "heldout2") + _load("heldout3_secrets.jsonl", "heldout3"))
 HARMLESS = (_load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
-            + _load("heldout2_harmless.jsonl", "heldout2"))
+            + _load("heldout2_harmless.jsonl", "heldout2") + _load("heldout3_lookalikes.jsonl", "heldout3"))
 
 
 def caught(case: Case, stored: str) -> bool:
@@ -132,12 +133,12 @@ def gated(cases: Iterable[Case]) -> list[Case]:
 
 def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     """The first ``per_family`` cases of each (split, family): every family on every surface,
-    at a cost a surface test can pay. The second held-out split names its families finely (one
+    at a cost a surface test can pay. The later held-out splits name their families finely (one
     vendor or one setting each), so one case of each stands for its family."""
     taken: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
-        if taken[(case.split, case.family)] < (1 if case.split == "heldout2" else per_family):
+        if taken[(case.split, case.family)] < (1 if case.split in ("heldout2", "heldout3") else per_family):
             taken[(case.split, case.family)] += 1
             out.append(case)
     return out

@@ -9,6 +9,6 @@ from pathlib import Path
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
-WAIT_SECONDS = 10
+WAIT_SECONDS = 60
 # Every host name fails to resolve, so a page can reach nothing but the server on 127.0.0.1.
 OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"

@@ -8,23 +8,37 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_support import BASE, assert_fails, conversation, created_key, memvault, records, write_jsonl
 
 from memvault.adapters.local.vaults import vault_filename
 
+Filled = tuple[Path, str, list[dict[str, Any]]]
 
-def filled(tmp_path: Path) -> tuple[Path, str, list[dict[str, Any]]]:
-    """A data folder holding the test conversation; its key, and its export."""
-    folder = tmp_path / "first"
-    key = created_key(folder, tmp_path)
-    source = write_jsonl(tmp_path / "chat.jsonl", conversation())
-    ran = memvault("import", str(source), "--key", key, "--data-dir", str(folder), cwd=tmp_path)
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Filled:
+    """The test conversation imported once into a data folder by the CLI; its key, and its export."""
+    work = tmp_path_factory.mktemp("imported")
+    folder = work / "first"
+    key = created_key(folder, work)
+    source = write_jsonl(work / "chat.jsonl", conversation())
+    ran = memvault("import", str(source), "--key", key, "--data-dir", str(folder), cwd=work)
     assert ran.code == 0, ran.err
     # The repeated text is one more occurrence of t2, not a new message.
     assert json.loads(ran.out) == {"messages_read": 17, "messages_accepted": 16}
-    exported = memvault("export", "--key", key, "--data-dir", str(folder), cwd=tmp_path)
+    exported = memvault("export", "--key", key, "--data-dir", str(folder), cwd=work)
     assert exported.code == 0, exported.err
     return folder, key, records(exported.out)
+
+
+@pytest.fixture
+def filled(imported: Filled, tmp_path: Path) -> Filled:
+    """A copy of the imported data folder that this test alone writes to; its key, and its export."""
+    source, key, exported = imported
+    folder = tmp_path / "first"
+    shutil.copytree(source, folder)
+    return folder, key, exported
 
 
 def messages_of(exported: list[dict[str, Any]], vault: str) -> list[dict[str, Any]]:
@@ -35,8 +49,8 @@ def message_id(record: dict[str, Any]) -> str:
     return str(record["source_ids"][0] if record["type"] == "message" else record["id"])
 
 
-def test_an_export_holds_every_message_with_its_ids_times_metadata_and_session(tmp_path: Path) -> None:
-    _, _, exported = filled(tmp_path)
+def test_an_export_holds_every_message_with_its_ids_times_metadata_and_session(filled: Filled) -> None:
+    _, _, exported = filled
     core, trip = messages_of(exported, "core"), messages_of(exported, "session:trip")
     assert [message_id(r) for r in core] == [f"t{i}" for i in range(14)]
     assert {r["type"] for r in core} == {"message", "pending"} and any(r["type"] == "chunk" for r in exported)
@@ -49,8 +63,8 @@ def test_an_export_holds_every_message_with_its_ids_times_metadata_and_session(t
     assert stored_times and all(stored_times[i] == BASE + int(i[1:]) * 60 for i in stored_times if i != "t2")
 
 
-def test_export_then_import_into_an_empty_folder_gives_back_the_same_messages(tmp_path: Path) -> None:
-    _, _, exported = filled(tmp_path)
+def test_export_then_import_into_an_empty_folder_gives_back_the_same_messages(filled: Filled, tmp_path: Path) -> None:
+    _, _, exported = filled
     dump = write_jsonl(tmp_path / "export.jsonl", exported)
     second = tmp_path / "second"
     key = created_key(second, tmp_path)
@@ -69,8 +83,8 @@ def test_export_then_import_into_an_empty_folder_gives_back_the_same_messages(tm
     assert "berth 32 " not in memvault("export", "--key", key, "--data-dir", str(second), cwd=tmp_path).out
 
 
-def test_an_export_piped_into_an_import_of_a_session(tmp_path: Path) -> None:
-    first, key, exported = filled(tmp_path)
+def test_an_export_piped_into_an_import_of_a_session(filled: Filled, tmp_path: Path) -> None:
+    first, key, exported = filled
     only_core = "".join(json.dumps(r) + "\n" for r in exported if r["vault"] == "core")
     ran = memvault("import", "-", "--session", "copy", "--key", key, "--data-dir", str(first), cwd=tmp_path, stdin=only_core)
     assert_fails(ran, 2, "belongs to vault 'core', not to session 'copy'", "nothing was imported")
@@ -82,8 +96,8 @@ def test_an_export_piped_into_an_import_of_a_session(tmp_path: Path) -> None:
     assert any(item["vault"] == "session" for item in json.loads(found.out)["items"]), found.out
 
 
-def test_backup_then_restore_into_an_empty_folder_brings_every_message_back(tmp_path: Path) -> None:
-    first, key, exported = filled(tmp_path)
+def test_backup_then_restore_into_an_empty_folder_brings_every_message_back(filled: Filled, tmp_path: Path) -> None:
+    first, key, exported = filled
     backup = memvault("backup", "--data-dir", str(first), cwd=tmp_path)
     assert backup.code == 0, backup.err
     parts = Path(backup.out.strip())
@@ -102,8 +116,8 @@ def test_backup_then_restore_into_an_empty_folder_brings_every_message_back(tmp_
     assert forced.code == 0 and json.loads(forced.out)["messages_stored"] == 0
 
 
-def test_a_restore_that_stops_part_way_says_so_and_a_forced_run_finishes_it(tmp_path: Path) -> None:
-    first, key, exported = filled(tmp_path)
+def test_a_restore_that_stops_part_way_says_so_and_a_forced_run_finishes_it(filled: Filled, tmp_path: Path) -> None:
+    first, key, exported = filled
     parts = memvault("backup", "--data-dir", str(first), cwd=tmp_path).out.strip()
     key_id = json.loads(memvault("keys", "list", "--json", "--data-dir", str(first), cwd=tmp_path).out)[0]["id"]
     second = tmp_path / "second"

@@ -1,5 +1,5 @@
-"""`memvault usage` and `memvault limits`, on a data folder and with `--url` on a running server
-(the real server, the CLI as a separate process): limits set by one are what the other reads, a
+"""`memvault usage` and `memvault limits`, on a data folder (in-process) and with `--url` on a running
+server (the real server, the CLI as a separate process): limits set by one are what the other reads, a
 store and a search show up in the usage, bad input fails with one line and changes nothing."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
-from cli_support import memvault, user_environment
+from cli_support import Shell, memvault, user_environment
 
 from local_http import memvault_serve
 
@@ -17,23 +17,23 @@ ADMIN = "usage-admin-token-" + "0123456789abcdef" * 2
 DEADLINE_SECONDS = 30.0
 
 
-def test_limits_and_usage_in_a_data_folder(tmp_path: Path) -> None:
+def test_limits_and_usage_in_a_data_folder(shell: Shell, tmp_path: Path) -> None:
     folder = ["--data-dir", str(tmp_path)]
-    memvault("keys", "create", *folder, cwd=tmp_path)
-    key_id = memvault("keys", "list", *folder, cwd=tmp_path).out.split("\t")[0]
-    made = memvault("limits", key_id, "--requests-per-minute", "7", "--json", *folder, cwd=tmp_path)
+    shell("keys", "create", *folder)
+    key_id = shell("keys", "list", *folder).out.split("\t")[0]
+    made = shell("limits", key_id, "--requests-per-minute", "7", "--json", *folder)
     assert made.code == 0, made.err
     assert json.loads(made.out)["requests_per_minute"] == 7
-    shown = memvault("limits", key_id, *folder, cwd=tmp_path)
+    shown = shell("limits", key_id, *folder)
     assert "requests_per_minute\t7" in shown.out and "provider_tokens_per_day\tnone" in shown.out
-    refused = memvault("limits", key_id, "--requests-per-minute", "0", *folder, cwd=tmp_path)
+    refused = shell("limits", key_id, "--requests-per-minute", "0", *folder)
     assert refused.code != 0 and "requests_per_minute" in refused.err
-    assert "requests_per_minute\t7" in memvault("limits", key_id, *folder, cwd=tmp_path).out
-    assert memvault("limits", key_id, "--clear", *folder, cwd=tmp_path).code == 0
-    assert "requests_per_minute\tnone" in memvault("limits", key_id, *folder, cwd=tmp_path).out
-    bad = memvault("usage", "--from", "2026-02-30", *folder, cwd=tmp_path)
+    assert "requests_per_minute\t7" in shell("limits", key_id, *folder).out
+    assert shell("limits", key_id, "--clear", *folder).code == 0
+    assert "requests_per_minute\tnone" in shell("limits", key_id, *folder).out
+    bad = shell("usage", "--from", "2026-02-30", *folder)
     assert bad.code != 0 and "YYYY-MM-DD" in bad.err
-    empty = memvault("usage", "--json", *folder, cwd=tmp_path)
+    empty = shell("usage", "--json", *folder)
     assert json.loads(empty.out)["rows"] == []
 
 

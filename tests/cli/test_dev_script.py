@@ -7,7 +7,6 @@ import hashlib
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import IO
 import httpx
 import pytest
 from cli_support import MEMVAULT, ROOT, created_key, memvault, user_environment
+
+from local_http import wait_healthy
 
 STAMP = ROOT / ".venv" / ".memvault-installed"
 
@@ -45,18 +46,7 @@ def running(command: list[str], cwd: Path, env: dict[str, str], url: str) -> Ite
     with tempfile.TemporaryFile() as logs:
         process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=logs)
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if process.poll() is not None:
-                    logs.seek(0)
-                    raise AssertionError(logs.read().decode(errors="replace"))
-                assert time.monotonic() < deadline, "the server did not answer /health"
-                time.sleep(0.1)
+            wait_healthy(url, process, 120, logs)
             yield logs
         finally:
             process.send_signal(signal.SIGTERM)

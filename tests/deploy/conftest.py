@@ -21,6 +21,7 @@ from deploy_fakes import OVERRIDE, FakeCloudflare
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from local_http import local_http_server
+from run_summary import hand_to_controller
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -86,13 +87,22 @@ def project(tmp_path: Path) -> Path:
     return copy
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
+def summary_lines() -> list[str]:
     module = sys.modules.get("test_bundle")
     measured = getattr(module, "MEASURED", {})
     if "gzip_kib" not in measured:
-        return
+        return []
     share = ", ".join(f"{share:.0%} of the {plan} plan's {limit // 1024} MB"
                       for plan, limit in module.PLAN_LIMITS_KIB.items() for share in [measured["gzip_kib"] / limit])
     without = f"; without {', '.join(measured['left_out'])} (PyPI has no Pyodide wheel)" if measured["left_out"] else ""
-    terminalreporter.write_line(f"worker bundle: {measured['gzip_kib']:.0f} KiB compressed ({measured['upload_kib']:.0f} KiB "
-                                f"uncompressed): {share}{without}")
+    return [f"worker bundle: {measured['gzip_kib']:.0f} KiB compressed ({measured['upload_kib']:.0f} KiB "
+            f"uncompressed): {share}{without}"]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    hand_to_controller(session.config, summary_lines())
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in summary_lines():
+        terminalreporter.write_line(line)

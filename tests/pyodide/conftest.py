@@ -5,15 +5,28 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import pytest
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
+from run_summary import hand_to_controller
+
+
+def summary_lines() -> list[str]:
     module = sys.modules.get("test_pyodide_tier")
     timing = getattr(module, "TIER_TIMING", None)
-    if timing:
-        parts = ", ".join(f"{name.removesuffix('_seconds')} {value:.1f} s" for name, value in timing.items())
-        terminalreporter.write_line(f"pyodide tier: {parts}")
-    if timing and "entry_import_seconds" in timing:
-        terminalreporter.write_line(
-            f"pyodide tier: importing the Worker entry (memvault, FastAPI, pydantic, the runtime SDK) in a fresh "
-            f"interpreter took {timing['entry_import_seconds']:.2f} s"
-        )
+    if not timing:
+        return []
+    parts = ", ".join(f"{name.removesuffix('_seconds')} {value:.1f} s" for name, value in timing.items())
+    lines = [f"pyodide tier: {parts}"]
+    if "entry_import_seconds" in timing:
+        lines.append(f"pyodide tier: importing the Worker entry (memvault, FastAPI, pydantic, the runtime SDK) in a "
+                     f"fresh interpreter took {timing['entry_import_seconds']:.2f} s")
+    return lines
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    hand_to_controller(session.config, summary_lines())
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in summary_lines():
+        terminalreporter.write_line(line)

@@ -1,7 +1,7 @@
 """The secret corpus (tests/secret_corpus.py): every secret the gate was tuned on disappears and
 every tuned look-alike comes back verbatim; over the whole corpus, held-out splits included, at least
-97 % of secrets are caught and at most 2 % of look-alikes are touched; the second held-out split
-keeps the rates measured on it; the share per family and
+97 % of secrets are caught and at most 2 % of look-alikes are touched; the second and third held-out
+splits keep the rates measured on them; the share per family and
 split is printed. Redaction is idempotent, and 200 KB of adversarial input costs well under a
 second of CPU."""
 
@@ -30,6 +30,9 @@ def test_the_corpus_holds_150_secrets_and_150_look_alikes_with_a_held_out_split(
     second = [case for case in SECRETS if case.split == "heldout2"]
     assert len(second) >= 150 and len({case.family for case in second}) >= 40
     assert sum(case.split == "heldout2" for case in HARMLESS) >= 100
+    third = [case for case in SECRETS if case.split == "heldout3"]
+    assert len(third) >= 200 and len({case.family for case in third}) >= 70
+    assert sum(case.split == "heldout3" for case in HARMLESS) >= 150
     assert all(case.secret and case.secret in case.text for case in SECRETS)
 
 
@@ -68,6 +71,18 @@ def test_the_second_held_out_split_holds_the_rates_measured_when_its_misses_were
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
     assert len(missed) <= 1, missed
+    assert not touched, touched
+
+
+def test_the_third_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
+    # Measured first at 237/264 caught and 8/176 touched; after the rules it exposed were
+    # generalised, 262/264 and none. Left: a security question's answer told as a sentence, and
+    # a garage door's code, kept as household knowledge like any door's or gate's code.
+    secrets = [case for case in SECRETS if case.split == "heldout3"]
+    harmless = [case for case in HARMLESS if case.split == "heldout3"]
+    missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
+    touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
+    assert len(missed) <= 2, missed
     assert not touched, touched
 
 
@@ -150,6 +165,21 @@ ADVERSARIAL = {
     "htpasswd": _fill("htpasswd -b -b -b -b -b -b "),
     "net user": _fill("net user a "),
     "pin": _fill("PIN is 1234 "),
+    "door codes": _fill("door code for the "),
+    "table rows": _fill("| password | x |\n"),
+    "table cells": _fill("|a|"),
+    "table rules": _fill("|---|\n"),
+    "tables under rules": _fill("|---|\n| password | a1b2c3d4 |\n"),
+    "quoted names": _fill("'password', "),
+    "typed names": _fill("password: str "),
+    "driver addresses": _fill("a:b@tcp("),
+    "decoded base64": _fill("echo aGVsbG8gd29ybGQ= | base64 -d "),
+    "connect calls": _fill("mysqli('a', 'b', "),
+    "continued lines": _fill("a\\\n"),
+    "wifi codes": _fill("WIFI:T:a;"),
+    "escaped queries": _fill("%3Fpassword%3D"),
+    "passphrases": _fill("passphrase: a "),
+    "login for": _fill("login for the a b c "),
     "mixed": _fill("4111-1111 password=x SSN 123 eyJ.a sk-aB3 secret access key AKIA 1Z xoxb- ghp_ "),
 }
 

@@ -21,6 +21,7 @@ from tier_stack import MainStack  # noqa: E402
 from workerd_runtime import WRANGLER, Runtime, find_runtime  # noqa: E402
 
 from fake_telegram import FakeTelegram  # noqa: E402
+from run_summary import hand_to_controller  # noqa: E402
 
 
 def missing_tools() -> str | None:
@@ -80,15 +81,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         items[position] = item
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
+def summary_lines() -> list[str]:
+    lines = []
     for name, timing in STARTS.items():
         snapshot = f", snapshot {timing['snapshot_mb']:.0f} MB" if "snapshot_mb" in timing else ""
-        terminalreporter.write_line(
+        lines.append(
             f"workerd tier: {name}: ready {timing.get('listening_s', 0):.1f} s after `wrangler dev` started "
             f"(build, bundle, workerd and the Worker's start{snapshot}); first request "
             f"{timing.get('first_request_s', 0) * 1000:.0f} ms, next {timing.get('second_request_s', 0) * 1000:.0f} ms")
-    for line in MEASURED:
-        terminalreporter.write_line(f"workerd tier: {line}")
+    lines.extend(f"workerd tier: {line}" for line in MEASURED)
     if "ended" in SPAN:
-        terminalreporter.write_line(f"workerd tier: {SPAN['ended'] - SPAN['began']:.0f} s from its first build to "
-                                    f"its last process stopped")
+        lines.append(f"workerd tier: {SPAN['ended'] - SPAN['began']:.0f} s from its first build to its last process stopped")
+    return lines
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    hand_to_controller(session.config, summary_lines())
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in summary_lines():
+        terminalreporter.write_line(line)

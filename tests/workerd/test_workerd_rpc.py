@@ -55,6 +55,10 @@ def test_callers_without_a_valid_key_or_with_bad_input_get_the_domain_error_and_
     assert "InvalidField" in bad.get("error", "") or "InvalidInput" in bad.get("error", "")
     bad_option = stack.rpc("searchMemory", "beep", {"limit": 0.5})
     assert "limit must be a whole number" in bad_option.get("error", ""), bad_option
+    # Half a surrogate pair, as a JavaScript string holds one when it is cut inside an emoji.
+    halved = stack.rpc("saveMemory", sid, [{"role": "user", "content": "cut \ud83d"}])
+    assert "messages[0].content holds a lone UTF-16 surrogate" in halved.get("error", ""), halved
+    assert "lone UTF-16 surrogate" in stack.rpc("searchMemory", "\udc00 where", {}).get("error", "")
     assert result_of(stack.rpc("get_memory", stack.secrets.memory_key, sid))["items"] == []
     walled = stack.rpc("brain_search", "bt_not-a-credential", "anything")
     assert "Unauthorized" in walled.get("error", "")

@@ -212,7 +212,9 @@ class MainStack:
     def rpc(self, method: str, *args: Any, bound: bool = True) -> dict[str, Any]:
         """An RPC call on memvault from another Worker: ``{"result": ...}`` or ``{"error": message}``."""
         binding = "MEMVAULT" if bound else "MEMVAULT_UNBOUND"
-        done = httpx.post(f"{self.bot.url}/rpc/{binding}/{method}", json={"args": list(args)}, timeout=120)
+        # Encoded as JavaScript's JSON.stringify would: text holding half a surrogate pair crosses as it is.
+        done = httpx.post(f"{self.bot.url}/rpc/{binding}/{method}", content=json.dumps({"args": list(args)}).encode(),
+                          headers={"content-type": "application/json"}, timeout=120)
         assert done.status_code == 200, done.text
         return dict(done.json())
 

@@ -619,6 +619,7 @@ export interface ErrorStatuses {
   NotConfigured: 503;
   Undecryptable: 500;
   InvalidField: 422;
+  WriteRaced: 409;
   TransientStorageError: 503;
 }
 

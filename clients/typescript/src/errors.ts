@@ -12,6 +12,7 @@ const STATUSES: ErrorStatuses = {
   Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
+  WriteRaced: 409,
   PayloadTooLarge: 413,
   StorageUnavailable: 503,
   TransientStorageError: 503,

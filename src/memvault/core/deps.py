@@ -49,6 +49,11 @@ class Deps:
     # Locally a write is acknowledged once the mirror applied it; on Workers the mirror catches up
     # in the background (waitUntil) and the answer does not wait for D1.
     sync_mirror_inline: bool = True
+    # Whether a memory key's lookup may be answered from the read cache. Only where every change of
+    # a key passes through this process's cache (on Workers the admin surface is the one writer of
+    # keys, and it drops the cached lookup): locally the CLI revokes a key, or lowers its limits,
+    # in the same database from another process, which the server's in-process cache never sees.
+    key_lookups_cached: bool = False
     # These live as long as the process (an isolate on Workers), not one request.
     query_vectors: QueryVectors = field(default_factory=QueryVectors)
     access_keys: AccessKeys = field(default_factory=AccessKeys)
@@ -58,3 +63,8 @@ class Deps:
     def reads(self) -> ReadCache:
         """Repeated reads through the cache port, with this process's hit and miss counts."""
         return ReadCache(self.cache, self.settings.cache_ttl_seconds, self.cache_stats)
+
+    @property
+    def key_reads(self) -> ReadCache | None:
+        """``reads`` for memory-key lookups, or None where they are looked up on every call."""
+        return self.reads if self.key_lookups_cached else None

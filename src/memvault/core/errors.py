@@ -42,6 +42,12 @@ class Conflict(MemvaultError, status=409, code="conflict"):
     """The write contradicts what is stored."""
 
 
+class WriteRaced(Conflict, status=409, code="conflict"):
+    """A write's batch broke a rule of the database (a unique id, a guard) because another write
+    changed the same rows after this one was planned: nothing of it was stored, and planned again
+    it sees what the other write did."""
+
+
 class PayloadTooLarge(MemvaultError, status=413, code="payload_too_large"):
     """More than a limit allows."""
 

@@ -1,6 +1,6 @@
 """Reads that repeat, answered from the ``Cache`` port (KV on Workers, an in-process LRU locally)
 for ``cache_ttl_seconds``: conversation-memory searches, brain searches and recall envelopes, and
-memory-key lookups.
+(on Workers) memory-key lookups.
 
 Why a cached answer is never older than the caller's own write: every cached read names, in its
 cache key, the generation of what it read, asked where the writes happen and strongly consistent
@@ -8,8 +8,9 @@ there — a vault's change-log head (the vault Durable Object, or its local file
 vault mutation in that mutation's transaction; for the brain, a counter per scope in the database,
 moved in the same batch as the write. A write therefore makes every older entry unreachable at
 once, for every reader; old entries just expire. The one lookup with no generation to ask is a
-memory key's (asking the database would cost what the cache saves): memvault's own revocation
-deletes the cached lookup, a revocation made anywhere else takes effect within the TTL.
+memory key's (asking the database would cost what the cache saves): it is cached only where
+memvault's own revocation, which deletes the cached lookup, is the one writer of keys (Workers;
+``Deps.key_lookups_cached``), and a revocation made anywhere else takes effect within the TTL.
 
 On Workers, KV's propagation delay (up to about 60 s) never serves a stale answer through a
 generation — an entry not yet visible somewhere is a miss there — it only delays, for readers in

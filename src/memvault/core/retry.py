@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from memvault.core.errors import MemvaultError, TransientStorageError
+from memvault.core.errors import MemvaultError, TransientStorageError, WriteRaced
 from memvault.core.ports import BlobStore, Database, Embedder, VectorIndex, is_repeatable
 
 T = TypeVar("T")
@@ -49,6 +49,12 @@ def is_transient_storage(exc: BaseException) -> bool:
     """A store failure the adapters classified as passing (D1's lost connection or reset, a busy
     local database)."""
     return isinstance(exc, TransientStorageError)
+
+
+def is_transient_or_raced(exc: BaseException) -> bool:
+    """``is_transient_storage``, or a batch that lost a race to a concurrent write (``WriteRaced``):
+    for a write that plans its batch again on each try, so the next plan sees the other write."""
+    return is_transient_storage(exc) or isinstance(exc, WriteRaced)
 
 
 def is_transient_call(exc: BaseException) -> bool:

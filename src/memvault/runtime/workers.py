@@ -64,6 +64,7 @@ def build_deps(env: Any, ctx: Any) -> Deps:
         clock=time.time,
         platform=platform,
         sync_mirror_inline=False,
+        key_lookups_cached=True,
         query_vectors=_ISOLATE.setdefault("query_vectors", QueryVectors()),
         cache_stats=_ISOLATE.setdefault("cache_stats", CacheStats()),
         llm=WorkersAiChat(ai, settings.brain_llm_model) if settings.brain_llm_model else None,

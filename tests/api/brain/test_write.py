@@ -3,6 +3,7 @@ input refused before anything is stored."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -221,3 +222,41 @@ async def test_refusals_name_no_fact_behind_the_wall(brain: Brain) -> None:
     named = await brain.client.post("/memory/write", headers=brain.headers("writer"), json={
         "content": "rate is 4.4%", "source": "bank", "scope": "business"})
     assert named.status_code == 409 and "'family'" in named.json()["error"]["message"]
+
+
+async def test_racing_writes_of_one_fact_land_once_each_as_a_sequence_would(brain: Brain) -> None:
+    """Writes planned on the same state and stored at once: two supersedes of one fact leave one
+    successor and a 409, as one after the other would; the same new fact sent twice at once, and a
+    skill's new version registered twice at once, are stored once and both acknowledged."""
+    headers = brain.headers("writer")
+
+    async def post(path: str, body: dict[str, Any]) -> Any:
+        return await brain.client.post(path, json=body, headers=headers, params={"bands": "off"})
+
+    for n in range(6):
+        old = (await brain.write({"content": f"Boat {n} is moored at pier 3.", "source": f"harbour-{n}",
+                                  "scope": "business"}, bands="off"))["ids"][0]
+        rivals = await asyncio.gather(*(post("/memory/write", {
+            "content": f"Boat {n} is moored at pier {pier}.", "source": f"harbour-{n}-{pier}", "scope": "business",
+            "supersedes": old}) for pier in (5, 7)))
+        assert sorted(r.status_code for r in rivals) == [200, 409], [r.text for r in rivals]
+        winner = next(r.json()["ids"][0] for r in rivals if r.status_code == 200)
+        current = await brain.deps.db.query(
+            "SELECT id FROM memory WHERE source LIKE ? AND superseded_at IS NULL", [f"harbour-{n}-%"])
+        assert [row["id"] for row in current] == [winner]
+        (ended,) = await brain.deps.db.query("SELECT superseded_by FROM memory WHERE id = ?", [old])
+        assert ended["superseded_by"] == winner
+        assert len(await brain.deps.db.query(
+            "SELECT 1 FROM event_log WHERE action = 'superseded' AND memory_id = ?", [old])) == 1
+        same = {"content": f"Boat {n} needs new rope.", "source": f"rope-{n}", "scope": "business"}
+        twice = await asyncio.gather(post("/memory/write", same), post("/memory/write", same))
+        assert [r.status_code for r in twice] == [200, 200], [r.text for r in twice]
+        assert sorted((r.json()["written"], r.json()["unchanged"]) for r in twice) == [(0, 1), (1, 0)]
+    skill = {"slug": "mooring", "name": "Mooring", "content": "1. Bow line", "scope": "business"}
+    assert (await post("/memory/skill", skill)).status_code == 200
+    bumped = {**skill, "content": "1. Bow line\n2. Stern line"}
+    both = await asyncio.gather(post("/memory/skill", bumped), post("/memory/skill", bumped))
+    assert [r.status_code for r in both] == [200, 200], [r.text for r in both]
+    assert sorted(r.json()["status"] for r in both) == ["unchanged", "updated"]
+    versions = await brain.deps.db.query("SELECT version, superseded_at FROM skills WHERE slug = 'mooring'")
+    assert sorted((v["version"], v["superseded_at"] is None) for v in versions) == [(1, False), (2, True)]

@@ -1,6 +1,6 @@
 """The read cache: repeated reads are answered from it, and a write makes older answers
 unreachable at once (the vault's generation or the brain scope's is part of every cache key);
-memory-key lookups are cached and dropped by memvault's own revocation."""
+memory-key lookups, where cached (on Workers), are dropped by memvault's own revocation."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ async def test_a_write_to_the_session_vault_reaches_a_search_of_that_session(mem
     await search(memvault, "favourite colour", "chat-1")
     stats = (await memvault.client.get("/v1/memory/stats", headers=memvault.auth)).json()["cache"]
     assert stats["kinds"]["memory-search"] == {"hits": 1, "misses": 2, "hit_rate": 0.3333}
-    assert stats["kinds"]["memory-key:key_hash"]["misses"] == 1
+    assert not any(kind.startswith("memory-key") for kind in stats["kinds"])  # looked up on every call locally
     assert stats["hits"] + stats["misses"] == sum(k["hits"] + k["misses"] for k in stats["kinds"].values())
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from pyodide.ffi import JsException
 
 from memvault.adapters.cloudflare.convert import js_array, sql_param, to_py
-from memvault.core.errors import StorageFull, StorageUnavailable, TransientStorageError
+from memvault.core.errors import StorageFull, StorageUnavailable, TransientStorageError, WriteRaced
 from memvault.core.ports import Row
 
 # The D1 errors Cloudflare documents as worth retrying ("Retry queries" in the D1 docs).
@@ -28,6 +28,8 @@ def d1_errors() -> Iterator[None]:
         yield
     except JsException as exc:
         text = str(exc)
+        if "SQLITE_CONSTRAINT" in text or "constraint failed" in text:
+            raise WriteRaced("another write changed these rows first") from exc
         if "SQLITE_FULL" in text:
             raise StorageFull("the database is full; nothing of this write was stored") from exc
         passing = next((marker for marker in TRANSIENT_D1_ERRORS if marker in text), None)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memvault.core.errors import StorageFull, StorageUnavailable, TransientStorageError
+from memvault.core.errors import StorageFull, StorageUnavailable, TransientStorageError, WriteRaced
 from memvault.core.ports import Row
 from memvault.core.sql import D1_MAX_BOUND_PARAMETERS
 
@@ -20,10 +20,13 @@ MIGRATIONS_DIR = Path(__file__).resolve().parents[4] / "migrations"
 
 @contextmanager
 def storage_errors() -> Iterator[None]:
-    """SQLite failures as the domain errors the edge renders (507 for a full disk, else 503).
+    """SQLite failures as the domain errors the edge renders (409 for a broken constraint, 507 for
+    a full disk, else 503).
     Only the error's type and SQLite's own words travel on: never the statement or its values."""
     try:
         yield
+    except sqlite3.IntegrityError as exc:
+        raise WriteRaced(f"another write changed these rows first ({str(exc).split(':', 1)[0][:80]})") from exc
     except sqlite3.Error as exc:
         words = str(exc).split(":", 1)[0][:80]
         if isinstance(exc, sqlite3.OperationalError) and "full" in words:

@@ -20,7 +20,7 @@ from memvault.core.brain.rows import BODY_CONTENT_TYPE, BODY_PREFIX, body_key, r
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import Conflict, InvalidField
-from memvault.core.retry import is_transient_storage, retry
+from memvault.core.retry import is_transient_or_raced, retry
 from memvault.core.sql import in_batches, placeholders
 
 _META = ("entry_type", "source_tier", "confidence", "pinned")
@@ -227,8 +227,10 @@ async def write_facts(deps: Deps, credential: Credential, request: WriteFacts) -
         return plan
 
     # Planned again on each try: a batch that landed though its answer was lost is then seen as
-    # unchanged rather than written twice (its rows, still unembedded, go to the nightly re-embed).
-    plan = await retry(plan_and_write, is_transient_storage)
+    # unchanged rather than written twice (its rows, still unembedded, go to the nightly re-embed),
+    # and one that lost a race to a concurrent write sees that write (the same fact stored: unchanged;
+    # the fact it supersedes superseded by another: a conflict).
+    plan = await retry(plan_and_write, is_transient_or_raced)
     hook_chars = deps.tuning.brain_hook_chars
     embedding = await embed_facts(
         deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched], plan.vectors,

@@ -22,6 +22,15 @@ def event(at: float, actor: str, action: str, row_id: str, scope: str, source: s
     )
 
 
+def event_of_change(at: float, actor: str, action: str, row_id: str, scope: str, source: str,
+                    **detail: Any) -> Statement:
+    """``event`` for the update just before it, which must have changed its row: if a concurrent
+    write got there first (the row was already retired), the actor is NULL, which ``event_log``
+    refuses, so the whole batch is rolled back and the write is planned again on what is stored."""
+    sql, params = event(at, actor, action, row_id, scope, source, **detail)
+    return (sql.replace("VALUES (?, ?, ?,", "VALUES (?, CASE WHEN changes() > 0 THEN ? END, ?,"), params)
+
+
 class Plan:
     """A write's statements and counts, the facts whose vectors follow it, and the verdict given
     each incoming fact."""
@@ -37,9 +46,10 @@ class Plan:
         self.scopes: set[str] = set()  # written to, so their cached reads move on
 
     def _add(self, action: str, sql: str, params: Sequence[Any], row_id: str, scope: str, source: str,
-             **detail: Any) -> None:
+             *, must_change: bool = False, **detail: Any) -> None:
         self.statements.append((sql, params))
-        self.statements.append(event(self.now, self.actor, action, row_id, scope, source, **detail))
+        logged = event_of_change if must_change else event
+        self.statements.append(logged(self.now, self.actor, action, row_id, scope, source, **detail))
         self.counts[action] += 1
         self.scopes.add(scope)
 
@@ -84,7 +94,7 @@ class Plan:
                   "UPDATE memory SET superseded_at = ?, superseded_by = ?, updated_at = ? "
                   "WHERE id = ? AND superseded_at IS NULL",
                   (until, heir, self.now, row["id"]),
-                  row["id"], row["scope"], row["source"], superseded_by=heir)
+                  row["id"], row["scope"], row["source"], must_change=True, superseded_by=heir)
 
     @property
     def replaced(self) -> bool:

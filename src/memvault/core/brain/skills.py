@@ -23,6 +23,7 @@ from memvault.core.brain.rows import EntryType
 from memvault.core.brain.scopes import Credential, scope_filter
 from memvault.core.deps import Deps
 from memvault.core.errors import NotFound, PayloadTooLarge
+from memvault.core.retry import is_transient_or_raced, retry
 
 COLUMNS = "id, slug, scope, version, name, description, content, content_hash, created_at, superseded_at, superseded_by"
 
@@ -101,9 +102,16 @@ async def embed_mirrors(deps: Deps, plan: Plan) -> None:
 
 
 async def register_skill(deps: Deps, credential: Credential, skill: CheckedSkill) -> SkillRegistered:
-    planned = await plan_skill(deps, credential, skill)
+    async def plan_and_write() -> SkillPlan:
+        # Planned again after losing a race: a concurrent registration of the same slug took the
+        # version this one planned, so this one becomes the next (or is unchanged, if the same).
+        planned = await plan_skill(deps, credential, skill)
+        if planned.statements:
+            await deps.db.batch(planned.statements)
+        return planned
+
+    planned = await retry(plan_and_write, is_transient_or_raced)
     if planned.statements:
-        await deps.db.batch(planned.statements)
         await embed_mirrors(deps, planned.mirror)
     return planned.answer
 

@@ -57,10 +57,10 @@ async def resolve_caller(deps: Deps, tokens: CallerTokens, need: Need) -> Caller
         need = Need.MEMORY if tokens.memory_key_id is not None or _memory_secret(tokens) else Need.BRAIN
     if need is Need.MEMORY:
         if tokens.memory_key_id is not None:
-            return Caller(key=await keys.key_by_id(deps.db, tokens.memory_key_id, deps.reads, deps.clock()))
+            return Caller(key=await keys.key_by_id(deps.db, tokens.memory_key_id, deps.key_reads, deps.clock()))
         # A bearer of another kind is refused as a memory key, saying which kind is wanted.
         secret = _memory_secret(tokens) or tokens.bearer
-        return Caller(key=await keys.authenticate(deps.db, secret, deps.reads, deps.clock()))
+        return Caller(key=await keys.authenticate(deps.db, secret, deps.key_reads, deps.clock()))
     granted = _granted_memory_key(tokens)
     if granted is not None:
         return Caller(credential=await _grant_of(deps, granted))
@@ -95,7 +95,7 @@ def _granted_memory_key(tokens: CallerTokens) -> str | None:
 
 
 async def _grant_of(deps: Deps, secret: str) -> Credential:
-    credential = credential_of(await keys.authenticate(deps.db, secret, deps.reads, deps.clock()), deps.settings)
+    credential = credential_of(await keys.authenticate(deps.db, secret, deps.key_reads, deps.clock()), deps.settings)
     if credential is None:
         # As for any token that is no brain credential: a key without a grant opens no brain.
         raise Unauthorized("a brain credential is required; this memory key is granted no brain scope")

@@ -25,10 +25,11 @@ _BODY = re.compile(r"(?:(?:\s|\\[nr])*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-In
 # The same read backwards from an END, on the reversed text before it: a line break (or JSON's
 # escaped one, reversed ``n\``), then one base64 line.
 _REVERSED_BODY_LINE = re.compile(r"(?:[ \t\r\n]|[nr]\\){0,8}(?P<line>[A-Za-z0-9+/=]{16,1024}?)(?=[nr]\\|[^A-Za-z0-9+/=]|\Z)")
+_BODY_RUN = re.compile(r"[A-Za-z0-9+/=]{16}")
 _BODY_LINE_REACH = 1024 + 16
 _MOST_BODY_LINES = 256
 _SHAPES = re.compile(
-    r"(?P<putty>Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:[A-Za-z0-9+/=]+[ \t]*\r?\n?)+(?:Private-MAC:[ \t]*[0-9a-fA-F]+)?)"
+    r"(?P<putty>Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:(?!Private-MAC)[A-Za-z0-9+/=]+[ \t]*\r?\n?)+(?:Private-MAC:[ \t]*[0-9a-fA-F]+)?)"
     r"|(?<![A-Za-z0-9])(?P<age>AGE-SECRET-KEY-1[0-9A-Z]{50,})"
     r"|(?i:client-key-data|private-key-data)[\"']?[ \t]*:[ \t]*[\"']?(?P<kube>[A-Za-z0-9+/=]{16,})"
     r"|\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"[ \t]*:[ \t]*\\?\"(?P<jwk>[" r"A-Za-z0-9_-]{20,})\\?\""
@@ -77,7 +78,9 @@ def pem_blocks(text: str) -> Iterator[Hit]:
         index = bisect.bisect_left(starts, begin.end())
         if index < len(ends) and ends[index].start() < following:
             closed.add(index)
-            yield Hit(begin.start(), ends[index].end(), PRIVATE_KEY)
+            # A frame around "…" or a placeholder shows where a key goes; a key has a body.
+            if _BODY_RUN.search(text, begin.end(), ends[index].start()):
+                yield Hit(begin.start(), ends[index].end(), PRIVATE_KEY)
             continue
         body = _BODY.match(text, begin.end())
         yield Hit(begin.start(), body.end() if body else begin.end(), PRIVATE_KEY)

@@ -37,34 +37,69 @@ _WEAK_WORDS = frozenset({"auth", "sig", "signature", "pat"})
 # "Password" in the languages people write their notes in; a label ending in one is a password's.
 _PASSWORD_ABROAD = (
     "mot de passe", "passwort", "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "salasana",
-    "hasło", "haslo", "lösenord", "losenord", "şifre", "sifre", "jelszó", "jelszo", "пароль", "密码", "パスワード",
-    "비밀번호",
+    "hasło", "haslo", "lösenord", "losenord", "şifre", "sifre", "şifresi", "sifresi", "parola", "parolası",
+    "jelszó", "jelszo", "пароль", "密码", "パスワード", "비밀번호", "clave", "palavra-passe",
+    # A wireless network's password, as the languages that put the noun first name it.
+    "code wifi", "clé wifi", "cle wifi", "clave wifi", "chiave wifi", "wlan-schlüssel", "netzwerkschlüssel",
 )
+# A wireless network's key is its password ("wifi key", "WPA key", Windows' "network key").
+_NETWORK_WORDS = frozenset({"wifi", "fi", "wlan", "wpa", "wpa2", "network"})
+# "Code" names a credential's digits only beside a word that says so ("unlock code", "access
+# code", a card's "security code"); an error, a zip or a country code is not one, and a door's,
+# gate's or locker's code is the household knowledge a memory is asked to keep.
+_SECRET_CODE_WORDS = frozenset({"unlock", "disarm", "security", "access"})
+# Upper-case names run words together (``SSHPASS``, ``REDISPASS``): one ending in PASS is a
+# password's unless it is an English word ending so.
+_PASS_WORDS_NOT_PASSWORDS = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "encompass")
 # A key named for something that is not a credential: its value is an identifier or is public.
 _NOT_CREDENTIAL_KEYS = frozenset(
     "public pub foreign sort partition cache idempotency dedup dedupe routing lookup object row hash index unique "
     "composite map dict translation group message event hot short natural surrogate tracking ssh gpg "
-    "kms".split()
+    "kms publishable".split()
 )
 _STRONG_KEYS = frozenset(
     "private secret api access account shared preshared master signing encryption decryption client app auth sas "
     "storage subscription webhook hmac jwt license licence consumer admin root service session".split()
 )
-_WORDS = (r"pass(?:word|wd|phrase|code)?|pwd|pw|pswd|psk|pin|cvv|cvc|secret|token|key|credentials?|creds|auth|sig|signature|pat|"
-          + "|".join(word.replace(" ", "[ \t]") for word in _PASSWORD_ABROAD))
+
+
+def _by_first_letter(fragments: list[str]) -> str:
+    """One alternation of ``fragments`` (each starting with a letter), grouped by that letter: a
+    scan then tries a group per character instead of every word."""
+    groups: dict[str, list[str]] = {}
+    for fragment in fragments:
+        groups.setdefault(fragment[0], []).append(fragment[1:])
+    # A phrase before the word it starts with: "clave wifi" rather than "clave" and a value "wifi".
+    return "|".join(first + "(?:" + "|".join(sorted(rests, key=lambda rest: "[" not in rest)) + ")"
+                    for first, rests in groups.items())
+
+
+# Of words that start alike, the longer first: "code wifi" is a label where "code" alone is not.
+_WORDS = _by_first_letter(
+    r"pass(?:word|wd|phrase|code)? pwd pw pswd psk pin cvv cvc secret token key credentials? creds auth sig signature "
+    r"pat".split() + [word.replace(" ", "[ \t]") for word in _PASSWORD_ABROAD] + ["code"])
 LABEL_WORDS = _WORDS
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 _BARE = r"(?:[^\s\"'`<>;&,\\|]|&(?![\w.-]{1,40}=)|,(?![\s\"']))"
-_VALUE = (r"(?:\\?\"(?P<dq>[^\"\\\n]{1,300})\\?\"|\\?'(?P<sq>[^'\\\n]{1,300})\\?'"
+# A quoted value may hold escapes (``\\``, ``\n``) other than of its own quote, which in escaped
+# JSON (``\"password\":\"…\"``) closes it.
+_VALUE = (r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300})\\?\"|\\?'(?P<sq>(?:[^'\\\n]|\\[^'\n]){1,300})\\?'"
           r"|(?P<bare>[^\s\"'`<>;&,\\|\[]" + _BARE + r"{0,511}))")
-_SEP = r"(?P<sep>[ \t]*(?::=|=>|->|=|:(?!//))[ \t]*)"
+# Beside ``=`` and ``:``: a typed declaration's annotation (``password: String =``, Rust's
+# ``&'static str``), a quoted name passed with its value (``define('DB_PASSWORD', '…')``) and a
+# percent-escaped ``=`` (a query string inside another URL's parameter).
+_SEP = (r"(?P<sep>[ \t]*(?::=|=>|->|=|:[ \t]*&?(?:'\w+[ \t]+)?[A-Za-z_][\w.<>?\[\]]{0,40}[ \t]+=(?!=)"
+        r"|(?<=[\"'])[ \t]*,(?=[ \t]*[\"'])|%3[Dd]|:(?!//))[ \t]*)")
 # "is" as the languages of ``_PASSWORD_ABROAD`` say it; CJK writes it between label and value unspaced.
-_IS_ABROAD = r"ist|lautet|war|est|était|es|era|è|é|är|er|on|jest|je|это|olduğu|는|은|이"
-_PROSE = (r"(?:[ \t]+(?P<prose>is|was|are|=):?[ \t]+|[ \t]+(?P<abroad>" + _IS_ABROAD + r"):?[ \t]+"
-          r"|[ \t]*(?P<cjk>是|为|為|は)[ \t]*(?=[!-~]))")
+_IS_ABROAD = r"ist|lautet|war|est|était|es|era|è|é|är|er|on|jest|to|je|это|olduğu|는|은|이"
+# "is", and how a sentence says a password was changed ("is now", "got changed to", "was reset to").
+_IS = (r"(?:(?:(?:is|was|has[ \t]+been|have[ \t]+been|got|just)[ \t]+)?(?:changed|set|updated|reset)[ \t]+to"
+       r"|(?:is|was|are)(?:[ \t]+(?:now|still|currently|actually|also))?|=)")
+_PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + _IS_ABROAD + r"):?[ \t]+"
+          r"|[ \t]*(?P<cjk>是|为|為|は|는|은)[ \t]*(?=[!-~]))")
 _ASSIGNMENT = re.compile(
-    r"(?P<label>(?<![A-Za-z0-9_.-])(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r"))"
+    r"(?P<label>(?:(?<![A-Za-z0-9_%-])|(?<=%3[Ff])|(?<=%26))(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r"))"
     r"(?![A-Za-z0-9])\\?[\"']?"
     r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|van|voor|för|dla|pour|para|per|от|для)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
@@ -88,7 +123,11 @@ _ATTRIBUTES = re.compile(
 _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
 _WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
-_PROSE_GOES_ON = re.compile(r"[ \t]+[a-z]+\b")
+_PROSE_GOES_ON = re.compile(r"[ \t]+\w")
+_EXPRESSION_GOES_ON = re.compile(r"[ \t]+(?:\+|\|\||\?\?)[ \t]")
+_APP_PASSWORD_START = re.compile(r"^[a-z]{4}$")
+_APP_PASSWORD_REST = re.compile(r"(?:[ \t][a-z]{4}){3}(?![\w])")
+_REST_OF_LINE = re.compile(r"(?:[ \t]+\S{1,24}){1,8}(?=[ \t]*\r?\n|[ \t]*\Z)")
 # A label that a condition leads (``if not password:``) is code testing a variable, and its colon
 # opens a block rather than a value.
 _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
@@ -102,7 +141,13 @@ def _words_of(label: str) -> tuple[str, ...]:
 @lru_cache(maxsize=1024)
 def _digits_only(label: str) -> tuple[int, int] | None:
     words = _CAMEL.findall(label)
+    if words and words[-1].lower() == "code":
+        return _DIGITS_ONLY_WORDS["pin"]
     return _DIGITS_ONLY_WORDS.get(words[-1].lower()) if words else None
+
+
+def _pass_run_together(label: str, last: str) -> bool:
+    return label.isupper() and last.endswith("pass") and not last.endswith(_PASS_WORDS_NOT_PASSWORDS)
 
 
 @lru_cache(maxsize=1024)
@@ -114,7 +159,11 @@ def label_strength(label: str) -> str | None:
     if not words:
         return None
     last, before = words[-1], words[-2] if len(words) > 1 else ""
-    if last in _STRONG_WORDS or last.endswith(_STRONG_ENDINGS):
+    if last in _STRONG_WORDS or last.endswith(_STRONG_ENDINGS) or _pass_run_together(label, last):
+        return STRONG
+    if last == "code":
+        return STRONG if not _SECRET_CODE_WORDS.isdisjoint(words) else None
+    if last == "key" and before in _NETWORK_WORDS:
         return STRONG
     if last == "key" or last.endswith(("accesskey", "accountkey", "secretkey", "privatekey")):
         if before in _NOT_CREDENTIAL_KEYS:
@@ -128,7 +177,9 @@ def kind_of(label: str) -> str:
     words = [word.lower() for word in _CAMEL.findall(label)] or [""]
     if words[-1] in ("cvv", "cvc"):
         return CARD_CODE
-    if label.lower().endswith(_PASSWORD_ABROAD) or words[-1] in _PASSWORD_WORDS or words[-1].endswith(("password", "passwd", "passphrase")):
+    network_key = words[-1] == "key" and len(words) > 1 and words[-2] in _NETWORK_WORDS
+    if label.lower().endswith(_PASSWORD_ABROAD) or words[-1] in _PASSWORD_WORDS or words[-1] == "code" or network_key \
+            or words[-1].endswith(("password", "passwd", "passphrase")) or _pass_run_together(label, words[-1]):
         return PASSWORD
     if words[-1].endswith("key"):
         return PRIVATE_KEY if "private" in words or words[-1] == "privatekey" else API_KEY
@@ -151,7 +202,10 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
     if abroad and not (value.isascii() and (_PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value) >= 2)):
         return False
     if spaced:
-        return generated(value) and (strength == STRONG or len(value) >= 16)
+        # A password may be short ("passcode 7hXq2P") when it mixes three kinds of character.
+        least = 6 if kind_of(label) == PASSWORD and _words_of(label)[-1] not in _AMBIGUOUS_WORDS and classes(value) >= 3 \
+            else 8
+        return generated(value, least) and (strength == STRONG or len(value) >= 16)
     if strength == WEAK:
         return generated(value)
     if sentence and (prose(value) or (kind_of(label) != PASSWORD and value.isalpha())
@@ -195,23 +249,60 @@ def assignments(text: str) -> Iterator[Hit]:
         label = match.group("label")
         if _condition(label, match) or _variable(text, match.start("label")):
             continue
+        label = _qualified(label, match.group("qual"))
         value, start, end = _value(match)
+        separator = (match.group("sep") or match.group("sep2") or "").strip()
+        if separator.lower() == "%3d":
+            value = value.split("%26")[0]
+            end = start + len(value)
         bare = match.group("bare") is not None
-        abroad = match.group("abroad", "abroad2", "cjk", "cjk2") != (None, None, None, None)
+        # A name passed beside its value (``define('DB_PASSWORD', …)``) is as likely a label
+        # beside its translation: only a value shaped like a password counts.
+        passed = separator == ","
+        if passed and any(c.isspace() for c in value):
+            continue
+        abroad = passed or match.group("abroad", "abroad2", "cjk", "cjk2") != (None, None, None, None)
+        # A word the sentence goes on after (a capitalised one too, under a token's label: a
+        # machine's secret is never a plain word) is prose; so is a value an expression goes on from.
+        worded = value.islower() or prose(value) or (value.istitle() and kind_of(label) != PASSWORD)
         sentence = abroad or match.group("prose") is not None or match.group("prose2") is not None or (
-            bare and value.isalpha() and (value.islower() or prose(value)) and bool(_PROSE_GOES_ON.match(text, end)))
+            bare and value.isalpha() and worded and bool(_PROSE_GOES_ON.match(text, end)))
+        if bare and _EXPRESSION_GOES_ON.match(text, end):
+            continue
         if value and value_is_secret(label, value, spaced=match.group("space") is not None, sentence=sentence,
                                      abroad=abroad):
-            yield Hit(start, end, kind_of(label))
+            yield Hit(start, _spaced_end(text, label, value, end) if bare else end, kind_of(label))
             position = max(position, end)
+
+
+def _spaced_end(text: str, label: str, value: str, end: int) -> int:
+    """Where a password written unquoted with spaces ends: a passphrase's words run to the end of
+    its line, and an app password (``abcd efgh ijkl mnop``) is four groups of four letters."""
+    if kind_of(label) != PASSWORD:
+        return end
+    rest = _APP_PASSWORD_REST.match(text, end) if _APP_PASSWORD_START.match(value) else None
+    if rest is None and _words_of(label)[-1] == "passphrase":
+        rest = _REST_OF_LINE.match(text, end)
+    return end if rest is None else rest.end()
+
+
+def _qualified(label: str, qualifier: str | None) -> str:
+    """A code's label with the word that makes it a secret's, when the qualifier after it holds
+    one ("the code to unlock the phone is …")."""
+    if qualifier is None or _words_of(label)[-1] != "code":
+        return label
+    found = _SECRET_CODE_WORDS.intersection(qualifier.lower().split())
+    return f"{min(found)} {label}" if found else label
 
 
 def _named_after(label: str, value: str) -> bool:
     """Code passing a variable or naming a type after what it holds (``credentials=credentials``,
-    ``credential: Credential``, ``password: OAuthFlowPassword | None``)."""
+    ``credential: Credential``, ``password: OAuthFlowPassword | None``, ``credential: CredentialParam``)."""
     words = _CAMEL.findall(label)
-    return bool(words) and _IDENTIFIER.match(value) is not None and \
-        value.replace("_", "").lower().endswith(words[-1].lower())
+    if not words or _IDENTIFIER.match(value) is None:
+        return False
+    name, word = value.replace("_", "").lower(), words[-1].lower()
+    return name.endswith(word) or (value[0].isupper() and name.startswith(word))
 
 
 def _variable(text: str, start: int) -> bool:

@@ -1,7 +1,8 @@
 """Secrets laid out apart from their label: the value before it ("use `blue-Elephant-42` as the
 password", "set 4921 as my PIN"); the value alone on the line after it (``DB_PASSWORD=`` and the
-value below, YAML's ``password: |``); and a user and password given as a pair after a login word
-("login with admin:Sup3rS3cret!", "credentials are bob / …", "wifi: HomeNet / Gr33nField!")."""
+value below, YAML's ``password: |``); a user and password given as a pair after a login word
+("login with admin:Sup3rS3cret!", "credentials are bob / …", "wifi: HomeNet / Gr33nField!"); and
+a Markdown table's cell under a credential's column or beside a credential's name."""
 
 from __future__ import annotations
 
@@ -26,8 +27,15 @@ _LABEL_BEFORE_SEPARATOR = re.compile(
 )
 _LABEL_REACH = 80
 _NEXT_LINE = re.compile(r"[ \t]*(?P<value>\S{3,300}?)[ \t]*(?=\r?\n|\Z)")
+# A next line that assigns a name of its own is the next setting, not the value left empty above.
+_SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}[ \t]*=")
+_TABLE_ROW = re.compile(r"[ \t]*\|[^\n]{1,2000}\|[ \t]*\r?(?=\n|\Z)")
+_CELL = re.compile(r"(?<=\|)[^|\n]+(?=\|)")
+_RULE_ROW = re.compile(r"(?m)^[ \t]*\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*\r?$")
 _PAIR = re.compile(
     r"(?i)(?<![\w-])(?:log[ -]?ins?|sign[ -]?in|credentials?|creds|account|wi-?fi|wlan)"
+    # What the login is for ("the login for the NAS is …"), a few words at most.
+    r"(?:[ \t]+(?:for|to|on|at|of)(?:[ \t]+[\w.@-]{1,30}){1,3}?(?=[ \t]+(?:is|are)\b|[ \t]*:))?"
     r"(?:[ \t]+(?:with|is|are|as|for|details))?[ \t]*[:=-]?[ \t]*"
     r"(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<secret>[^\s/'\"`:,;]{6,100})"
 )
@@ -65,7 +73,8 @@ def next_line_values(text: str) -> Iterator[Hit]:
     for separator in _SEPARATOR_ENDS_LINE.finditer(text):
         line = _NEXT_LINE.match(text, separator.end())
         # A nested mapping's key or a list item opens the next level rather than giving a value.
-        if line is None or line.group("value").endswith(":") or line.group("value").startswith("-"):
+        if line is None or line.group("value").endswith(":") or line.group("value").startswith("-") \
+                or _SETTING.match(line.group("value")):
             continue
         line_start = text.rfind("\n", max(0, separator.start() - _LABEL_REACH), separator.start()) + 1
         match = _LABEL_BEFORE_SEPARATOR.search(text, max(line_start, separator.start() - _LABEL_REACH), separator.start())
@@ -73,6 +82,47 @@ def next_line_values(text: str) -> Iterator[Hit]:
             continue
         if value_is_secret(label, line.group("value")):
             yield Hit(line.start("value"), line.end("value"), kind_of(label))
+
+
+def table_cells(text: str) -> Iterator[Hit]:
+    """A header names a column a credential's (``| user | password |``), or a row's first cell
+    names the credential the next cell holds (``| DB_PASSWORD | … |``). A table is found by its
+    delimiter row (``|---|---|``): the line before it is the header (whatever precedes its first
+    ``|``), and the rows that follow it are the body."""
+    if "|-" not in text and "| -" not in text and "|:" not in text:
+        return
+    scanned = 0  # rows before this were read as a body already
+    for rule in _RULE_ROW.finditer(text):
+        if rule.start() < scanned:
+            continue
+        header_start = text.rfind("\n", 0, max(0, rule.start() - 1)) + 1
+        header = text.find("|", header_start, rule.start())
+        columns = {}
+        if header >= 0:
+            columns = {index: label for index, cell in enumerate(_CELL.finditer(text, header, rule.start()))
+                       if label_strength(label := cell.group(0).strip()) == STRONG}
+        position = rule.end() + 1
+        while (row := _TABLE_ROW.match(text, position)) is not None:
+            cells = [(cell.start(), cell.end()) for cell in _CELL.finditer(text, row.start(), row.end())]
+            for index, (start, end) in enumerate(cells):
+                label = columns.get(index) or (text[cells[index - 1][0]:cells[index - 1][1]].strip() if index else "")
+                hit = _cell_secret(text, start, end, label)
+                if hit is not None:
+                    yield hit
+            position = row.end() + 1
+        scanned = position
+
+
+def _cell_secret(text: str, start: int, end: int, label: str) -> Hit | None:
+    if not label or label_strength(label) != STRONG:
+        return None
+    cell = text[start:end]
+    value = cell.strip().strip("`")
+    # A cell of words describes its row ("| password | the database's password |").
+    if not value or any(c.isspace() for c in value) or not value_is_secret(label, value):
+        return None
+    offset = start + cell.index(value)
+    return Hit(offset, offset + len(value), kind_of(label))
 
 
 def login_pairs(text: str) -> Iterator[Hit]:

@@ -2,8 +2,9 @@
 authorization headers and schemes (``Authorization: Bearer …``, ``Basic …``, ``token …``),
 command lines (``curl -u user:pass``, ``--password pass``, ``mysql -pPASS``, ``sshpass -p``,
 ``redis-cli -a``, ``docker login -p``, ``htpasswd -b``, ``openssl … pass:``, ``net user``, ``chpasswd``),
-session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word cookie), ``.netrc`` entries (``machine … login … password …``) and
-``.pgpass`` lines (``host:port:database:user:password``)."""
+session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word cookie), ``.netrc`` entries (``machine … login … password …``),
+``.pgpass`` lines (``host:port:database:user:password``), a Wi-Fi QR code's ``P:`` field, and a
+database driver's connect call with the password as a positional argument."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 
 from memvault.core.redaction.labels import PASSWORD, STRONG, TOKEN, label_strength
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import generated, placeholder
+from memvault.core.redaction.values import generated, placeholder, prose
 
 _AUTHORIZATION = re.compile(
     r"(?i:(?<![\w-])(?:proxy-)?authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
@@ -40,7 +41,16 @@ _PASS_ARGUMENT = re.compile(
     r"(?<![\w-])-(?:pass(?:in|out)?|passphrase)[ \t]+pass:(?P<value>[^\s\"']{1,300})"
     r"|(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+[^\s/]{1,100}[ \t]+(?P<net>[^\s/*][^\s]{0,300})"
     r"|(?<![\w-])echo[ \t]+[\"']?[\w.@-]{1,100}:(?P<chpasswd>[^\s\"']{1,300})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd"
+    r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}--password-stdin"
 )
+# A database driver given its password as a positional argument: PHP's mysqli and PDO, JDBC's
+# DriverManager, Python's MySQLdb and pymysql (host or DSN, user, password).
+_CONNECT_CALL = re.compile(
+    r"(?<![\w.])(?:new[ \t]+)?(?:[\w.]*\.)?(?P<call>mysqli|mysqli_connect|mysql_connect|mysqli_real_connect|PDO|"
+    r"getConnection|connect)[ \t]*\((?P<args>(?:[ \t]*(?:\$?[\w.]+|\"[^\"\n]{0,300}\"|'[^'\n]{0,300}')[ \t]*,){2})"
+    r"[ \t]*(?P<quote>[\"'])(?P<value>[^\"'\n]{1,300})(?P=quote)"
+)
+_CONNECT_OWNERS = re.compile(r"(?i)mysqldb|pymysql|mysql|mariadb|pg8000|drivermanager")
 _COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookies?\b")
 _COOKIE_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.!#$%&'*+^`|~-]{1,64})=(?P<value>[^;\s,\"']{1,4096})")
 _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember|login|identity|csrf|xsrf")
@@ -49,6 +59,8 @@ _NETRC = re.compile(
     r"(?<![\w-])(?i:machine[ \t]+\S+|default|login[ \t]+\S+)"
     r"(?:\s+(?i:login|account|port|protocol)[ \t]+\S+){0,4}\s+(?i:password|passwd)[ \t]+(?P<value>\S{1,300})"
 )
+# A Wi-Fi QR code's text: ``WIFI:T:WPA;S:<ssid>;P:<password>;;`` (backslash escapes ``;``).
+_WIFI_QR = re.compile(r"WIFI:(?:[A-Z]:(?:\\.|[^;\\\n]){0,64};){0,4}P:(?P<value>(?:\\.|[^;\\\n]){1,64});")
 _PGPASS = re.compile(
     r"(?m)^[ \t]*(?P<host>[A-Za-z0-9*][\w.*-]{0,252}):(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:(?P<value>(?:[^\s:\\]|\\.){1,300})[ \t]*$"
 )
@@ -82,7 +94,8 @@ def command_lines(text: str) -> Iterator[Hit]:
         if label_strength(match.group("label")) != STRONG:
             continue
         value = _argument(match.group("value"))
-        if value and not value.isdigit():
+        # "--token or MEMVAULT_TOKEN": the sentence goes on where a value would be.
+        if value and not value.isdigit() and not prose(value):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _COMMAND_FLAG.finditer(text):
         command, flag = match.group("command").lower().split()[0], match.group("flag")
@@ -107,9 +120,16 @@ def password_arguments(text: str) -> Iterator[Hit]:
         if "b" in flags and len(args) == (2 if "n" in flags else 3) and not placeholder(args[-1]):
             yield Hit(match.end("args") - len(args[-1]), match.end("args"), PASSWORD)
     for match in _PASS_ARGUMENT.finditer(text):
-        group = next(name for name in ("value", "net", "chpasswd") if match.group(name) is not None)
+        group = next(name for name in ("value", "net", "chpasswd", "stdin") if match.group(name) is not None)
         if not placeholder(match.group(group)):
             yield Hit(match.start(group), match.end(group), PASSWORD)
+    for match in _CONNECT_CALL.finditer(text):
+        # ``connect`` and ``getConnection`` are a database driver's only when its name is before them.
+        owned = match.group("call") not in ("connect", "getConnection") or _CONNECT_OWNERS.search(
+            text, max(0, match.start() - 20), match.start("call"))
+        value = match.group("value")
+        if owned and not placeholder(value) and not any(c.isspace() for c in value):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
 
 
 def cookies(text: str) -> Iterator[Hit]:
@@ -127,7 +147,10 @@ def cookies(text: str) -> Iterator[Hit]:
 
 
 def credential_files(text: str) -> Iterator[Hit]:
-    """``.netrc`` and ``.pgpass`` entries."""
+    """``.netrc`` and ``.pgpass`` entries, and a Wi-Fi QR code's password."""
+    for match in _WIFI_QR.finditer(text):
+        if not placeholder(match.group("value")):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
     for match in _NETRC.finditer(text):
         value = match.group("value").rstrip("`,;)]}")
         if value and not placeholder(value):

@@ -1,7 +1,7 @@
 """Where secrets are looked for and where they are cut out. Rules read a normalised copy of the
 text: compatibility forms folded (NFKC: full-width digits and letters become ASCII), format
 characters dropped (zero-width spaces and joiners, soft hyphens, direction marks), every Unicode
-space a plain space and every Unicode dash a hyphen. Each character of the copy remembers the
+space a plain space and every Unicode dash a hyphen, and lines a trailing backslash continues joined. Each character of the copy remembers the
 character of the original it came from, so what a rule finds is cut from the original text and
 everything around it comes back exactly as it was sent."""
 
@@ -13,7 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+# Non-ASCII runs to fold, and a line continuation (a backslash ending a line, as a shell and C
+# read it) to drop: a secret split by one reads whole.
+_TO_FOLD = re.compile(r"[^\x00-\x7f]+|\\\r?\n")
 _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d")
 _LINE_BREAKS = frozenset("\x85\u2028\u2029")
 
@@ -55,20 +57,22 @@ def _fold(char: str) -> str:
 
 
 def normalise(text: str) -> Normalised:
-    if text.isascii():
+    if text.isascii() and "\\\n" not in text and "\\\r\n" not in text:
         return Normalised(text, None)
     pieces: list[str] = []
     origins: list[int] = []
     done = 0
-    for run in _NON_ASCII.finditer(text):
+    for run in _TO_FOLD.finditer(text):
         start, end = run.span()
         pieces.append(text[done:start])
         origins.extend(range(done, start))
+        done = end
+        if text[start] == "\\":
+            continue
         for index in range(start, end):
             folded = _fold(text[index])
             pieces.append(folded)
             origins.extend([index] * len(folded))
-        done = end
     pieces.append(text[done:])
     origins.extend(range(done, len(text)))
     return Normalised("".join(pieces), tuple(origins))

@@ -33,6 +33,11 @@ _RUN_START = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]")
 _NOT_SECRET_BEFORE = re.compile(r"(?i)(?:commit|sha\d*|hash|digest|checksum|rev(?:ision)?|id|uuid)[\s:=#@]*$")
 _VAULTED = re.compile(r"\s*[:=]?\s*(?:!vault|ENC\[|\$ANSIBLE_VAULT)")
 _NEARBY = 120
+# Go's MySQL driver names its server without a scheme: ``user:password@tcp(host:port)/db``.
+# Found by its rare ``@tcp(`` and read back from there, so that no run of text is read twice.
+_DRIVER_ADDRESS = re.compile(r"@(?:tcp|tcp6|unix|udp)\(")
+_DRIVER_USERINFO = re.compile(r"[\w.-]{1,64}:[^\s@\"'`]{1,300}\Z")
+_DSN_REACH = 365
 
 
 def userinfo(text: str) -> Iterator[Hit]:
@@ -55,6 +60,15 @@ def userinfo(text: str) -> Iterator[Hit]:
                 yield Hit(start + len(user) + 1, start + at, PASSWORD)
         elif generated(user, 16):
             yield Hit(start, start + at, TOKEN)
+    for address in _DRIVER_ADDRESS.finditer(text):
+        start = address.start()
+        while start > 0 and address.start() - start < _DSN_REACH and text[start - 1] not in " \t\r\n@\"'`":
+            start -= 1
+        if (found := _DRIVER_USERINFO.match(text, start, address.start())) is None:
+            continue
+        secret = found.start() + found.group(0).index(":") + 1
+        if not placeholder(text[secret:address.start()]):
+            yield Hit(secret, address.start(), PASSWORD)
 
 
 def near_credential_words(text: str) -> Iterator[Hit]:

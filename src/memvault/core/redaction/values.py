@@ -20,12 +20,20 @@ PLACEHOLDER_WORDS = frozenset(
     "string str text required optional default auto prompt ask stdin n/a na mypassword yourpassword mysecret "
     "yoursecret mytoken yourtoken secretkey secret_key replace_me replaceme insert_here "
     # Types a schema or an annotation names in a value's place (``password: string``, ``token: object``).
-    "bool boolean int integer float number object bytes dict list any optional".split()
+    "bool boolean int integer float number object bytes dict list any optional "
+    # Log levels, which a dotted logger's name ending in a credential's word is set to.
+    "trace debug info warn warning error fatal off".split()
 )
 _TEMPLATE = re.compile(
-    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{[^{}\s]+\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
+    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{(?:[A-Za-z_][\w.]*|\d*)(?:![rsa])?(?::[^{}\s]*)?\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
     r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
-    r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$",
+    r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$"
+    # Ruby's and Octopus's interpolation; CloudFormation's intrinsic functions, which name a parameter.
+    r"|#\{[^}]*\}|^!(?:Ref|Sub|GetAtt|ImportValue|FindInMap|Join|Select|If|Base64|Split|Transform)\b"
+    # Words asking for a value to be set (``change-me-in-production``); one with digits was chosen.
+    r"|^(?=\D*$)[A-Za-z_ -]*change[-_ ]?(?:me|it|this)\b"
+    # A note in brackets where a value would be: ``(empty)``, ``(not set)``.
+    r"|^\([^()]*\)$",
     re.IGNORECASE,
 )
 _DOCUMENTED = re.compile(r"example", re.IGNORECASE)
@@ -34,11 +42,13 @@ _NOT_COUNTED = str.maketrans("", "", _MASK_CHARS)
 _COUNTED = re.compile(r"[\w" + re.escape(_MASK_CHARS) + r"]")
 _LOWER, _UPPER, _DIGIT, _SYMBOL = (re.compile(p) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^\w\s.-]"))
 _CODE = re.compile(
-    r"^[A-Za-z_][\w.]*[(\[]|^(?:self|this|cls|config|settings|conf|cfg|env|os|process|ctx|request|params|args|"
-    r"options|opts|props|secrets|vars|creds|credentials)\.[\w.\[\]\"']+$"
+    r"^[A-Za-z_]\w*(?:(?:\.+|::|->)\w+)*\.?[(\[]|^(?:self|this|cls|config|settings|conf|cfg|env|os|process|ctx|request|params|args|"
+    r"options|opts|props|secrets|vars|creds|credentials)\.[\w.\[\]\"']+!?$"
     # A parenthesised call or attribute (``(self.auth[0]``), a Markdown link's text (``gate](x.md)``),
     # a dunder name (``__root__``).
-    r"|^\(+[A-Za-z_]\w*(?:\.\w+)*[(\[]|^\(+[A-Za-z_]\w*(?:\.\w+)+$|^\S*\]\(|^__\w+__$",
+    r"|^\(+[A-Za-z_]\w*(?:\.\w+)*[(\[]|^\(+[A-Za-z_]\w*(?:\.\w+)+$|^\S*\]\(|^__\w+__$"
+    # An expression opened and not closed (``(Get-Secret -Name X)`` cut at its first space).
+    r"|^\(+[A-Za-z_][\w-]*$",
 )
 _LABEL_WORD = re.compile(r"pass(?:word|wd|phrase)?|token|secret|key|pwd", re.IGNORECASE)
 PROSE_WORDS = frozenset(
@@ -50,7 +60,8 @@ PROSE_WORDS = frozenset(
     "rules requirements required optional unchanged missing empty blank case sensitive encrypted hashed secure "
     "insecure different new old same hidden visible reused expiring unknown known none something anything "
     "nothing what which who how why where where's isn't wasn't doesn't don't please under over above below "
-    "read written shown given taken kept made held found stolen chosen got gotten lost left put built done".split()
+    "read written shown given taken kept made held found stolen chosen got gotten lost left put built done "
+    "longer shorter stronger weaker better worse safer easier harder more less".split()
 )
 _LETTERS, _DIGITS = re.compile(r"[A-Za-z]"), re.compile(r"[0-9]")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?$")

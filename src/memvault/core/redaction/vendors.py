@@ -22,7 +22,8 @@ _KEYS = (
     r"sk-ant-(?:api|admin|oat|ort|sid)\d\d-[" + _URL64 + r"]{20,}",
     r"sk-(?:proj|svcacct|admin|None|or-v1|lf)-[" + _URL64 + r"]{16,}",
     r"(?:sk|pk)-[" + _URL64 + r"]{16,}",
-    r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
+    # Stripe's publishable keys (``pk_live_``) are public by design: they ship in every web page.
+    r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
     r"sk_[a-f0-9]{32,}",
     r"whsec_[A-Za-z0-9+/]{16,}",
     r"gh[pousr]_[A-Za-z0-9_]{30,}(?:[.-][" + _URL64 + r".]+)?",

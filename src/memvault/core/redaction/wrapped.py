@@ -1,0 +1,48 @@
+"""Secrets wrapped in base64 where the text itself unwraps them: a literal piped to ``base64 -d``
+or passed to a decoding call (``b64decode``, ``atob``, ``Buffer.from(…, 'base64')``,
+``FromBase64String``, ``base64_decode``, ``Base64.decode64``, ``DecodeString``). The literal is
+decoded and gated like any text; it goes when what it wraps holds a secret or is a ``user:password``
+pair, as HTTP Basic and registry logins encode one."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.labels import PASSWORD
+from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import generated
+
+_LITERAL = r"[\"']?(?P<{name}>[A-Za-z0-9+/_-]{{8,4096}}={{0,2}})[\"']?"
+_DECODED = re.compile(
+    r"(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+)?" + _LITERAL.format(name="piped")
+    + r"[ \t]*\|[ \t]*(?:base64|openssl[ \t]+(?:base64|enc[ \t]+-base64))[ \t]+(?:-d|--decode|-D)\b"
+    r"|(?<![\w-])base64[ \t]+(?:-d|--decode|-D)[ \t]+<<<[ \t]*" + _LITERAL.format(name="herestring")
+    + r"|(?<!\w)(?:b64decode|urlsafe_b64decode|decodebytes|atob|FromBase64String|base64_decode|decode64|"
+    r"DecodeString|Buffer\.from)[ \t]*\([ \t]*" + _LITERAL.format(name="called")
+)
+_PAIR = re.compile(r"^[^\s:]{1,64}:(?P<password>\S{1,300})$")
+
+
+def _unwrapped(literal: str) -> str | None:
+    try:
+        raw = base64.b64decode(literal.replace("-", "+").replace("_", "/") + "=" * (-len(literal) % 4), validate=True)
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    return decoded if decoded.isprintable() or decoded.strip().isprintable() else None
+
+
+def base64_wrapped(text: str) -> Iterator[Hit]:
+    from memvault.core.redaction import redact
+
+    for match in _DECODED.finditer(text):
+        group = next(name for name in ("piped", "herestring", "called") if match.group(name) is not None)
+        decoded = _unwrapped(match.group(group))
+        if decoded is None:
+            continue
+        pair = _PAIR.match(decoded.strip())
+        if (pair is not None and generated(pair.group("password"), 6)) or redact(decoded).kinds:
+            yield Hit(match.start(group), match.end(group), PASSWORD)

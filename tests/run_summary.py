@@ -1,0 +1,16 @@
+"""Lines a folder prints at the end of the run (a tier's start times, the bundle's size). Under
+xdist the tests run in worker processes, whose own summaries nobody sees: each worker hands its
+lines to the controller, which prints them (tests/conftest.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+WORKER_OUTPUT_KEY = "summary_lines"
+
+
+def hand_to_controller(config: Any, lines: list[str]) -> None:
+    """On an xdist worker, send ``lines`` to the controller at the end of its session; elsewhere nothing."""
+    output = getattr(config, "workeroutput", None)
+    if output is not None:
+        output.setdefault(WORKER_OUTPUT_KEY, []).extend(lines)
