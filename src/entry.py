@@ -29,10 +29,11 @@ def _plain(*args: Any) -> list[Any]:
 
 class Default(WorkerEntrypoint):
     async def fetch(self, request: Any) -> Any:
-        app = runtime.build_app(self.env, self.ctx)
+        incoming = getattr(request, "js_object", request)
+        app = runtime.build_app(self.env, self.ctx, getattr(incoming, "signal", None))
         # With ctx the adapter streams the body as the app sends it (a relayed provider stream
         # reaches the client event by event); without it every response is buffered whole.
-        return await asgi.fetch(app, getattr(request, "js_object", request), self.env, self.ctx)
+        return await asgi.fetch(app, incoming, self.env, self.ctx)
 
     async def scheduled(self, controller: Any, *_legacy: Any) -> None:
         # Accepts both handler shapes: (controller) and the older (event, env, ctx).

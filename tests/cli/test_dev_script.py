@@ -88,3 +88,16 @@ def test_serve_takes_the_keys_of_the_folder_it_is_given_wherever_it_starts(tmp_p
     assert not (elsewhere / ".memvault").exists()
     ran = memvault("mcp", "--key", key, cwd=elsewhere)
     assert ran.code == 2 and "no memvault data in" in ran.errors[0]
+
+
+def test_every_script_on_the_venv_prepares_it_before_running_it() -> None:
+    """A script that sources _venv.sh runs on .venv: on a fresh clone only ensure_venv makes it."""
+    sourcing = [path for path in sorted((ROOT / "scripts").iterdir())
+                if path.is_file() and path.name != "_venv.sh" and "_venv.sh" in path.read_text(errors="replace")]
+    assert {path.name for path in sourcing} >= {"dev", "test", "workers-dev"}
+    for path in sourcing:
+        lines = path.read_text().splitlines()
+        prepared = next((i for i, line in enumerate(lines) if line.split()[:1] == ["ensure_venv"]), None)
+        used = next((i for i, line in enumerate(lines) if ".venv/" in line and not line.lstrip().startswith("#")), None)
+        assert prepared is not None, f"scripts/{path.name} sources _venv.sh but never calls ensure_venv"
+        assert used is None or prepared < used, f"scripts/{path.name} uses .venv before ensure_venv made it"

@@ -68,7 +68,7 @@ def test_every_var_is_a_setting_memvault_reads(name: str) -> None:
 
 def test_vault_is_a_sqlite_durable_object_in_the_entry_module() -> None:
     assert CONFIG["main"] == "build/worker/entry.py"
-    assert CONFIG["compatibility_flags"] == ["python_workers"]
+    assert CONFIG["compatibility_flags"] == ["python_workers", "enable_request_signal"]
     assert any("Vault" in m.get("new_sqlite_classes", []) for m in CONFIG["migrations"])
     assert {"staging", "production"} <= set(CONFIG["env"])
 

@@ -21,7 +21,7 @@ from memvault.adapters.cloudflare.do_sql import DurableObjectSql
 from memvault.adapters.cloudflare.http_client import FetchHttpClient
 from memvault.adapters.cloudflare.rpc_stub import error_from_rpc
 from memvault.adapters.cloudflare.vaults import DurableObjectVaultDirectory
-from memvault.core.errors import Conflict, StorageUnavailable
+from memvault.core.errors import Conflict, StorageUnavailable, UpstreamUnavailable
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.vault_table import VAULT_OPERATIONS
 from memvault.core.models import Message, SearchQuery
@@ -174,6 +174,32 @@ async def check_fetch_client_round_trips_and_streams(h: Any) -> None:
     await early.aclose()
     await (await client.send("POST", f"{h.upstream}/release", [], b"")).aclose()
 
+
+
+async def check_fetch_failures_are_upstream_unavailable_without_the_url(h: Any) -> None:
+    """A fetch that rejects, or a body whose stream errors, is the 502 the local client raises too;
+    the message names the JS error's kind, never the URL (it may carry a provider key)."""
+    url = "https://upstream.invalid/v1beta/models/m:generateContent?key=AIza-secret"
+    refused = FetchHttpClient(js.Function.new("url", "return Promise.reject(new TypeError('fetch failed: ' + url))"))
+    try:
+        await refused.send("POST", url, [], b"{}")
+    except UpstreamUnavailable as exc:
+        assert str(exc) == "upstream unreachable: TypeError", str(exc)
+    else:
+        raise AssertionError("a rejected fetch was not UpstreamUnavailable")
+    cut_off = FetchHttpClient(js.Function.new("url", """
+        return Promise.resolve(new Response(new ReadableStream({
+          pull(c) { if (this.sent) { c.error(new Error('cut off: ' + url)); } else { this.sent = true; c.enqueue(new Uint8Array([100])); } }
+        })));"""))
+    response = await cut_off.send("POST", url, [], b"{}")
+    chunks = response.aiter_bytes()
+    assert await anext(chunks) == b"d"
+    try:
+        await anext(chunks)
+    except UpstreamUnavailable as exc:
+        assert str(exc) == "upstream body interrupted: Error", str(exc)
+    else:
+        raise AssertionError("a body cut off was not UpstreamUnavailable")
 
 async def workers_env(h: Any, **vars: str) -> Any:
     """A Worker ``env`` with every binding wrangler.toml declares, fresh D1 included, as the entry
@@ -461,6 +487,7 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     check_vault_errors_come_back_as_domain_errors,
     check_wait_until_gets_a_promise_that_settles_after_the_work,
     check_fetch_client_round_trips_and_streams,
+    check_fetch_failures_are_upstream_unavailable_without_the_url,
     check_workers_deps_store_and_search_end_to_end,
     check_workers_searches_repeat_from_kv_until_a_write,
     check_brain_over_d1_r2_and_vectorize_keeps_its_walls,

@@ -253,12 +253,14 @@ async def test_fetch_hands_the_app_env_and_ctx_to_the_asgi_adapter(
         return "response"
 
     monkeypatch.setattr(sys.modules["workers.asgi"], "fetch", fetch)
-    monkeypatch.setattr("memvault.runtime.workers.build_app", lambda env, ctx: ("app", env, ctx))
+    monkeypatch.setattr("memvault.runtime.workers.build_app", lambda env, ctx, signal: ("app", env, ctx, signal))
     env, ctx = object(), object()
-    request = types.SimpleNamespace(js_object="js-request")
+    incoming = types.SimpleNamespace(signal="the request's signal")
+    request = types.SimpleNamespace(js_object=incoming)
     assert await edge.Default(ctx, env).fetch(request) == "response"
-    # ctx lets the adapter stream the body instead of buffering it whole.
-    assert calls == [(("app", env, ctx), "js-request", env, ctx)]
+    # ctx lets the adapter stream the body instead of buffering it whole; the signal tells the app
+    # when the client hangs up.
+    assert calls == [(("app", env, ctx, "the request's signal"), incoming, env, ctx)]
 
 
 async def test_rpc_save_search_and_get_run_the_core_functions_for_the_key_given(deps: Deps) -> None:

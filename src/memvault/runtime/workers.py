@@ -82,13 +82,16 @@ def report_retired(names: tuple[str, ...]) -> None:
             log.warning(retired_warning(name))
 
 
-def build_app(env: Any, ctx: Any) -> ASGIApp:
+def build_app(env: Any, ctx: Any, signal: Any = None) -> ASGIApp:
     """The same FastAPI app the local server runs, built once per isolate (on its first request,
-    never at import), serving this invocation with its own deps."""
+    never at import), serving this invocation with its own deps; ``signal``, the request's
+    ``AbortSignal``, tells it when the client hangs up."""
+    from memvault.adapters.cloudflare.hang_ups import hearing_hang_ups
+
     deps = build_deps(env, ctx)
     if "app" not in _ISOLATE:
         _ISOLATE["app"] = create_app(deps)
-    return serve_with(_ISOLATE["app"], deps)
+    return hearing_hang_ups(serve_with(_ISOLATE["app"], deps), signal)
 
 
 # One app per isolate; its settings-derived parts (the body limit) come from the first env, which

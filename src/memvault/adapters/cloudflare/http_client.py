@@ -1,5 +1,7 @@
 """``HttpClient`` over the Workers ``fetch``; the response body is read chunk by chunk from its
-stream, so a streamed upstream answer is passed on as it arrives."""
+stream, so a streamed upstream answer is passed on as it arrives. A fetch that fails, or a body cut
+off, is ``UpstreamUnavailable`` as with the local client, so the caller gets the same 502 in its
+provider's envelope."""
 
 from __future__ import annotations
 
@@ -7,8 +9,16 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import js
+from pyodide.ffi import JsException
 
 from memvault.adapters.cloudflare.convert import bytes_of, is_missing, js_bytes, to_js, to_py
+from memvault.core.errors import UpstreamUnavailable
+
+
+def _kind(exc: JsException) -> str:
+    # The JS error's name only: its message may hold the URL, and a URL may carry a provider key
+    # (Gemini's ?key=).
+    return str(getattr(exc, "name", None) or type(exc).__name__)
 
 
 class FetchResponse:
@@ -32,7 +42,10 @@ class FetchResponse:
             return
         self._reader = body.getReader()
         while True:
-            chunk = await self._reader.read()
+            try:
+                chunk = await self._reader.read()
+            except JsException as exc:
+                raise UpstreamUnavailable(f"upstream body interrupted: {_kind(exc)}") from exc
             if chunk.done:
                 break
             data = bytes_of(chunk.value)
@@ -61,4 +74,7 @@ class FetchHttpClient:
         request = to_js(init)
         if body and method.upper() not in {"GET", "HEAD"}:
             request.body = js_bytes(body)
-        return FetchResponse(await self._fetch(url, request))
+        try:
+            return FetchResponse(await self._fetch(url, request))
+        except JsException as exc:
+            raise UpstreamUnavailable(f"upstream unreachable: {_kind(exc)}") from exc
