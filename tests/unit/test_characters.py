@@ -58,3 +58,12 @@ def test_a_json_body_is_walked_only_when_its_bytes_could_spell_a_lone_surrogate(
         fixed = repaired_json(raw, json.loads(raw))
         assert lone_surrogate_path(fixed) is None
         json.dumps(fixed, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_body_nested_as_deep_as_json_allows_is_repaired_without_recursion() -> None:
+    raw = b"[" * 900 + b'{"k\\udc00": "v \\ud800"}' + b"]" * 900
+    fixed = repaired_json(raw, json.loads(raw))
+    inner = fixed
+    for _ in range(900):
+        inner = inner[0]
+    assert inner == {"k\ufffd": "v \ufffd"}

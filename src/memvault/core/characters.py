@@ -45,7 +45,8 @@ def lone_surrogate_path(value: object) -> str | None:
 
 def require_characters(value: object, where: str, error: type[InvalidInput] = InvalidField) -> None:
     """Refuse ``value`` with ``error`` naming ``where`` and the path inside it (the request body
-    when both are empty) if any text in it holds a lone surrogate. The text itself is never echoed: it may hold a secret."""
+    when both are empty) if any text in it holds a lone surrogate. The text itself is never
+    echoed: it may hold a secret."""
     path = lone_surrogate_path(value)
     if path is not None:
         named = f"{where}{path}".lstrip(".") or "the request body"
@@ -63,19 +64,30 @@ def repaired(text: str) -> str:
 
 
 def repaired_json(raw: bytes, decoded: Any) -> Any:
-    """A JSON body decoded from ``raw`` with every text in it ``repaired`` (keys included). A
-    relayed body is the caller's to send as it is; only what memvault reads, stores or re-encodes
-    from it needs characters. It is walked only when its bytes could spell a lone surrogate."""
+    """A JSON body decoded from ``raw`` with every text in it ``repaired`` (keys included), in
+    place. A relayed body is the caller's to send as it is; only what memvault reads, stores or
+    re-encodes from it needs characters. It is walked only when its bytes could spell a lone
+    surrogate, and without recursion: a body may nest as deep as the JSON decoder allows."""
     if _MAYBE_IN_JSON.search(raw) is None:
         return decoded
-    return _repaired_value(decoded)
-
-
-def _repaired_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return repaired(value)
-    if isinstance(value, dict):
-        return {_repaired_value(key): _repaired_value(inner) for key, inner in value.items()}
-    if isinstance(value, list):
-        return [_repaired_value(inner) for inner in value]
-    return value
+    if isinstance(decoded, str):
+        return repaired(decoded)
+    pending = [decoded]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if any(isinstance(key, str) and _broken(key) for key in node):
+                items = list(node.items())
+                node.clear()
+                node.update((repaired(key) if isinstance(key, str) else key, inner) for key, inner in items)
+            places: Any = node.items()
+        elif isinstance(node, list):
+            places = enumerate(node)
+        else:
+            continue
+        for place, inner in list(places):
+            if isinstance(inner, str):
+                node[place] = repaired(inner)
+            elif isinstance(inner, dict | list):
+                pending.append(inner)
+    return decoded
