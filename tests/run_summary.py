@@ -4,6 +4,7 @@ lines to the controller, which prints them (tests/conftest.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 WORKER_OUTPUT_KEY = "summary_lines"
@@ -14,3 +15,17 @@ def hand_to_controller(config: Any, lines: list[str]) -> None:
     output = getattr(config, "workeroutput", None)
     if output is not None:
         output.setdefault(WORKER_OUTPUT_KEY, []).extend(lines)
+
+
+def summary_hooks(lines: Callable[[], list[str]]) -> tuple[Callable[[Any], None], Callable[[Any], None]]:
+    """A folder's ``pytest_sessionfinish`` and ``pytest_terminal_summary`` for its end-of-run
+    ``lines``: handed to the controller from an xdist worker, printed in a serial run."""
+
+    def pytest_sessionfinish(session: Any) -> None:
+        hand_to_controller(session.config, lines())
+
+    def pytest_terminal_summary(terminalreporter: Any) -> None:
+        for line in lines():
+            terminalreporter.write_line(line)
+
+    return pytest_sessionfinish, pytest_terminal_summary

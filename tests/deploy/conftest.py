@@ -21,7 +21,7 @@ from deploy_fakes import OVERRIDE, FakeCloudflare
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from local_http import local_http_server
-from run_summary import hand_to_controller
+from run_summary import summary_hooks
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -99,10 +99,4 @@ def summary_lines() -> list[str]:
             f"uncompressed): {share}{without}"]
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    hand_to_controller(session.config, summary_lines())
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for line in summary_lines():
-        terminalreporter.write_line(line)
+pytest_sessionfinish, pytest_terminal_summary = summary_hooks(summary_lines)

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-import pytest
-
-from run_summary import hand_to_controller
+from run_summary import summary_hooks
 
 
 def summary_lines() -> list[str]:
@@ -23,10 +20,4 @@ def summary_lines() -> list[str]:
     return lines
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    hand_to_controller(session.config, summary_lines())
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for line in summary_lines():
-        terminalreporter.write_line(line)
+pytest_sessionfinish, pytest_terminal_summary = summary_hooks(summary_lines)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,7 +20,7 @@ from tier_stack import MainStack  # noqa: E402
 from workerd_runtime import WRANGLER, Runtime, find_runtime  # noqa: E402
 
 from fake_telegram import FakeTelegram  # noqa: E402
-from run_summary import hand_to_controller  # noqa: E402
+from run_summary import summary_hooks  # noqa: E402
 
 
 def missing_tools() -> str | None:
@@ -95,10 +94,4 @@ def summary_lines() -> list[str]:
     return lines
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    hand_to_controller(session.config, summary_lines())
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for line in summary_lines():
-        terminalreporter.write_line(line)
+pytest_sessionfinish, pytest_terminal_summary = summary_hooks(summary_lines)
