@@ -3,7 +3,7 @@ come back verbatim, each with its family. ``secrets.jsonl`` and ``harmless.jsonl
 the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on;
 ``heldout2_*.jsonl`` were written later, before its rules were read, against the reworked gate
 (what they exposed was fixed by rules for a family or a setting, never for one string), and
-``heldout3_*.jsonl`` the same way a round after.
+``heldout3_*.jsonl`` and ``heldout4_*.jsonl`` the same way, each a round after the one before.
 
 A case gives its secret literally (``secret``), or as a ``shape`` that is generated here, so
 that no credential-shaped literal sits in the repository: ``<b62:36>`` is 36 random base62
@@ -89,11 +89,13 @@ def _load(name: str, split: str) -> list[Case]:
     return cases
 
 
-SPLITS = ("tuned", "heldout", "heldout2", "heldout3")
+SPLITS = ("tuned", "heldout", "heldout2", "heldout3", "heldout4")
 SECRETS = (_load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
-           + _load("heldout2_secrets.jsonl", "heldout2") + _load("heldout3_secrets.jsonl", "heldout3"))
+           + _load("heldout2_secrets.jsonl", "heldout2") + _load("heldout3_secrets.jsonl", "heldout3")
+           + _load("heldout4_secrets.jsonl", "heldout4"))
 HARMLESS = (_load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
-            + _load("heldout2_harmless.jsonl", "heldout2") + _load("heldout3_lookalikes.jsonl", "heldout3"))
+            + _load("heldout2_harmless.jsonl", "heldout2") + _load("heldout3_lookalikes.jsonl", "heldout3")
+            + _load("heldout4_lookalikes.jsonl", "heldout4"))
 
 
 def caught(case: Case, stored: str) -> bool:
@@ -138,7 +140,7 @@ def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     taken: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
-        if taken[(case.split, case.family)] < (1 if case.split in ("heldout2", "heldout3") else per_family):
+        if taken[(case.split, case.family)] < (1 if case.split in ("heldout2", "heldout3", "heldout4") else per_family):
             taken[(case.split, case.family)] += 1
             out.append(case)
     return out
