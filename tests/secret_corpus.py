@@ -146,9 +146,13 @@ def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     return out
 
 
+_SHORT_SECRET = 8
+
+
 def leaks(cases: Iterable[Case], text: str) -> list[str]:
     """The secrets of ``cases`` that ``text`` holds, as sent or percent-escaped (as a URL carries
-    them), found in the text as it is and unescaped."""
+    them), found in the text as it is and unescaped. A short secret (a PIN, a card's code) counts
+    only standing alone: inside a longer run of letters and digits (a hash, an id) it is chance."""
     from urllib.parse import quote, quote_plus, unquote_plus
 
     plain = unquote_plus(text)
@@ -156,6 +160,11 @@ def leaks(cases: Iterable[Case], text: str) -> list[str]:
     for case in cases:
         assert case.secret is not None
         forms = {case.secret, quote(case.secret, safe=""), quote_plus(case.secret)}
-        if any(form in text for form in forms) or case.secret in plain:
+        if len(case.secret) < _SHORT_SECRET:
+            alone = re.compile("|".join(rf"(?<![0-9A-Za-z]){re.escape(form)}(?![0-9A-Za-z])" for form in forms))
+            leaked = bool(alone.search(text) or alone.search(plain))
+        else:
+            leaked = any(form in text for form in forms) or case.secret in plain
+        if leaked:
             found.append(f"{case.family}: {case.secret}")
     return found
