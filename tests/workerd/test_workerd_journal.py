@@ -1,12 +1,13 @@
 """The journal of routed calls on the real Worker, in D1: a routed call leaves no row once it is
-settled (its turn stored, its usage counted), and a row a killed isolate left behind is settled by
-the next cron invocation: the turn stored in its session, the usage added, the row gone."""
+settled (its turn stored, its usage counted). A row a killed isolate left behind is settled by the
+next cron invocation (`test_workerd_scheduled.py` runs it: the tier's first cron run of the day)."""
 
 from __future__ import annotations
 
 import json
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -41,31 +42,36 @@ def test_a_routed_call_settles_and_leaves_no_row(stack: MainStack) -> None:
     wait_for("the journal row gone", lambda: not d1_rows(stack, f"SELECT id FROM routed_calls WHERE id = '{receipt}'"), 120)
 
 
-def test_the_cron_settles_a_row_a_killed_isolate_left(stack: MainStack) -> None:
-    call_id, session_id = uuid.uuid4().hex, f"leftover-{uuid.uuid4().hex[:8]}"
+@dataclass(frozen=True)
+class Leftover:
+    call_id: str
+    session_id: str
+    texts: tuple[str, str]
+
+
+def leave_a_row(stack: MainStack) -> Leftover:
+    """A journal row as an isolate killed right after its answer leaves one, an hour old."""
+    left = Leftover(uuid.uuid4().hex, f"leftover-{uuid.uuid4().hex[:8]}",
+                    ("Which locker did I rent at the pool?", "You rented locker 41 at the pool."))
     made = time.time() - 3600
-    question, reply = "Which locker did I rent at the pool?", "You rented locker 41 at the pool."
 
     def message(role: str, text: str, part: str) -> str:
-        return json.dumps({"role": role, "content": text, "timestamp": made, "id": f"rt-{call_id}-{part}",
+        return json.dumps({"role": role, "content": text, "timestamp": made, "id": f"rt-{left.call_id}-{part}",
                            "model": "gpt-tier", "metadata": None}).replace("'", "''")
 
-    before = usage_total(stack)
     usage = json.dumps({"calls": 1, "input_tokens": 13, "output_tokens": 4, "memory_tokens": 6})
     stack.wrangler(["d1", "execute", "memvault-dev", "--local", "--command",
                     "INSERT INTO routed_calls (id, key_id, session_id, created_at, model, receipt_id, usage, answered, "
                     "forwarding_ms, provider_tokens, question, answer) VALUES "
-                    f"('{call_id}', '{stack.secrets.memory_key_id}', '{session_id}', {made}, 'gpt-tier', NULL, "
-                    f"'{usage}', 1, 5.0, '[13, 4]', '{message('user', question, 'u')}', "
-                    f"'{message('assistant', reply, 'a')}')"])
+                    f"('{left.call_id}', '{stack.secrets.memory_key_id}', '{left.session_id}', {made}, 'gpt-tier', "
+                    f"NULL, '{usage}', 1, 5.0, '[13, 4]', '{message('user', left.texts[0], 'u')}', "
+                    f"'{message('assistant', left.texts[1], 'a')}')"])
+    return left
 
-    reports = len(stack.memvault.json_lines("memvault.maintenance"))
-    ran = stack.api("GET", "/cdn-cgi/handler/scheduled", params={"cron": "47 4 * * *"})
-    assert ran.status_code == 200, ran.text
-    report = wait_for("the cron's report", lambda: stack.memvault.json_lines("memvault.maintenance")[reports:], 120)[0]
-    assert report["calls_settled"] >= 1 and report["errors"] == [], report
 
-    assert sorted(session_texts(stack, session_id)) == sorted([question, reply])
+def check_settled(stack: MainStack, left: Leftover, before: dict[str, Any]) -> None:
+    """What a cron invocation after ``leave_a_row`` must have done (``before``: the usage then)."""
+    assert sorted(session_texts(stack, left.session_id)) == sorted(left.texts)
     after = usage_total(stack)
     assert (after["calls"] - before["calls"], after["input_tokens"] - before["input_tokens"]) == (1, 13)
-    assert d1_rows(stack, f"SELECT id FROM routed_calls WHERE id = '{call_id}'") == []
+    assert d1_rows(stack, f"SELECT id FROM routed_calls WHERE id = '{left.call_id}'") == []
