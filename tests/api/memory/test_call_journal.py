@@ -169,3 +169,15 @@ async def test_the_nightly_pass_settles_what_a_crash_left(deps: Deps) -> None:
     assert (counted["calls"], counted["messages_stored"]) == (45, 90)
     stored = [m["content"] for m in await memory.read_memory(deps, key_id, None, 100, 0)]
     assert sorted(stored) == sorted([f"Answer {n}." for n in range(45)] + [f"Question {n} about the harbour lamp." for n in range(45)])
+
+
+async def test_a_turn_too_large_for_the_journal_is_stored_and_counted_once(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id)
+    long_answer = "The ferry timetable, line by line. " * 40_000  # over the journal's 1 MB
+    await call.answer(Reply(long_answer, 30, 700), 2.0)
+    assert (await journal.read(deps.db, call.call.id)).answered is False  # type: ignore[union-attr]
+    await call.settle(Reply(long_answer, 30, 700), True, 2.0)
+    counted = await usage(deps, key_id)
+    assert (counted["calls"], counted["input_tokens"], counted["output_tokens"]) == (1, 30, 700)
+    assert await leftovers(deps) == 0
