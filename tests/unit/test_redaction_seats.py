@@ -77,6 +77,7 @@ LOOK_ALIKES = [
     "set the API key to `<your key>`",
     "**Password:** see the vault entry `prod/db`",
     "the safe combination of speed and comfort",
+    "The bike lock combination is 7-3-9-1, for the blue D-lock in the garage.",
     "The zip code is 94110 and the area code 415.",
     "the verification code expired",
     "2024 is your year",

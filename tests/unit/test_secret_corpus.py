@@ -79,13 +79,13 @@ def test_the_second_held_out_split_holds_the_rates_measured_when_its_misses_were
 
 def test_the_third_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
     # Measured first at 237/264 caught and 8/176 touched; after the rules it exposed were
-    # generalised, 262/264 and none. Left: a security question's answer told as a sentence, and
-    # a garage door's code, kept as household knowledge like any door's or gate's code.
+    # generalised, 262/264 and none; 263 since the fourth split's rules read a security question's
+    # answer. Left: a garage door's code, kept as household knowledge like any door's or gate's code.
     secrets = [case for case in SECRETS if case.split == "heldout3"]
     harmless = [case for case in HARMLESS if case.split == "heldout3"]
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
-    assert len(missed) <= 2, missed
+    assert len(missed) <= 1, missed
     assert not touched, touched
 
 

@@ -16,8 +16,8 @@ PASSWORD_ABROAD = (
     "pincode", "пин-код",
     # A wireless network's password, as the languages that put the noun first name it.
     "code wifi", "clé wifi", "cle wifi", "clave wifi", "chiave wifi", "wlan-schlüssel", "netzwerkschlüssel",
-    # What opens a safe or a lock is its combination.
-    "safe combination", "lock combination", "padlock combination",
+    # A safe's combination guards valuables as a PIN does; a lock's, like a door's code, is household knowledge.
+    "safe combination",
 )
 # Words that name a password and any code besides (Greek's κωδικός is also a postal code): a value
 # of digits alone under one is that other code.
