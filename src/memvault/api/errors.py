@@ -45,6 +45,8 @@ def error_body(code: str, message: str) -> dict[str, object]:
 
 def provider_of(path: str) -> str | None:
     """Which provider's clients call ``path``; None for memvault's own routes."""
+    if path.startswith(("/upload/v1/", "/upload/v1beta/")):  # Gemini's file uploads
+        return "gemini"
     if path.startswith(tuple(f"/v1/{own}" for own in OWN_V1_PATHS)) or not path.startswith(("/v1/", "/v1beta/")):
         return None
     if path.startswith("/v1beta/") or ":" in path.rsplit("/", 1)[-1]:

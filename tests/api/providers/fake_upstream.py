@@ -169,6 +169,9 @@ class FakeUpstream:
         if self.before_answer is not None:
             await self.before_answer(request)
         hold_after, linger = self.hold_after, self.linger
+        if scope["path"].startswith("/upload/"):
+            await self._upload(request, send)
+            return
         if self.require_key and not KEY_HEADERS & set(headers):
             status, content_type, chunks = 401, "application/json", [missing_key_body(scope["path"])]
         else:
@@ -198,6 +201,25 @@ class FakeUpstream:
         if not left:
             await send({"type": "http.response.body", "body": b""})
         self.endings.append(Ending(request, left))
+
+    async def _upload(self, request: Received, send: Send) -> None:
+        """Gemini's resumable upload: the first request opens a session whose URL, on the
+        provider's own host, is in a header; the file's bytes then go straight there."""
+        if "upload_id=" not in request.query:
+            status, body = 200, b""
+            session = f"http://{request.headers['host']}{request.path}?upload_id=fake-upload&upload_protocol=resumable"
+            headers = [(b"x-goog-upload-url", session.encode()), (b"x-goog-upload-status", b"active")]
+        else:
+            done = "finalize" in request.headers.get("x-goog-upload-command", "")
+            file = {"name": "files/fake", "mimeType": request.headers.get("content-type", ""), "sizeBytes": str(len(request.body)),
+                    "uri": "https://files.example.invalid/files/fake", "state": "ACTIVE"}
+            status, body = 200, _dump({"file": file}).encode()
+            headers = [(b"x-goog-upload-status", b"final" if done else b"active"), (b"content-type", b"application/json")]
+        self.sent.append(body)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+        self.endings.append(Ending(request, False))
 
     def _respond(self, method: str, path: str, query: str, body: bytes) -> tuple[int, str, list[bytes]]:
         if self.canned:

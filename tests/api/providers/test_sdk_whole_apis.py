@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+from pathlib import Path
 
 import anthropic
 import httpx
@@ -125,3 +126,18 @@ def test_a_provider_path_memvault_does_not_know_gets_the_providers_own_answer(
     response = httpx.request(method, f"{router.url}{path}", headers={"X-Memory-Key": key[1], **headers}, content=b"{}")
     assert response.status_code == 404 and response.content == router.upstream.sent[-1]
     assert (router.upstream.received[-1].method, router.upstream.received[-1].path) == (method, path)
+
+
+def test_a_gemini_file_upload_opens_its_session_through_memvault(router: Router, key: tuple[str, str], tmp_path: Path) -> None:
+    _, secret = key
+    content = bytes(range(256)) * 6000
+    (tmp_path / "notes.pdf").write_bytes(content)
+    gemini = gemini_client(router, secret)  # kept: a collected client closes its connection
+    uploaded = gemini.files.upload(file=tmp_path / "notes.pdf")
+    assert uploaded.name == "files/fake" and uploaded.size_bytes == len(content)
+    opened, sent = router.upstream.received[-2:]
+    # The session is opened through memvault with the provider key; the provider's session URL
+    # reaches the SDK, which sends the bytes there, as it does without memvault.
+    assert opened.path.endswith("/files") and opened.headers["x-goog-api-key"] == "g-test-key"
+    assert "x-memory-key" not in opened.headers and opened.headers["x-goog-upload-protocol"] == "resumable"
+    assert "upload_id=fake-upload" in sent.query and sent.body == content

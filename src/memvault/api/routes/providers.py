@@ -107,9 +107,11 @@ async def get_model(model: str, request: Request) -> Response:
 # that converse (files, batches, moderations, stored responses and completions, caches), and an
 # app pointed at memvault keeps all of it; none of it is a turn of the user's conversation.
 @router.api_route("/v1beta/{rest:any_text}", methods=OTHER_METHODS, include_in_schema=False)
+@router.api_route("/upload/v1beta/{rest:any_text}", methods=OTHER_METHODS, include_in_schema=False)
+@router.api_route("/upload/v1/{rest:any_text}", methods=OTHER_METHODS, include_in_schema=False)
 @router.api_route("/v1/models/{model:model_name}:{action:model_name}", methods=OTHER_METHODS, include_in_schema=False)
 async def other_gemini_endpoint(request: Request) -> Response:
-    """Any other endpoint of Gemini's API: passed through, no memory."""
+    """Any other endpoint of Gemini's API (file uploads too): passed through, no memory."""
     return await pass_through(request, "gemini")
 
 
