@@ -79,11 +79,12 @@ def test_codecs_are_pure(path: Path) -> None:
     assert not names_used(tree) & (STORAGE_WORDS | {"deps", "Deps"}), path.stem
 
 
-def test_the_forwarding_pipeline_reaches_memory_only_through_prepare_and_record() -> None:
+def test_the_forwarding_pipeline_reaches_memory_only_through_prepare_and_its_routed_call() -> None:
     tree = tree_of(FORWARDING)
     core = {name for name in imports(tree) if name.startswith("memvault.core.")}
-    # Recall goes through the joint recall's prepare (conversation memory alone for a key without a brain grant).
-    assert {"memvault.core.answers.prepare", "memvault.core.memory.chat_calls.record"} <= core
+    # Recall goes through the joint recall's prepare (conversation memory alone for a key without a
+    # brain grant); the turn, its usage and its receipt through the call's journal.
+    assert {"memvault.core.answers.prepare", "memvault.core.memory.routed_calls.RoutedCall"} <= core
     assert not any(
         name.startswith(("memvault.core.memory_", "memvault.core.vault", "memvault.core.memory.mirror")) for name in core
     )

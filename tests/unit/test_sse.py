@@ -299,3 +299,52 @@ async def test_a_tap_that_loses_its_way_delivers_nothing_rather_than_half_a_repl
     client = Client()
     await RelayResponse(FakeUpstream(chunks), [], Broken(), taps.append)({"type": "http"}, client.receive, client.send)
     assert client.bodies == chunks and taps == []
+
+
+@pytest.mark.parametrize(("content_type", "chunks"), [
+    ("text/event-stream", openai_chunks(["Kept", " safe"], usage=True)),
+    ("application/json", [b'{"choices": [{"message": {"content": "Kept', b' safe"}, "finish_reason": "stop"}]}\n']),
+])
+async def test_the_chunk_that_ends_the_answer_waits_for_before_end(content_type: str, chunks: list[bytes]) -> None:
+    # The journal takes the answer before the client has all of it: a crash after the client's
+    # last byte can no longer lose the turn.
+    client = Client()
+    seen_by_before_end: list[int] = []
+    delivered: list[Tap] = []
+
+    async def before_end(tap: Tap) -> None:
+        seen_by_before_end.append(len(client.bodies))
+        assert read_reply(tap) == Reply("Kept safe", *((7, 2) if content_type == "text/event-stream" else (None, None)))
+        assert delivered == []
+
+    upstream = FakeUpstream(chunks, open_after=content_type == "text/event-stream")
+    length = None if content_type == "text/event-stream" else sum(map(len, chunks))
+    response = RelayResponse(upstream, [], tap_for(CODECS["openai"], content_type, length), delivered.append,
+                             before_end=before_end)
+    client.leave_after = len(chunks)
+    await asyncio.wait_for(response({"type": "http"}, client.receive, client.send), timeout=10)
+    assert seen_by_before_end == [len(chunks) - 1] and len(delivered) == 1 and client.bodies == chunks
+
+
+async def test_an_answer_cut_short_never_reaches_before_end() -> None:
+    called: list[Tap] = []
+
+    async def before_end(tap: Tap) -> None:
+        called.append(tap)
+
+    upstream = FakeUpstream(openai_chunks(["one", "two"]), open_after=True)
+    client = Client(leave_after=1)
+    response = RelayResponse(upstream, [], tap_for(CODECS["openai"], "text/event-stream"), lambda tap: None,
+                             before_end=before_end)
+    await asyncio.wait_for(response({"type": "http"}, client.receive, client.send), timeout=10)
+    assert called == []
+
+
+async def test_a_json_body_ends_at_its_length_or_else_with_the_response() -> None:
+    body = b'{"choices": [{"message": {"content": "a } and ]"}, "finish_reason": "stop"}]}'
+    sized, chunked = tap_for(CODECS["openai"], "application/json", len(body)), tap_for(CODECS["openai"], "application/json")
+    for tap in (sized, chunked):
+        tap.feed(body[:40])
+        tap.feed(body[40:])
+    assert sized.ended and not chunked.ended
+    assert read_reply(sized) == read_reply(chunked) == Reply("a } and ]")

@@ -1,19 +1,22 @@
 """The nightly cron in real workerd, run through wrangler's scheduled-handler URL: its JSON report
-in the Worker's log, and the backup it writes to R2."""
+in the Worker's log, the backup it writes to R2, and a routed call a killed isolate left in the
+journal, settled."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from test_workerd_journal import check_settled, leave_a_row, usage_total
 from tier_stack import MainStack
 from wrangler_dev import wait_for
 
 
-def test_the_scheduled_handler_reports_and_writes_a_backup_to_r2(stack: MainStack) -> None:
+def test_the_scheduled_handler_reports_settles_the_journal_and_writes_a_backup_to_r2(stack: MainStack) -> None:
     stored = stack.api("POST", "/v1/memory", stack.secrets.memory_key,
                        json={"messages": [{"role": "user", "content": "Back this up, please."}]})
     assert stored.status_code == 200, stored.text
+    left, usage = leave_a_row(stack), usage_total(stack)
     before = len(stack.memvault.json_lines("memvault.maintenance"))
     ran = stack.api("GET", "/cdn-cgi/handler/scheduled", params={"cron": "17 3 * * *"})
     assert ran.status_code == 200, ran.text
@@ -24,6 +27,8 @@ def test_the_scheduled_handler_reports_and_writes_a_backup_to_r2(stack: MainStac
 
     done = wait_for("the cron's JSON report in the Worker's log", report, 120)
     assert done["ok"] is True and done["errors"] == [] and done["schedule"] == "17 3 * * *"
+    assert done["calls_settled"] == 1
+    check_settled(stack, left, usage)
     backup = done["backup"]
     assert backup["complete"] is True and backup["parts"] >= 1 and backup["rows"]["memory_keys"] >= 3
 

@@ -13,7 +13,7 @@ from memvault.api import errors
 from memvault.api.brain_schemas import components as brain_components
 from memvault.api.dependencies import DEPS_SCOPE_KEY, memory_router_headers
 from memvault.api.docs import docs_router
-from memvault.api.limits import BodySizeLimit, ResponseDate
+from memvault.api.limits import BodySizeLimit, ResponseDefaults
 from memvault.api.routes import admin, admin_providers, brain, health, memory, portal, providers, receipts, usage
 from memvault.api.schemas import memory_schemas
 from memvault.core.deps import Deps
@@ -52,7 +52,7 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
     app.add_middleware(
         BodySizeLimit, max_bytes=deps.settings.max_body_bytes, exempt=lambda path: errors.provider_of(path) is not None
     )
-    app.add_middleware(ResponseDate)
+    app.add_middleware(ResponseDefaults)
     errors.install(app)
     # The memory router reads its headers itself (after the body, to answer in the provider's
     # envelope); the dependency only declares them, so the docs can authorize its operations. Its

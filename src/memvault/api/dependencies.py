@@ -17,7 +17,7 @@ from memvault.core.brain.scopes import Credential
 from memvault.core.credentials.callers import CallerTokens, brain_caller, memory_caller
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
-from memvault.core.errors import InvalidField
+from memvault.core.errors import InvalidField, InvalidInput
 
 DEPS_SCOPE_KEY = "memvault.deps"
 # Cloudflare Access adds this signed JWT to each request it let through.
@@ -70,7 +70,13 @@ def get_deps(request: Request) -> Deps:
 def header(headers: Mapping[str, str], name: str) -> str | None:
     """The one reader of every header memvault takes: its value as UTF-8 text, trimmed; None when
     absent or blank. The server hands values over decoded as Latin-1 (HTTP carries bytes), so the
-    bytes are read again as the UTF-8 clients send. ``headers`` looks names up case-insensitively."""
+    bytes are read again as the UTF-8 clients send. ``headers`` looks names up case-insensitively.
+    A header given twice is refused: which one counts would depend on who reads it (the local server
+    takes the first, Workers join them with a comma, a proxy in front may take the last), so two
+    memory keys, say, would name one caller here and another there."""
+    every = getattr(headers, "getlist", None)
+    if callable(every) and len(every(name.lower())) > 1:
+        raise InvalidInput(f"{name} is given more than once; send it once")
     raw = headers.get(name.lower())
     if raw is None:
         return None

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from urllib.parse import unquote
 
 from fastapi import Request, Response
@@ -38,18 +38,11 @@ from memvault.core.credentials.callers import memory_caller
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
-from memvault.core.memory.accounting import account, routed_usage
-from memvault.core.memory.chat_calls import (
-    Conversation,
-    MemoryOptions,
-    PreparedMemory,
-    degraded,
-    off,
-    record,
-)
-from memvault.core.receipts.record import complete, keep_routed
+from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, degraded, off
+from memvault.core.memory.routed_calls import RoutedCall
+from memvault.core.ports import UpstreamResponse
 from memvault.core.usage.limits import admit_call
-from memvault.core.usage.meter import Meter, metering
+from memvault.core.usage.meter import metering
 
 log = logging.getLogger("memvault.router")
 
@@ -171,7 +164,6 @@ async def forward_with_memory(
         raw, body, conversation, options, key = await _parse_call(request, deps, codec, stream)
     except MemvaultError as exc:
         return error_response(codec, exc)
-    key_id = None if key is None else key.id
     if model is not None:
         conversation = replace(conversation, model=model)
     # Embeddings the recall computes are noted on this call's meter (the task keeps it).
@@ -202,29 +194,51 @@ async def forward_with_memory(
     if memory.context:
         outgoing, changed = codec.inject(outgoing, memory.context), True
     payload = json.dumps(outgoing, ensure_ascii=False).encode("utf-8") if changed else raw
-    # The receipt is kept while the provider answers, and is readable once the headers are out.
-    receipt = None if key is None else asyncio.ensure_future(_keep_receipt(deps, key.id, provider, options, memory))
+    # The receipt is kept and the call's journal row opened while the provider answers; the
+    # receipt is readable once the headers are out.
+    routed = None if key is None else RoutedCall(deps, key.id, conversation, options, memory, recall is not None,
+                                                 recall_meter)
+    opened = None if routed is None else asyncio.ensure_future(routed.open(provider, memory))
     sent = time.perf_counter()
     try:
         upstream = await deps.http.send("POST", url, headers, payload)
     except MemvaultError as exc:
-        return error_response(codec, exc, replace(memory, receipt=None if receipt is None else await receipt))
+        receipt_id = None if opened is None else await opened
+        if routed is not None:
+            deps.background.run(functools.partial(routed.settle, None, False, 0.0))
+        return error_response(codec, exc, replace(memory, receipt=receipt_id))
     forwarding_ms = round((time.perf_counter() - sent) * 1000.0, 2)
-    memory = replace(memory, receipt=None if receipt is None else await receipt)
+    memory = replace(memory, receipt=None if opened is None else await opened)
+    if routed is None:
+        return RelayResponse(upstream, relayed_headers(upstream.headers, memory))
+    return _relay(deps, codec, upstream, memory, routed, forwarding_ms)
 
+
+def _relay(deps: Deps, codec: ProviderCodec, upstream: UpstreamResponse, memory: PreparedMemory, routed: RoutedCall,
+           forwarding_ms: float) -> RelayResponse:
+    """Relay a memory key's call: the answer's end waits for its journal row, and the call is
+    settled in the background once the relay is over, delivered or not."""
+    headers = relayed_headers(upstream.headers, memory)
     tap: Tap | None = None
-    if 200 <= upstream.status < 300 and key_id is not None:
+    if 200 <= upstream.status < 300:
         content_type = next((v for k, v in upstream.headers if k.lower() == "content-type"), "")
-        tap = tap_for(codec, content_type)
-    call = _Call(deps, key_id, conversation, options, memory, recall is not None, recall_meter, forwarding_ms)
+        length = next((v for k, v in headers if k == b"content-length"), b"")
+        tap = tap_for(codec, content_type, int(length) if length.isdigit() else None)
+
+    async def before_end(finished: Tap) -> None:
+        await routed.answer(read_reply(finished), forwarding_ms)
 
     def on_delivered(finished: Tap) -> None:
-        deps.background.run(functools.partial(_remember, call, finished))
+        deps.background.run(functools.partial(_settle_delivered, routed, finished, forwarding_ms))
 
     def on_ended() -> None:
-        deps.background.run(functools.partial(_remember, call, None))
+        deps.background.run(functools.partial(routed.settle, None, False, forwarding_ms))
 
-    return RelayResponse(upstream, relayed_headers(upstream.headers, memory), tap, on_delivered, on_ended)
+    return RelayResponse(upstream, headers, tap, on_delivered, on_ended, before_end)
+
+
+async def _settle_delivered(routed: RoutedCall, tap: Tap, forwarding_ms: float) -> None:
+    await routed.settle(read_reply(tap), True, forwarding_ms)
 
 
 def _check_path(path: str) -> None:
@@ -232,44 +246,6 @@ def _check_path(path: str) -> None:
     `.` or `..` segment (percent-encoded or not), which would name another path of upstream's host."""
     if not path.isprintable() or any(c in path for c in " \\") or {".", ".."} & {unquote(s) for s in path.split("/")}:
         raise InvalidInput("the request path holds characters a provider URL cannot carry")
-
-
-async def _keep_receipt(deps: Deps, key_id: str, provider: str, options: MemoryOptions, memory: PreparedMemory) -> str | None:
-    return await keep_routed(deps, key_id, provider, memory.query, options.session_id, options.context_limit,
-                             memory.found, memory.retrieval_ms, memory.injected, memory.status, memory.facts)
-
-
-@dataclass(frozen=True)
-class _Call:
-    """What the background work after a relayed answer needs of its call."""
-
-    deps: Deps
-    key_id: str | None
-    conversation: Conversation
-    options: MemoryOptions
-    memory: PreparedMemory
-    recalled: bool
-    recall_meter: Meter
-    forwarding_ms: float
-
-
-async def _remember(call: _Call, tap: Tap | None) -> None:
-    """Background: assemble the relayed reply (``tap``: None when the answer was not delivered),
-    add the provider's usage to the receipt, store the turn if the answer is complete (the turn's
-    ids are the receipt's), and account the call."""
-    if call.key_id is None:
-        return
-    reply = None if tap is None else read_reply(tap)
-    receipt_id = call.memory.receipt
-    if receipt_id is not None and tap is not None:
-        tokens = (None, None) if reply is None else (reply.input_tokens, reply.output_tokens)
-        await complete(call.deps, receipt_id, *tokens, call.forwarding_ms)
-    stored = []
-    with metering() as store_meter:
-        if reply is not None and reply.complete and call.options.writes:
-            stored = await record(call.deps, call.key_id, call.conversation, reply, call.options, receipt_id)
-    usage = routed_usage(reply, call.memory, call.recalled, stored, call.recall_meter, store_meter)
-    await account(call.deps, call.key_id, call.conversation.model, usage)
 
 
 async def pass_through(request: Request, provider: str) -> Response:

@@ -50,9 +50,13 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-class ResponseDate:
-    """Give every response a ``Date`` unless it has one: the local server is run without its own
-    (it would repeat the one a relayed provider response already carries)."""
+class ResponseDefaults:
+    """Give every response a ``Date`` and a ``Cache-Control`` unless it has its own. The local
+    server is run without its own ``Date`` (it would repeat the one a relayed provider response
+    already carries). ``no-store``: nearly every answer holds a caller's memory, facts, usage or a
+    new secret, and a request naming its key in ``X-Memory-Key`` is, to a shared cache, no
+    different from an anonymous one; the few public answers (the portal's files, the docs' assets)
+    set their own."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -62,15 +66,18 @@ class ResponseDate:
             await self.app(scope, receive, send)
             return
 
-        async def dated(message: Message) -> None:
+        async def completed(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers") or [])
-                if not any(name.lower() == b"date" for name, _ in headers):
+                present = {name.lower() for name, _ in headers}
+                if b"date" not in present:
                     headers.append((b"date", formatdate(usegmt=True).encode("latin-1")))
-                    message = {**message, "headers": headers}
+                if b"cache-control" not in present:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, dated)
+        await self.app(scope, receive, completed)
 
 
 def _replay(messages: list[Message], then: Receive | None = None) -> Receive:

@@ -28,6 +28,7 @@ from memvault.adapters.local.vector_index import LocalVectorIndex
 from memvault.api.app import create_app
 from memvault.core import memory
 from memvault.core.deps import Deps
+from memvault.core.memory.routed_calls import settle_leftovers
 from memvault.core.memory.store import VaultLimits
 from memvault.core.retry import with_retries
 from memvault.core.settings import Settings, load_settings
@@ -41,6 +42,8 @@ VAULT_IDLE_SECONDS = 60.0
 
 # Inside the data folder: the shared database, and the blob store (backups under ``backups/``).
 DATABASE_FILE = "memvault.sqlite3"
+# Journaled calls a start settles before serving; any more wait for the nightly pass.
+STARTUP_LEFTOVERS = 10_000
 BLOBS_FOLDER = "blobs"
 
 
@@ -94,8 +97,11 @@ async def start_local(deps: Deps) -> None:
     """What a local process serving callers does first (the server, and the MCP stdio command)."""
     # Load the embedding model before the first request, so no early call answers degraded.
     await deps.embedder.embed(["warm up"])
-    # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now.
+    # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now, and
+    # routed calls a crash left in the journal are settled: no call of this process has begun yet.
     await memory.sync_all(deps)
+    now = deps.clock()
+    await settle_leftovers(deps, answered_before=now, opened_before=now, limit=STARTUP_LEFTOVERS)
     # What is loaded by now (modules, the app, the model's wrappers) lives as long as the process:
     # set apart from the collector, a full collection no longer walks it in the middle of a call
     # (about 80 ms every few hundred searches before; ``docs/benchmarks.md``).

@@ -17,7 +17,15 @@ from test_memory_api import NOW, search, store
 from memvault.adapters.local.vaults import vault_filename
 from memvault.core import memory
 from memvault.core.credentials.keys import create_key
-from memvault.core.memory.chat_calls import Conversation, MemoryOptions, Reply, Turn, context_lines, prepare, record
+from memvault.core.memory.chat_calls import (
+    Conversation,
+    MemoryOptions,
+    Reply,
+    Turn,
+    context_lines,
+    prepare,
+    turn_messages,
+)
 from memvault.core.memory.recall_query import recall_query, refers_back
 from memvault.core.models import Message
 from memvault.core.settings import load_settings
@@ -85,7 +93,8 @@ async def test_a_question_asked_again_and_again_never_crowds_out_its_answer(memv
     options = MemoryOptions("auto", True, True, 300, None)
     question = Conversation((Turn("user", "What is my cat called?"),))
     for _ in range(8):
-        await record(deps, memvault.key_id, question, Reply("I am not sure."), options)
+        turn = turn_messages(question, Reply("I am not sure."), options, deps.clock())
+        await memory.store_conversation(deps, memvault.key_id, turn)
     context = (await prepare(deps, memvault.key_id, question, options)).context
     lines = context_lines(context)
     assert "Biscuit" in context and lines

@@ -1,9 +1,10 @@
 """The one streaming helper for every provider.
 
-``RelayResponse`` hands each upstream chunk to the client the moment it arrives and only then lets
-a tap look at it on the side: an SSE tap parses events (asking the provider's codec which one ends
-the stream), a JSON tap keeps the body. Once the turn counts as delivered the tap goes to
-``on_delivered``, which schedules the reply's assembly and ``record``.
+``RelayResponse`` hands each upstream chunk to the client the moment it arrives, with a tap looking
+at it on the side: an SSE tap parses events (asking the provider's codec which one ends the
+stream), a JSON tap keeps the body. The chunk that ends the answer first waits for the call's
+journal (``before_end``); once the turn counts as delivered the tap goes to ``on_delivered``,
+which schedules the turn's storing.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import codecs
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from starlette.responses import Response
@@ -87,7 +88,8 @@ class Tap(Protocol):
 
     @property
     def ended(self) -> bool:
-        """The provider's last event is among the chunks fed: nothing after it changes the reply."""
+        """The chunks fed end the answer (the provider's last event, a whole JSON body): nothing
+        after them changes the reply."""
         ...
 
     def answered(self) -> bool:
@@ -123,17 +125,20 @@ class SseTap:
 
 
 class JsonTap:
-    """A JSON body ends only where its bytes do: no event inside it says the answer is over."""
+    """A JSON body has no event saying the answer is over: it is over at its last byte, which a
+    client reading a body of known length (``length``, its ``Content-Length`` as relayed) knows
+    before the response ends. A body sent in chunks ends only with the response."""
 
-    ended = False
-
-    def __init__(self, codec: ProviderCodec) -> None:
+    def __init__(self, codec: ProviderCodec, length: int | None = None) -> None:
         self._codec = codec
         self._body = bytearray()
+        self._length = length
+        self.ended = False
 
     def feed(self, chunk: bytes) -> None:
         if len(self._body) <= MAX_TAPPED_BYTES:
             self._body.extend(chunk)
+        self.ended = self._length is not None and len(self._body) >= self._length
 
     def answered(self) -> bool:
         try:
@@ -152,10 +157,11 @@ class JsonTap:
         return self._codec.reply(body) if isinstance(body, dict) else Reply(complete=False)
 
 
-def tap_for(codec: ProviderCodec, content_type: str) -> Tap:
+def tap_for(codec: ProviderCodec, content_type: str, length: int | None = None) -> Tap:
+    """The tap for a body of ``content_type`` (and, when the client is told it, ``length``)."""
     if content_type.split(";")[0].strip().lower() == "text/event-stream":
         return SseTap(codec)
-    return JsonTap(codec)
+    return JsonTap(codec, length)
 
 
 class ClientGone(Exception):
@@ -163,14 +169,15 @@ class ClientGone(Exception):
 
 
 class RelayResponse(Response):
-    """An upstream response relayed to the client as it arrives, each chunk shown to the tap once
-    it was handed to the client. The turn counts as delivered, and ``on_delivered`` gets the tap,
-    as soon as the stream's last event went out; when the relay ends without one (upstream's end,
-    the client leaving, upstream failing), if the whole body reached a client still connected or
-    what the client was sent holds a complete answer. An answer the client left before it was
-    complete (a timeout, then maybe a retry) is not remembered. Upstream is closed however the
-    relay ends, and as soon as the client leaves: an upstream that keeps its connection open
-    after its last event delays nothing."""
+    """An upstream response relayed to the client as it arrives, each chunk shown to the tap as it
+    goes out. The chunk that ends the answer (the stream's last event, the end of a JSON body)
+    waits for ``before_end``, which makes the answer durable before the client has it all; then
+    the turn counts as delivered and ``on_delivered`` gets the tap. When the relay ends without
+    such a chunk (upstream's end, the client leaving, upstream failing), the answer is delivered
+    if the whole body reached a client still connected or what the client was sent holds a
+    complete answer. An answer the client left before it was complete (a timeout, then maybe a
+    retry) is not remembered. Upstream is closed however the relay ends, and as soon as the client
+    leaves: an upstream that keeps its connection open after its last event delays nothing."""
 
     def __init__(
         self,
@@ -179,6 +186,7 @@ class RelayResponse(Response):
         tap: Tap | None = None,
         on_delivered: Callable[[Tap], None] | None = None,
         on_ended: Callable[[], None] | None = None,
+        before_end: Callable[[Tap], Awaitable[None]] | None = None,
     ) -> None:
         self.upstream = upstream
         self.status_code = upstream.status
@@ -188,8 +196,13 @@ class RelayResponse(Response):
         self.on_delivered = on_delivered
         # Called once the relay ended if ``on_delivered`` never was (an answer not delivered).
         self.on_ended = on_ended
+        self.before_end = before_end
         # The tap still following the body: None once it was delivered, or lost its way.
         self._tap = tap if on_delivered is not None else None
+        # The tap has seen a chunk the client is still being sent.
+        self._sending = False
+        # ``before_end`` ran: the answer's end went out to the client, whatever happens next.
+        self._ending = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         gone = asyncio.Event()
@@ -205,8 +218,9 @@ class RelayResponse(Response):
             await self.upstream.aclose()
         failure = None if pump.cancelled() else pump.exception()
         whole = not pump.cancelled() and failure is None
-        if self._tap is not None and (whole or self._tap.answered()):
-            self._deliver(self._tap)
+        tap = self._tap
+        if tap is not None and (whole or self._ending or (not self._sending and tap.answered())):
+            self._deliver(tap)
         if self.on_ended is not None:
             self.on_ended()
         if failure is not None and not isinstance(failure, ClientGone):
@@ -224,25 +238,36 @@ class RelayResponse(Response):
         async for chunk in self.upstream.aiter_bytes():
             if gone.is_set():
                 raise ClientGone
+            tap = self._tap
+            if tap is not None and self._follow(tap, chunk) and tap.ended:
+                await self._end(tap)
+            self._sending = tap is not None
             await to_client({"type": "http.response.body", "body": chunk, "more_body": True})
+            self._sending = False
+            if tap is not None and self._tap is tap and tap.ended:
+                # The store need not wait for upstream's end, nor for a client that never says it left.
+                self._deliver(tap)
             # Let a hang-up be heard before the next chunk: chunks upstream already sent arrive
             # without a pause, and writing them on to a closed connection is wasted (and logged).
             await asyncio.sleep(0)
-            if self._tap is not None:
-                self._follow(self._tap, chunk)
+        if self._tap is not None and self._tap.answered():
+            await self._end(self._tap)  # a body with no closing event: its end is the answer's
         await to_client({"type": "http.response.body", "body": b"", "more_body": False})
 
-    def _follow(self, tap: Tap, chunk: bytes) -> None:
-        """Show ``tap`` a chunk the client was handed."""
+    def _follow(self, tap: Tap, chunk: bytes) -> bool:
+        """Show ``tap`` a chunk on its way to the client; whether it still follows the body."""
         try:
             tap.feed(chunk)
         except Exception as exc:  # a parsing bug must never cut the client's stream
             log.warning("could not follow the upstream body: %s", type(exc).__name__)
             self._tap = None
-            return
-        if tap.ended:
-            # The store need not wait for upstream's end, nor for a client that never says it left.
-            self._deliver(tap)
+            return False
+        return True
+
+    async def _end(self, tap: Tap) -> None:
+        if self.before_end is not None and not self._ending:
+            self._ending = True
+            await self.before_end(tap)
 
     def _deliver(self, tap: Tap) -> None:
         self._tap = None

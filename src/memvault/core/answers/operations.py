@@ -25,6 +25,7 @@ from memvault.core.models import SearchResult as MemoryResult
 from memvault.core.receipts.commands import ReceiptCommand
 from memvault.core.receipts.model import ReceiptView
 from memvault.core.receipts.record import keep_search, without_cut
+from memvault.core.usage.ledger import usage_statement
 from memvault.core.usage.meter import CallUsage, metering
 
 
@@ -33,10 +34,14 @@ async def _search(deps: Deps, caller: MemoryKey, command: c.SearchCommand) -> Se
     started = time.perf_counter()
     with metering() as meter:
         found = await _find(deps, caller, command)
-    account_later(deps, caller.id, None, CallUsage(searches=1) + meter.usage)
+    usage = CallUsage(searches=1) + meter.usage
     total_ms = (time.perf_counter() - started) * 1000.0
+    # The usage is written with the receipt, which the answer waits for anyway: no crash loses it.
     receipt = await keep_search(deps, caller.id, command.query, command.session_id, command.budget_tokens,
-                                MemoryResult(found.items, found.tokens, found.metrics), found.facts, total_ms)
+                                MemoryResult(found.items, found.tokens, found.metrics), found.facts, total_ms,
+                                also=[usage_statement(caller.id, deps.clock(), None, usage)])
+    if receipt is None:
+        account_later(deps, caller.id, None, usage)
     return replace(found, metrics=without_cut(found.metrics), receipt=receipt)
 
 

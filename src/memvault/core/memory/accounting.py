@@ -9,34 +9,16 @@ import logging
 from collections.abc import Sequence
 
 from memvault.core.deps import Deps
-from memvault.core.memory.chat_calls import STATUS_OK, PreparedMemory, Reply
 from memvault.core.models import Message
 from memvault.core.tokens import estimate_tokens
 from memvault.core.usage.ledger import add_usage
-from memvault.core.usage.meter import CallUsage, Meter
+from memvault.core.usage.meter import CallUsage
 
 log = logging.getLogger("memvault.usage")
 
 
 def stored_usage(messages: Sequence[Message]) -> CallUsage:
     return CallUsage(messages_stored=len(messages), tokens_stored=sum(estimate_tokens(m.content) for m in messages))
-
-
-def routed_usage(reply: Reply | None, memory: PreparedMemory, recalled: bool, stored: Sequence[Message],
-                 *meters: Meter) -> CallUsage:
-    """One routed call: the provider's counts from its answer (``None``: unread), the memory it
-    was given, the turn stored and what ``meters`` saw embedded."""
-    usage = CallUsage(
-        calls=1,
-        input_tokens=(reply and reply.input_tokens) or 0,
-        output_tokens=(reply and reply.output_tokens) or 0,
-        cached_tokens=(reply and reply.cached_tokens) or 0,
-        memory_tokens=memory.tokens,
-        searches=int(recalled and memory.status == STATUS_OK),
-    ) + stored_usage(stored)
-    for meter in meters:
-        usage = usage + meter.usage
-    return usage
 
 
 async def account(deps: Deps, key_id: str, model: str | None, usage: CallUsage) -> None:

@@ -23,7 +23,6 @@ from memvault.core.memory.read.page import read_memory
 from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.recall_query import recall_query
 from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
-from memvault.core.memory.write import store_conversation
 from memvault.core.models import Message, SearchItem, SearchResult
 from memvault.core.receipts.model import FactRecalled
 from memvault.core.tokens import clip_to_tokens, estimate_tokens
@@ -275,20 +274,4 @@ def turn_messages(
     if options.store_response and reply.complete and reply.text.strip():
         # A hair later than the question so the pair keeps its order in every store.
         messages.append(Message("assistant", repaired(reply.text), now + 0.001, f"rt-{turn_id}-a", conversation.model))
-    return messages
-
-
-async def record(
-    deps: Deps, key_id: str, conversation: Conversation, reply: Reply, options: MemoryOptions, turn_id: str | None = None
-) -> list[Message]:
-    """Store the finished turn (its ids ``turn_id``'s, when given); the messages stored. Runs in the
-    background; failures are logged, never raised."""
-    messages = turn_messages(conversation, reply, options, deps.clock(), turn_id)
-    if not messages:
-        return []
-    try:
-        await store_conversation(deps, key_id, messages, session_id=options.session_id)
-    except Exception as exc:  # the client already has its answer; nothing to report to
-        log.warning("storing the routed turn failed: %s", type(exc).__name__)
-        return []
     return messages

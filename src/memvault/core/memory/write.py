@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, StorageUnavailable
+from memvault.core.memory import journal
 from memvault.core.memory.embedding import attach_vectors, embed_jobs
 from memvault.core.memory.metadata import redact_metadata
 from memvault.core.memory.mirror import MirrorStore
@@ -127,6 +128,7 @@ async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, r
         await vault.clear(reset)
         await _sync(deps, key_id, name)
     await ReceiptStore(deps.db).clear(key_id, session_id)
+    await journal.clear_turns(deps.db, key_id, session_id)
     return names
 
 
@@ -145,6 +147,8 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
         await embed_jobs(deps, vault, result.state.to_embed)
         await _sync(deps, key_id, name)
         found.update(result.forgotten)
+    # A routed turn not yet stored is still in the journal: forgetting reaches it there.
+    found.update(await journal.forget_turns(deps.db, key_id, wanted, session_id))
     # Receipts name messages by id: an id asked for, or found as another's alias, leaves them too.
     await ReceiptStore(deps.db).forget(key_id, sorted({*wanted, *found}), session_id)
     return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}

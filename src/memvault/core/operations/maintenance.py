@@ -1,7 +1,9 @@
 """The nightly maintenance pass: bounded work per cron invocation, resumed where it stopped, and a
 report of what each invocation did.
 
-A pass belongs to the UTC day it started on and runs its stages in order:
+Every invocation first settles routed calls a crash left in the journal, oldest first (their
+turns stored, their usage and receipts paid; ``core/memory/routed_calls.py``). A pass belongs to
+the UTC day it started on and runs its stages in order:
 1. ``memory``, vault by vault in (key id, vault name) order:
    archival purge (rows older than the long-term window leave the vault and the mirror together,
    unless the key keeps its archive; a revoked key's memory still ages out), then, for active keys,
@@ -38,6 +40,7 @@ from typing import Any, TypeVar
 from memvault.core import brain, memory
 from memvault.core.credentials import keys
 from memvault.core.deps import Deps
+from memvault.core.memory import routed_calls
 from memvault.core.memory.names import session_of
 from memvault.core.operations import backup
 from memvault.core.operations.maintenance_cursor import (
@@ -52,6 +55,10 @@ from memvault.core.receipts.store import ReceiptStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# Journaled calls settled between two checks of the budget (each costs a few statements), and the
+# most pages one invocation settles.
+JOURNAL_PAGE = 20
+JOURNAL_PAGES = 5
 
 
 @dataclass
@@ -78,6 +85,7 @@ class MaintenanceReport:
     broken_chains: int = 0
     cyclic_chains: int = 0
     receipts_trimmed: int = 0
+    calls_settled: int = 0
     backup: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     duration_ms: float = 0.0
@@ -119,6 +127,7 @@ async def run_maintenance(deps: Deps, now: float | None = None, new_pass: bool =
         report.resumed = not cursor.finished
     report.pass_day = cursor.day
     run = Run(dataclasses.replace(deps, db=counted), budget, cursor, report, now)
+    await settle_journal(run)
     if not cursor.finished:
         await _advance(run)
         await save_cursor(counted, cursor, now)
@@ -143,6 +152,23 @@ async def _advance(run: Run) -> None:
 def _where(stage: str, state: dict[str, Any]) -> str:
     label = state.get("after_label") or state.get("after")
     return f"{stage} after {label}" if label else f"{stage} (not started)"
+
+
+async def settle_journal(run: Run) -> None:
+    """Journaled calls nobody settled, oldest first, a page at a time within the budget. Rows that
+    keep failing (their vault unreachable) are tried again next time, so each invocation takes at
+    most ``JOURNAL_PAGES`` pages and leaves the rest of its budget to the pass."""
+    answered_before = run.now - routed_calls.ANSWERED_CALL_SECONDS
+    opened_before = run.now - routed_calls.OPEN_CALL_SECONDS
+    after = (0.0, "")
+    for _ in range(JOURNAL_PAGES):
+        tried = await _guarded(run.report, "settle journaled calls", partial(
+            routed_calls.settle_leftovers, run.deps, answered_before, opened_before, JOURNAL_PAGE, after))
+        run.budget.units += 1
+        run.report.calls_settled += len(tried or [])
+        if not tried or len(tried) < JOURNAL_PAGE or run.budget.spent:
+            return
+        after = (tried[-1].created_at, tried[-1].id)
 
 
 async def tend_memory(run: Run, state: dict[str, Any]) -> bool:

@@ -16,13 +16,12 @@ from memvault.core.receipts.model import (
     FactRecalled,
     Latency,
     Receipt,
-    Usage,
     cut_entries,
     cut_items,
     fact_items,
     items_of,
 )
-from memvault.core.receipts.store import ReceiptStore
+from memvault.core.receipts.store import ReceiptStore, Statement
 from memvault.core.redaction import redact
 
 log = logging.getLogger(__name__)
@@ -67,34 +66,29 @@ def receipt_of(
     )
 
 
-async def keep(deps: Deps, key_id: str, receipt: Receipt, query_ref: str | None = None) -> bool:
-    """Store ``receipt``; whether it was stored."""
+async def keep(
+    deps: Deps, key_id: str, receipt: Receipt, query_ref: str | None = None, also: Sequence[Statement] = ()
+) -> bool:
+    """Store ``receipt`` (in one batch with ``also``); whether it was stored."""
     try:
-        await ReceiptStore(deps.db).save(key_id, receipt, query_ref)
+        await ReceiptStore(deps.db).save(key_id, receipt, query_ref, also)
     except Exception as exc:  # the call itself answered; only its receipt is lost
         log.warning("could not keep a receipt: %s", type(exc).__name__)
         return False
     return True
 
 
-async def complete(deps: Deps, receipt_id: str, input_tokens: int | None, output_tokens: int | None,
-                   forwarding_ms: float) -> None:
-    try:
-        await ReceiptStore(deps.db).complete(receipt_id, Usage(input_tokens, output_tokens), forwarding_ms)
-    except Exception as exc:  # the client has its answer; the receipt just lacks the usage
-        log.warning("could not complete a receipt: %s", type(exc).__name__)
-
-
 async def keep_search(
     deps: Deps, key_id: str, query: str, session_id: str | None, budget_tokens: int | None, found: SearchResult,
-    facts: Sequence[FactRecalled], total_ms: float,
+    facts: Sequence[FactRecalled], total_ms: float, also: Sequence[Statement] = (),
 ) -> str | None:
-    """Keep a search's receipt: every item and fact it returns; its id, or None if it could not be kept."""
+    """Keep a search's receipt (in one batch with ``also``): every item and fact it returns; its
+    id, or None if it could not be kept."""
     receipt_id = new_receipt_id()
     budget = deps.settings.search_budget_tokens if budget_tokens is None else budget_tokens
     receipt = receipt_of(receipt_id, deps.clock(), SEARCH_SURFACE, query, session_id, budget, found, total_ms,
                          facts=facts)
-    return receipt_id if await keep(deps, key_id, receipt) else None
+    return receipt_id if await keep(deps, key_id, receipt, also=also) else None
 
 
 def without_cut(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -103,19 +97,19 @@ def without_cut(metrics: dict[str, Any]) -> dict[str, Any]:
 
 
 async def keep_routed(
-    deps: Deps, key_id: str, provider: str, query: str, session_id: str | None, budget_tokens: int,
+    deps: Deps, receipt_id: str, key_id: str, provider: str, query: str, session_id: str | None, budget_tokens: int,
     found: SearchResult | None, total_ms: float, injected: int, status: str, facts: Sequence[FactRecalled] = (),
-) -> str | None:
-    """Keep a routed call's receipt (its usage follows, ``complete``); its id, or None if it could
-    not be kept. The turn the call stores is ``rt-<id>-u``/``-a``: forgetting its user message
-    drops the query text taken from it."""
-    receipt_id = new_receipt_id()
+    also: Sequence[Statement] = (),
+) -> bool:
+    """Keep a routed call's receipt (its usage follows once the answer is complete), in one batch
+    with ``also``; whether it was kept. The turn the call stores is ``rt-<id>-u``/``-a``:
+    forgetting its user message drops the query text taken from it."""
     receipt = receipt_of(receipt_id, deps.clock(), router_surface(provider), query, session_id, budget_tokens, found,
                          total_ms, injected, status, facts)
-    return receipt_id if await keep(deps, key_id, receipt, f"rt-{receipt_id}-u") else None
+    return await keep(deps, key_id, receipt, f"rt-{receipt_id}-u", also)
 
 
 __all__ = [
-    "CUT_METRIC", "complete", "cut_entries", "keep", "keep_routed", "keep_search", "new_receipt_id", "receipt_of",
+    "CUT_METRIC", "cut_entries", "keep", "keep_routed", "keep_search", "new_receipt_id", "receipt_of",
     "without_cut",
 ]

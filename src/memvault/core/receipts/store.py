@@ -22,38 +22,13 @@ class ReceiptStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def save(self, key_id: str, receipt: Receipt, query_ref: str | None) -> None:
-        details = {
-            "status": receipt.status, "budget_tokens": receipt.budget_tokens, "tokens": receipt.tokens,
-            "redacted": receipt.redacted, "latency": asdict(receipt.latency),
-            "usage": None if receipt.usage is None else asdict(receipt.usage),
-        }
-        statements: list[Statement] = [(
-            "INSERT INTO receipts (id, key_id, day, created_at, surface, session_id, query, query_ref, details) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (receipt.id, key_id, receipt.day, receipt.created_at, receipt.surface, receipt.session_id, receipt.query,
-             query_ref, json.dumps(details)),
-        )]
-        rows = [
-            (key_id, receipt.id, position, injected, item.kind, item.vault, ref, item.score, item.tokens, item.timestamp)
-            for injected, items in ((1, receipt.items), (0, receipt.cut))
-            for position, item in enumerate(items)
-            for ref in item.ids or (None,)
-        ]
-        # Rows go ten to a statement: a receipt is one or a few statements, within D1's parameter limit.
-        for batch in in_batches(rows, D1_MAX_BOUND_PARAMETERS // _ITEM_WIDTH):
-            values = ", ".join(f"({placeholders(_ITEM_WIDTH)})" for _ in batch)
-            statements.append((f"INSERT INTO receipt_items (key_id, {_ITEM_COLUMNS}) VALUES {values}",
-                               [value for row in batch for value in row]))
-        await self._db.batch(statements)
+    async def save(self, key_id: str, receipt: Receipt, query_ref: str | None, also: Sequence[Statement] = ()) -> None:
+        """Keep ``receipt``, in one batch with the statements ``also`` names."""
+        await self._db.batch([*saving(key_id, receipt, query_ref), *also])
 
     async def complete(self, receipt_id: str, usage: Usage | None, forwarding_ms: float) -> None:
         """Add what is known once a routed call's answer is complete."""
-        await self._db.execute(
-            "UPDATE receipts SET details = json_set(details, '$.usage', json(?), '$.latency.forwarding_ms', ?) "
-            "WHERE id = ?",
-            (json.dumps(None if usage is None else asdict(usage)), forwarding_ms, receipt_id),
-        )
+        await self._db.execute(*completion(receipt_id, usage, forwarding_ms))
 
     async def get(self, key_id: str, receipt_id: str) -> Receipt | None:
         rows = await self._db.query("SELECT * FROM receipts WHERE id = ? AND key_id = ?", (receipt_id, key_id))
@@ -117,6 +92,47 @@ class ReceiptStore:
             ):
                 items.setdefault(str(entry["receipt_id"]), []).append(entry)
         return [_receipt(row, items.get(str(row["id"]), [])) for row in rows]
+
+
+
+def saving(key_id: str, receipt: Receipt, query_ref: str | None) -> list[Statement]:
+    """The statements that keep ``receipt``: its row, and its items ten to a statement (within
+    D1's parameter limit)."""
+    details = {
+        "status": receipt.status, "budget_tokens": receipt.budget_tokens, "tokens": receipt.tokens,
+        "redacted": receipt.redacted, "latency": asdict(receipt.latency),
+        "usage": None if receipt.usage is None else asdict(receipt.usage),
+    }
+    statements: list[Statement] = [(
+        "INSERT INTO receipts (id, key_id, day, created_at, surface, session_id, query, query_ref, details) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (receipt.id, key_id, receipt.day, receipt.created_at, receipt.surface, receipt.session_id, receipt.query,
+         query_ref, json.dumps(details)),
+    )]
+    rows = [
+        (key_id, receipt.id, position, injected, item.kind, item.vault, ref, item.score, item.tokens, item.timestamp)
+        for injected, items in ((1, receipt.items), (0, receipt.cut))
+        for position, item in enumerate(items)
+        for ref in item.ids or (None,)
+    ]
+    for batch in in_batches(rows, D1_MAX_BOUND_PARAMETERS // _ITEM_WIDTH):
+        values = ", ".join(f"({placeholders(_ITEM_WIDTH)})" for _ in batch)
+        statements.append((f"INSERT INTO receipt_items (key_id, {_ITEM_COLUMNS}) VALUES {values}",
+                           [value for row in batch for value in row]))
+    return statements
+
+
+def completion(receipt_id: str, usage: Usage | None, forwarding_ms: float,
+               condition: Statement | None = None) -> Statement:
+    """The statement that adds what is known once a routed call's answer is complete; only while
+    ``condition`` (an SQL expression and its parameters) holds, when one is given."""
+    sql = ("UPDATE receipts SET details = json_set(details, '$.usage', json(?), '$.latency.forwarding_ms', ?) "
+           "WHERE id = ?")
+    params: list[Any] = [json.dumps(None if usage is None else asdict(usage)), forwarding_ms, receipt_id]
+    if condition is not None:
+        sql += f" AND {condition[0]}"
+        params += condition[1]
+    return sql, params
 
 
 def _receipt(row: Row, entries: list[Row]) -> Receipt:

@@ -19,6 +19,8 @@ _URL64 = r"A-Za-z0-9_\-"
 
 # Each family once, as its documentation describes it; grouped by the kind the breadcrumb names.
 _KEYS = (
+    # memvault's own memory keys and brain credentials (``core/credentials/keys.py``): 32 random bytes, URL-safe.
+    r"(?:mk|bt)_[" + _URL64 + r"]{43}(?![" + _URL64 + r"])",
     r"sk-ant-(?:api|admin|oat|ort|sid)\d\d-[" + _URL64 + r"]{20,}",
     r"sk-(?:proj|svcacct|admin|None|or-v1|lf)-[" + _URL64 + r"]{16,}",
     r"(?:sk|pk)-[" + _URL64 + r"]{16,}",

@@ -11,11 +11,12 @@ from memvault.core.ports import Database
 from memvault.core.usage.meter import COUNTS, CallUsage
 
 _COLUMNS = ", ".join(COUNTS)
-_UPSERT = (
-    f"INSERT INTO usage_days (key_id, day, model, {_COLUMNS}) VALUES (?, ?, ?, {', '.join('?' for _ in COUNTS)}) "
-    "ON CONFLICT (key_id, day, model) DO UPDATE SET "
-    + ", ".join(f"{name} = {name} + excluded.{name}" for name in COUNTS)
-)
+_VALUES = ", ".join("?" for _ in range(len(COUNTS) + 3))
+_ON_CONFLICT = " ON CONFLICT (key_id, day, model) DO UPDATE SET " + ", ".join(
+    f"{name} = {name} + excluded.{name}" for name in COUNTS)
+_UPSERT = f"INSERT INTO usage_days (key_id, day, model, {_COLUMNS}) VALUES ({_VALUES})" + _ON_CONFLICT
+# SQLite reads an upsert's SELECT only with a WHERE clause, which the condition supplies.
+_UPSERT_IF = f"INSERT INTO usage_days (key_id, day, model, {_COLUMNS}) SELECT {_VALUES} WHERE {{condition}}" + _ON_CONFLICT
 GROUPS = {"day": "day", "model": "model", "key": "key_id"}
 
 
@@ -24,9 +25,16 @@ def day_of(moment: float) -> str:
     return datetime.fromtimestamp(moment, tz=UTC).date().isoformat()
 
 
-def usage_statement(key_id: str, moment: float, model: str | None, usage: CallUsage) -> tuple[str, Sequence[Any]]:
-    """The one statement that adds ``usage`` to its row."""
-    return _UPSERT, (key_id, day_of(moment), model or "", *(getattr(usage, name) for name in COUNTS))
+def usage_statement(
+    key_id: str, moment: float, model: str | None, usage: CallUsage,
+    condition: tuple[str, Sequence[Any]] | None = None,
+) -> tuple[str, Sequence[Any]]:
+    """The one statement that adds ``usage`` to its row; only while ``condition`` (an SQL
+    expression and its parameters) holds, when one is given."""
+    values = (key_id, day_of(moment), model or "", *(getattr(usage, name) for name in COUNTS))
+    if condition is None:
+        return _UPSERT, values
+    return _UPSERT_IF.format(condition=condition[0]), (*values, *condition[1])
 
 
 async def add_usage(db: Database, key_id: str, moment: float, model: str | None, usage: CallUsage) -> None:

@@ -1,0 +1,161 @@
+"""The memory work of one routed call around its relay, kept durable by the journal (``journal``):
+the call is opened beside its receipt while the provider answers, answered just before the
+answer's end goes out to the client, and settled in the background once the relay is over.
+What a crash leaves in the journal is settled later the same way (``settle_leftovers``), so a call
+whose answer reached the client never loses its turn, its usage or its receipt's usage."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from dataclasses import replace
+from typing import Literal
+
+from memvault.core.deps import Deps
+from memvault.core.errors import MemvaultError
+from memvault.core.memory import journal
+from memvault.core.memory.accounting import stored_usage
+from memvault.core.memory.chat_calls import STATUS_OK, Conversation, MemoryOptions, PreparedMemory, Reply, turn_messages
+from memvault.core.memory.journal import PendingCall
+from memvault.core.memory.write import gated, store_conversation
+from memvault.core.models import Message
+from memvault.core.receipts.record import keep_routed, new_receipt_id
+from memvault.core.usage.meter import CallUsage, Meter, metering
+
+log = logging.getLogger("memvault.router")
+
+# How far the journal's row has got: not written, opened (usage so far), answered (the turn too).
+Written = Literal["none", "open", "answered"]
+# A turn larger than this is stored without passing through the journal (D1 keeps rows under 2 MB).
+MAX_JOURNALED_BYTES = 1_000_000
+# How long the answer's end waits for its row; past it the answer goes out and the row lands later.
+ANSWER_WAIT_SECONDS = 2.0
+LEFTOVERS_PAGE = 100
+# A call with no answer yet may still be streaming: the nightly pass leaves it this long.
+OPEN_CALL_SECONDS = 6 * 3600.0
+# An answered call is settled by its own process within moments of its answer.
+ANSWERED_CALL_SECONDS = 600.0
+
+
+class RoutedCall:
+    """One routed call of a memory key: ``open`` while the provider answers, ``answer`` before the
+    answer's end goes out, then ``settle`` once (in the background)."""
+
+    def __init__(self, deps: Deps, key_id: str, conversation: Conversation, options: MemoryOptions,
+                 memory: PreparedMemory, recalled: bool, recall_meter: Meter) -> None:
+        self.deps, self.conversation, self.options = deps, conversation, options
+        usage = CallUsage(calls=1, memory_tokens=memory.tokens, searches=int(recalled and memory.status == STATUS_OK))
+        self.call = PendingCall(new_receipt_id(), key_id, deps.clock(), options.session_id, conversation.model,
+                                usage + recall_meter.usage)
+        self.written: Written = "none"
+        self._answering: asyncio.Future[None] | None = None
+
+    async def open(self, provider: str, memory: PreparedMemory) -> str | None:
+        """Keep the call's receipt and open its row, in one batch; the receipt's id, or None when
+        neither could be kept (the call goes on without them)."""
+        call = replace(self.call, receipt_id=self.call.id)
+        if await keep_routed(self.deps, call.id, call.key_id, provider, memory.query, call.session_id,
+                             self.options.context_limit, memory.found, memory.retrieval_ms, memory.injected,
+                             memory.status, memory.facts, also=[journal.opening(call)]):
+            self.call, self.written = call, "open"
+            return call.id
+        return None
+
+    async def answer(self, reply: Reply | None, forwarding_ms: float) -> None:
+        """Make the answer durable before its end reaches the client: the turn it stores (through
+        the secret gate) and the provider's counts go into the row. Never raises; waits at most
+        ``ANSWER_WAIT_SECONDS``."""
+        try:
+            self.call = self._answered(reply, forwarding_ms)
+        except Exception as exc:  # the answer goes out whatever happens here; settling reads it again
+            log.warning("could not read a routed answer for the journal: %s", type(exc).__name__)
+            return
+        if sum(len(m.content.encode("utf-8", "replace")) for m in self.call.turn) > MAX_JOURNALED_BYTES:
+            return
+        self._answering = asyncio.ensure_future(self._write_answer(self.call))
+        try:
+            await asyncio.wait_for(asyncio.shield(self._answering), ANSWER_WAIT_SECONDS)
+        except TimeoutError:
+            log.warning("the journal took too long; the answer goes out before its row")
+
+    async def settle(self, reply: Reply | None, delivered: bool, forwarding_ms: float) -> None:
+        """Background, once the relay is over: pay what the call owes (``delivered``: its answer
+        reached the client, ``reply`` is what it said)."""
+        if self._answering is not None:
+            await asyncio.wait((self._answering,))
+        elif delivered:
+            self.call = self._answered(reply, forwarding_ms)
+        await settle(self.deps, self.call, self.written)
+
+    def _answered(self, reply: Reply | None, forwarding_ms: float) -> PendingCall:
+        messages: list[Message] = []
+        if reply is not None and reply.complete:
+            kinds: list[str] = []
+            turn = turn_messages(self.conversation, reply, self.options, self.deps.clock(), self.call.id)
+            messages = [gated(message, kinds) for message in turn]
+        counts = CallUsage(input_tokens=(reply and reply.input_tokens) or 0,
+                           output_tokens=(reply and reply.output_tokens) or 0,
+                           cached_tokens=(reply and reply.cached_tokens) or 0)
+        tokens = (None, None) if reply is None else (reply.input_tokens, reply.output_tokens)
+        return journal.answered_call(self.call, messages, *tokens, self.call.usage + counts, forwarding_ms)
+
+    async def _write_answer(self, call: PendingCall) -> None:
+        try:
+            await self.deps.db.execute(*journal.answering(call))
+        except Exception as exc:  # the client gets its answer; the call settles from memory
+            log.warning("could not journal a routed answer: %s", type(exc).__name__)
+            return
+        self.written = "answered"
+
+
+async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
+    """Store the call's turn, then add its usage, complete its receipt and end its row in one
+    batch. An answered row is read again first: forgetting and clearing reach it there. A row
+    whose turn could not be stored stays, to be settled later."""
+    if written == "answered":
+        current = await journal.read(deps.db, call.id)
+        if current is None:
+            return  # settled already
+        call = current
+    stored: list[Message] = []
+    with metering() as meter:
+        if call.turn:
+            try:
+                await store_conversation(deps, call.key_id, call.turn, session_id=call.session_id)
+                stored = call.turn
+            except Exception as exc:
+                log.warning("storing the routed turn failed: %s", type(exc).__name__)
+                # A store that may work later keeps the row; a turn the store refuses never will.
+                if written != "none" and not (isinstance(exc, MemvaultError) and exc.status < 500):
+                    return
+    usage = call.usage + stored_usage(stored) + meter.usage
+    try:
+        await deps.db.batch(journal.settling(call, usage, pending=written != "none"))
+    except Exception as exc:
+        log.warning("recording a routed call's usage failed: %s", type(exc).__name__)
+
+
+async def settle_leftovers(
+    deps: Deps, answered_before: float, opened_before: float, limit: int, after: tuple[float, str] = (0.0, "")
+) -> list[PendingCall]:
+    """Settle up to ``limit`` rows a crash left in the journal, oldest first after ``after`` (see
+    ``journal.leftovers``); the rows tried. A row that fails stays for a later pass."""
+    tried: list[PendingCall] = []
+    while len(tried) < limit:
+        calls = await journal.leftovers(deps.db, answered_before, opened_before,
+                                        min(LEFTOVERS_PAGE, limit - len(tried)), after)
+        for call in calls:
+            await _guarded(settle(deps, call, "answered" if call.answered else "open"))
+        tried += calls
+        if len(calls) < LEFTOVERS_PAGE:
+            break
+        after = (calls[-1].created_at, calls[-1].id)
+    return tried
+
+
+async def _guarded(work: Awaitable[None]) -> None:
+    try:
+        await work
+    except Exception as exc:  # one row must not stop the others; it stays for the next pass
+        log.warning("settling a journaled call failed: %s", type(exc).__name__)

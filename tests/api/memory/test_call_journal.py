@@ -1,0 +1,171 @@
+"""The journal of routed calls: a call whose answer reached the client keeps its turn, its usage
+and its receipt's usage whatever happens to the process afterwards. Each test leaves a call where
+a crash would (opened, or answered, and never settled by its own process), then settles what is
+left as a restarted server and the nightly pass do, and reads the result through the public
+operations: the vault's messages, `/v1/usage`'s rows and the receipt."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.core import memory
+from memvault.core.credentials.keys import create_key
+from memvault.core.deps import Deps
+from memvault.core.memory import journal
+from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, Reply, Turn
+from memvault.core.memory.routed_calls import RoutedCall, settle_leftovers
+from memvault.core.models import SearchItem, SearchResult
+from memvault.core.operations.maintenance import run_maintenance
+from memvault.core.receipts.store import ReceiptStore
+from memvault.core.usage.ledger import usage_rows
+from memvault.core.usage.meter import CallUsage, Meter
+
+QUESTION = "Which platform does the night train to Inverness leave from?"
+ANSWER = "It leaves from platform 2 at 21:15."
+NOW = 1_790_000_000.0
+
+
+def recalled() -> PreparedMemory:
+    item = SearchItem("I take the night train north.", 0.8, "working", NOW - 50, NOW - 50, ["m1"], "user", 7, "vault")
+    return PreparedMemory("Memory …", 1, 9, "ok", 4.0, SearchResult([item], 7), QUESTION, injected=1)
+
+
+async def new_key(deps: Deps) -> str:
+    key, _ = await create_key(deps.db, "journal", deps.clock())
+    return key.id
+
+
+async def routed(deps: Deps, key_id: str, session_id: str | None = None, text: str = QUESTION) -> RoutedCall:
+    """A call opened as the router opens one, with its receipt."""
+    call = RoutedCall(deps, key_id, Conversation((Turn("user", text),), model="gpt-test"),
+                      MemoryOptions("auto", True, True, 400, session_id), recalled(), True, Meter())
+    assert await call.open("openai", recalled()) == call.call.id
+    return call
+
+
+async def texts(deps: Deps, key_id: str, session_id: str | None = None) -> list[str]:
+    return [m["content"] for m in await memory.read_memory(deps, key_id, session_id, 50, 0)]
+
+
+async def usage(deps: Deps, key_id: str) -> dict[str, int]:
+    rows = await usage_rows(deps.db, "2000-01-01", "2100-01-01", ["model"], key_id)
+    return {name: sum(int(row[name]) for row in rows) for name in CallUsage().counts()}
+
+
+async def leftovers(deps: Deps) -> int:
+    now = deps.clock() + 1
+    return len(await settle_leftovers(deps, now, now, 100))
+
+
+@pytest.fixture
+def deps(make_deps: object) -> Deps:
+    return make_deps(clock=lambda: NOW)  # type: ignore[operator]
+
+
+async def test_an_answered_call_left_by_a_crash_is_settled_once_with_its_turn_usage_and_receipt(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id)
+    await call.answer(Reply(ANSWER, 21, 9), 12.5)
+    assert await texts(deps, key_id) == []  # the process died here: nothing stored yet
+
+    assert await leftovers(deps) == 1
+    assert await leftovers(deps) == 0
+    await call.settle(Reply(ANSWER, 21, 9), True, 12.5)  # the live settling, arriving late, pays nothing twice
+
+    assert sorted(await texts(deps, key_id)) == sorted([QUESTION, ANSWER])
+    counted = await usage(deps, key_id)
+    assert (counted["calls"], counted["input_tokens"], counted["output_tokens"]) == (1, 21, 9)
+    assert (counted["memory_tokens"], counted["searches"], counted["messages_stored"]) == (9, 1, 2)
+    receipt = await ReceiptStore(deps.db).get(key_id, call.call.id)
+    assert receipt is not None and receipt.usage is not None
+    assert (receipt.usage.input_tokens, receipt.usage.output_tokens, receipt.latency.forwarding_ms) == (21, 9, 12.5)
+    assert await journal.read(deps.db, call.call.id) is None
+
+
+async def test_the_live_settling_leaves_nothing_for_a_restart(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id)
+    await call.answer(Reply(ANSWER, 3, 4), 1.0)
+    await call.settle(Reply(ANSWER, 3, 4), True, 1.0)
+    assert await leftovers(deps) == 0
+    assert (await usage(deps, key_id))["calls"] == 1
+    assert sorted(await texts(deps, key_id)) == sorted([QUESTION, ANSWER])
+
+
+async def test_a_call_that_died_before_its_answer_counts_the_call_and_stores_nothing(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id)
+    young = await settle_leftovers(deps, NOW + 1, call.call.created_at - 1, 100)
+    assert young == []  # still within the time a stream may take: not touched
+    assert await leftovers(deps) == 1
+    counted = await usage(deps, key_id)
+    assert (counted["calls"], counted["memory_tokens"], counted["input_tokens"], counted["messages_stored"]) == (1, 9, 0, 0)
+    assert await texts(deps, key_id) == []
+    receipt = await ReceiptStore(deps.db).get(key_id, call.call.id)
+    assert receipt is not None and receipt.usage is None
+
+
+async def test_forgetting_a_turn_still_in_the_journal_keeps_it_forgotten(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id)
+    await call.answer(Reply(ANSWER, 5, 5), 1.0)
+    asked = [f"rt-{call.call.id}-u", "rt-0000-u", "elsewhere"]
+    result = await memory.forget(deps, key_id, asked)
+    assert result == {"forgotten": [f"rt-{call.call.id}-u"], "not_found": ["rt-0000-u", "elsewhere"]}
+    await call.settle(Reply(ANSWER, 5, 5), True, 1.0)
+    assert await texts(deps, key_id) == [ANSWER]
+    assert (await usage(deps, key_id))["calls"] == 1
+
+
+async def test_another_sessions_forget_does_not_reach_the_turn(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id, session_id="trip")
+    await call.answer(Reply(ANSWER), 1.0)
+    assert (await memory.forget(deps, key_id, [f"rt-{call.call.id}-a"], "other"))["forgotten"] == []
+    assert await leftovers(deps) == 1
+    assert sorted(await texts(deps, key_id, "trip")) == sorted([QUESTION, ANSWER])
+
+
+async def test_clearing_reaches_the_journal_and_the_usage_stays_owed(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    kept = await routed(deps, key_id, session_id="kept", text="Keep this question about ferries.")
+    cleared = await routed(deps, key_id, session_id="gone")
+    for call in (kept, cleared):
+        await call.answer(Reply(ANSWER, 2, 2), 1.0)
+    await memory.clear_memory(deps, key_id, "gone")
+    assert await leftovers(deps) == 2
+    assert await texts(deps, key_id, "gone") == []
+    assert sorted(await texts(deps, key_id, "kept")) == sorted(["Keep this question about ferries.", ANSWER])
+    assert (await usage(deps, key_id))["calls"] == 2
+
+
+async def test_a_secret_never_reaches_the_journal_in_clear(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    secret = "sk-proj-" + "Zq8rT2vLx9Wm4Kp7Hs3Nd6Fb" * 2
+    call = await routed(deps, key_id, text=f"My OpenAI key is {secret}, keep it for me.")
+    await call.answer(Reply(f"Stored: {secret}"), 1.0)
+    row = await journal.read(deps.db, call.call.id)
+    assert row is not None and row.turn and all(secret not in m.content for m in row.turn)
+    assert await leftovers(deps) == 1
+    assert all(secret not in text for text in await texts(deps, key_id))
+
+
+async def test_an_answer_not_delivered_pays_its_call_and_stores_nothing(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id)
+    await call.settle(None, False, 3.0)
+    assert await leftovers(deps) == 0
+    assert (await usage(deps, key_id))["calls"] == 1 and await texts(deps, key_id) == []
+
+
+async def test_the_nightly_pass_settles_what_a_crash_left(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    calls = [await routed(deps, key_id, text=f"Question {n} about the harbour lamp.") for n in range(45)]
+    for call in calls:
+        await call.answer(Reply(f"Answer {calls.index(call)}."), 1.0)
+    report = await run_maintenance(deps, now=NOW + 3600, new_pass=True)
+    assert report.calls_settled == 45 and not report.errors
+    counted = await usage(deps, key_id)
+    assert (counted["calls"], counted["messages_stored"]) == (45, 90)
+    stored = [m["content"] for m in await memory.read_memory(deps, key_id, None, 100, 0)]
+    assert sorted(stored) == sorted([f"Answer {n}." for n in range(45)] + [f"Question {n} about the harbour lamp." for n in range(45)])
