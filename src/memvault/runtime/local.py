@@ -28,7 +28,7 @@ from memvault.adapters.local.vector_index import LocalVectorIndex
 from memvault.api.app import create_app
 from memvault.core import memory
 from memvault.core.deps import Deps
-from memvault.core.memory.routed_calls import settle_leftovers
+from memvault.core.memory.routed_calls import OPEN_CALL_SECONDS, settle_leftovers
 from memvault.core.memory.store import VaultLimits
 from memvault.core.retry import with_retries
 from memvault.core.settings import Settings, load_settings
@@ -97,11 +97,13 @@ async def start_local(deps: Deps) -> None:
     """What a local process serving callers does first (the server, and the MCP stdio command)."""
     # Load the embedding model before the first request, so no early call answers degraded.
     await deps.embedder.embed(["warm up"])
-    # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now, and
-    # routed calls a crash left in the journal are settled: no call of this process has begun yet.
+    # Whatever a crash or a failing mirror left in the vaults' logs reaches the mirror now, and so
+    # do answered calls a crash left in the journal (settling one twice counts it once, so a server
+    # running beside this process on the same folder loses nothing). A call with no answer yet may
+    # be another process's, still streaming: it waits as long as the nightly pass leaves it.
     await memory.sync_all(deps)
     now = deps.clock()
-    await settle_leftovers(deps, answered_before=now, opened_before=now, limit=STARTUP_LEFTOVERS)
+    await settle_leftovers(deps, answered_before=now, opened_before=now - OPEN_CALL_SECONDS, limit=STARTUP_LEFTOVERS)
     # What is loaded by now (modules, the app, the model's wrappers) lives as long as the process:
     # set apart from the collector, a full collection no longer walks it in the middle of a call
     # (about 80 ms every few hundred searches before; ``docs/benchmarks.md``).

@@ -6,6 +6,8 @@ operations: the vault's messages, `/v1/usage`'s rows and the receipt."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from memvault.core import memory
@@ -19,6 +21,7 @@ from memvault.core.operations.maintenance import run_maintenance
 from memvault.core.receipts.store import ReceiptStore
 from memvault.core.usage.ledger import usage_rows
 from memvault.core.usage.meter import CallUsage, Meter
+from memvault.runtime.local import start_local
 
 QUESTION = "Which platform does the night train to Inverness leave from?"
 ANSWER = "It leaves from platform 2 at 21:15."
@@ -169,3 +172,32 @@ async def test_the_nightly_pass_settles_what_a_crash_left(deps: Deps) -> None:
     assert (counted["calls"], counted["messages_stored"]) == (45, 90)
     stored = [m["content"] for m in await memory.read_memory(deps, key_id, None, 100, 0)]
     assert sorted(stored) == sorted([f"Answer {n}." for n in range(45)] + [f"Question {n} about the harbour lamp." for n in range(45)])
+
+
+async def test_a_turn_too_large_for_the_journal_is_stored_and_counted_once(deps: Deps) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id)
+    long_answer = "The ferry timetable, line by line. " * 40_000  # over the journal's 1 MB
+    await call.answer(Reply(long_answer, 30, 700), 2.0)
+    assert (await journal.read(deps.db, call.call.id)).answered is False  # type: ignore[union-attr]
+    await call.settle(Reply(long_answer, 30, 700), True, 2.0)
+    counted = await usage(deps, key_id)
+    assert (counted["calls"], counted["input_tokens"], counted["output_tokens"]) == (1, 30, 700)
+    assert await leftovers(deps) == 0
+
+
+async def test_a_process_starting_beside_a_server_leaves_its_unanswered_calls_alone(deps: Deps) -> None:
+    # `memvault mcp` may start on the folder a server is using: a call still streaming there is
+    # opened and not yet answered, and settling it now would count it twice.
+    key_id = await new_key(deps)
+    streaming = await routed(deps, key_id)
+    answered = await routed(deps, key_id, text="Where did I park at the station?")
+    await answered.answer(Reply("Level 2, bay 14."), 1.0)
+    deps.clock = lambda: NOW + 5  # the other process starts a moment later
+    await start_local(deps)
+    gc.unfreeze()  # what a starting process sets apart would stay apart for the rest of this one
+    assert await journal.read(deps.db, answered.call.id) is None
+    assert (await journal.read(deps.db, streaming.call.id)) is not None
+    await streaming.answer(Reply(ANSWER, 1, 1), 1.0)
+    await streaming.settle(Reply(ANSWER, 1, 1), True, 1.0)
+    assert (await usage(deps, key_id))["calls"] == 2

@@ -46,8 +46,10 @@ class RoutedCall:
                  memory: PreparedMemory, recalled: bool, recall_meter: Meter) -> None:
         self.deps, self.conversation, self.options = deps, conversation, options
         usage = CallUsage(calls=1, memory_tokens=memory.tokens, searches=int(recalled and memory.status == STATUS_OK))
+        # What the call used before the provider answered; the answer's counts are added to it once.
+        self._usage = usage + recall_meter.usage
         self.call = PendingCall(new_receipt_id(), key_id, deps.clock(), options.session_id, conversation.model,
-                                usage + recall_meter.usage)
+                                self._usage)
         self.written: Written = "none"
         self._answering: asyncio.Future[None] | None = None
 
@@ -68,8 +70,9 @@ class RoutedCall:
         ``ANSWER_WAIT_SECONDS``."""
         try:
             self.call = self._answered(reply, forwarding_ms)
-        except Exception as exc:  # the answer goes out whatever happens here; settling reads it again
+        except Exception as exc:  # the answer goes out whatever happens here; the call settles unanswered
             log.warning("could not read a routed answer for the journal: %s", type(exc).__name__)
+            self.call = replace(self.call, answered=True)
             return
         if sum(len(m.content.encode("utf-8", "replace")) for m in self.call.turn) > MAX_JOURNALED_BYTES:
             return
@@ -84,7 +87,7 @@ class RoutedCall:
         reached the client, ``reply`` is what it said)."""
         if self._answering is not None:
             await asyncio.wait((self._answering,))
-        elif delivered:
+        elif delivered and not self.call.answered:
             self.call = self._answered(reply, forwarding_ms)
         await settle(self.deps, self.call, self.written)
 
@@ -98,7 +101,7 @@ class RoutedCall:
                            output_tokens=(reply and reply.output_tokens) or 0,
                            cached_tokens=(reply and reply.cached_tokens) or 0)
         tokens = (None, None) if reply is None else (reply.input_tokens, reply.output_tokens)
-        return journal.answered_call(self.call, messages, *tokens, self.call.usage + counts, forwarding_ms)
+        return journal.answered_call(self.call, messages, *tokens, self._usage + counts, forwarding_ms)
 
     async def _write_answer(self, call: PendingCall) -> None:
         try:
