@@ -136,8 +136,11 @@ def test_a_gemini_file_upload_opens_its_session_through_memvault(router: Router,
     uploaded = gemini.files.upload(file=tmp_path / "notes.pdf")
     assert uploaded.name == "files/fake" and uploaded.size_bytes == len(content)
     opened, sent = router.upstream.received[-2:]
-    # The session is opened through memvault with the provider key; the provider's session URL
-    # reaches the SDK, which sends the bytes there, as it does without memvault.
+    # The session is opened through memvault with the provider key. The SDK moves the session URL
+    # the provider answers with onto its own base URL, so the bytes come through memvault too, and
+    # the memory key reaches the provider with neither request.
     assert opened.path.endswith("/files") and opened.headers["x-goog-api-key"] == "g-test-key"
-    assert "x-memory-key" not in opened.headers and opened.headers["x-goog-upload-protocol"] == "resumable"
+    assert opened.headers["x-goog-upload-protocol"] == "resumable"
     assert "upload_id=fake-upload" in sent.query and sent.body == content
+    assert all("x-memory-key" not in request.headers and secret not in json.dumps(request.headers)
+               for request in (opened, sent))
