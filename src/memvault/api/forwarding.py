@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from urllib.parse import unquote
 
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
@@ -241,8 +242,9 @@ async def _settle_delivered(routed: RoutedCall, tap: Tap, forwarding_ms: float) 
 
 
 def _check_path(path: str) -> None:
-    """A path forwarded upstream must be one a URL can carry as is (no control characters)."""
-    if not path.isprintable() or any(c in path for c in " \\"):
+    """A path forwarded upstream must be one a URL can carry as is: no control characters, and no
+    `.` or `..` segment (percent-encoded or not), which would name another path of upstream's host."""
+    if not path.isprintable() or any(c in path for c in " \\") or {".", ".."} & {unquote(s) for s in path.split("/")}:
         raise InvalidInput("the request path holds characters a provider URL cannot carry")
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from starlette.convertors import Convertor, register_url_convertor
 
+# memvault's own paths under /v1/ (its memory, brain, admin and usage APIs); the rest of /v1/ is
+# the providers'.
+OWN_V1_PATHS = ("memory", "brain", "admin", "usage")
+
 PATTERNS = {
     # A model name without a `:action`, so `POST models/x:unknownAction` is a 404, not a 405 from
     # the model-description route.
@@ -12,6 +16,9 @@ PATTERNS = {
     # The rest of the path whatever it holds (even nothing), slashes and line breaks included (``path`` stops at
     # a line break), so a bad message id reaches the id rule and is refused with a 422, not a 404.
     "any_text": "(?s:.*)",
+    # The rest of a /v1/ path that is not memvault's own, so a wrong method on one of memvault's
+    # routes stays a 405 rather than reaching the provider.
+    "provider_path": f"(?!{'|'.join(OWN_V1_PATHS)})(?s:.*)",
 }
 
 

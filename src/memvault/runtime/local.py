@@ -42,9 +42,9 @@ VAULT_IDLE_SECONDS = 60.0
 
 # Inside the data folder: the shared database, and the blob store (backups under ``backups/``).
 DATABASE_FILE = "memvault.sqlite3"
+BLOBS_FOLDER = "blobs"
 # Journaled calls a start settles before serving; any more wait for the nightly pass.
 STARTUP_LEFTOVERS = 10_000
-BLOBS_FOLDER = "blobs"
 
 
 def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:

@@ -51,6 +51,33 @@ PASSTHROUGH_ANSWERS: dict[str, Any] = {
     "batchEmbedContents": {"embeddings": [{"values": [0.5, 0.25, -0.125]}]},
 }
 
+_FILE = {"id": "file-fake", "object": "file", "bytes": 3, "created_at": 1700000000, "filename": "calls.jsonl",
+         "purpose": "batch", "status": "processed"}
+# Answers of the rest of each API (files, batches, moderations, caches), by method and path.
+OTHER_ANSWERS: dict[str, Any] = {
+    "POST /v1/moderations": {
+        "id": "modr-fake",
+        "model": "omni-moderation-latest",
+        "results": [{"flagged": False, "categories": {"violence": False}, "category_scores": {"violence": 0.01},
+                     "category_applied_input_types": {"violence": ["text"]}}],
+    },
+    "POST /v1/files": _FILE,
+    "GET /v1/files": {"object": "list", "data": [_FILE], "has_more": False},
+    "POST /v1/batches": {"id": "batch_fake", "object": "batch", "endpoint": "/v1/chat/completions",
+                         "input_file_id": "file-fake", "completion_window": "24h", "status": "validating",
+                         "created_at": 1700000000},
+    "GET /v1/chat/completions": {"object": "list", "data": [], "first_id": None, "last_id": None, "has_more": False},
+    "POST /v1/messages/batches": {
+        "id": "msgbatch_fake", "type": "message_batch", "processing_status": "in_progress",
+        "request_counts": {"processing": 1, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
+        "created_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-02T00:00:00Z", "ended_at": None,
+        "cancel_initiated_at": None, "archived_at": None, "results_url": None,
+    },
+    "POST /v1beta/cachedContents": {"name": "cachedContents/fake", "model": "models/gemini-test",
+                                    "expireTime": "2026-01-01T01:00:00Z", "usageMetadata": {"totalTokenCount": 9}},
+}
+OTHER_ANSWERS["POST /v1/cachedContents"] = OTHER_ANSWERS["POST /v1beta/cachedContents"]
+
 
 async def read_body(receive: Receive) -> bytes:
     """A request's whole body, however many messages it arrives in."""
@@ -142,6 +169,9 @@ class FakeUpstream:
         if self.before_answer is not None:
             await self.before_answer(request)
         hold_after, linger = self.hold_after, self.linger
+        if scope["path"].startswith("/upload/"):
+            await self._upload(request, send)
+            return
         if self.require_key and not KEY_HEADERS & set(headers):
             status, content_type, chunks = 401, "application/json", [missing_key_body(scope["path"])]
         else:
@@ -172,12 +202,34 @@ class FakeUpstream:
             await send({"type": "http.response.body", "body": b""})
         self.endings.append(Ending(request, left))
 
+    async def _upload(self, request: Received, send: Send) -> None:
+        """Gemini's resumable upload: the first request opens a session whose URL, on the
+        provider's own host, is in a header; the file's bytes then go straight there."""
+        if "upload_id=" not in request.query:
+            status, body = 200, b""
+            session = f"http://{request.headers['host']}{request.path}?upload_id=fake-upload&upload_protocol=resumable"
+            headers = [(b"x-goog-upload-url", session.encode()), (b"x-goog-upload-status", b"active")]
+        else:
+            done = "finalize" in request.headers.get("x-goog-upload-command", "")
+            file = {"name": "files/fake", "mimeType": request.headers.get("content-type", ""), "sizeBytes": str(len(request.body)),
+                    "uri": "https://files.example.invalid/files/fake", "state": "ACTIVE"}
+            status, body = 200, _dump({"file": file}).encode()
+            headers = [(b"x-goog-upload-status", b"final" if done else b"active"), (b"content-type", b"application/json")]
+        self.sent.append(body)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+        self.endings.append(Ending(request, False))
+
     def _respond(self, method: str, path: str, query: str, body: bytes) -> tuple[int, str, list[bytes]]:
         if self.canned:
             canned = self.canned.pop(0)
             return canned.status, canned.content_type, [canned.body]
         if method == "GET" and path.rstrip("/").endswith("/models"):
             return 200, "application/json", [b'{"object":"list","data":[{"id":"fake-model","object":"model"}]}']
+        other = OTHER_ANSWERS.get(f"{method} {path}")
+        if other is not None:
+            return 200, "application/json", [_dump(other).encode()]
         request = json.loads(body) if body else {}
         words = [w + " " for w in self.answer.split(" ")]
         words[-1] = words[-1].rstrip()

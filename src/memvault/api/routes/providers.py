@@ -1,7 +1,7 @@
 """The memory router's provider endpoints. Each handler only names its provider and hands the
 request to the one pipeline in ``memvault.api.forwarding``: with memory for the calls that
-converse, passed through unchanged (after the memory key check) for the ones that count, embed,
-complete a bare prompt or describe models."""
+converse, passed through unchanged (after the memory key check) for every other provider
+endpoint: counting, embedding, models, files, batches, moderations and the rest of each API."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ router = APIRouter(tags=["memory router"])
 # google-genai 3.x calls /v1/models/... when given a custom base URL; the REST docs use /v1beta.
 GEMINI_PREFIXES = ("/v1beta/models/{model}", "/v1/models/{model}")
 GEMINI_PASSTHROUGH_ACTIONS = ("countTokens", "embedContent", "batchEmbedContents")
+OTHER_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
 @router.post("/v1/chat/completions")
@@ -100,3 +101,28 @@ async def get_model(model: str, request: Request) -> Response:
     """One model's description, passed through."""
     provider = "gemini" if request.url.path.startswith("/v1beta/") else provider_for_listing(request.headers)
     return await pass_through(request, provider)
+
+
+# Last, so every route above is tried first. The SDKs reach far more of each API than the calls
+# that converse (files, batches, moderations, stored responses and completions, caches), and an
+# app pointed at memvault keeps all of it; none of it is a turn of the user's conversation.
+@router.api_route("/v1beta/{rest:any_text}", methods=OTHER_METHODS, include_in_schema=False)
+@router.api_route("/upload/v1beta/{rest:any_text}", methods=OTHER_METHODS, include_in_schema=False)
+@router.api_route("/upload/v1/{rest:any_text}", methods=OTHER_METHODS, include_in_schema=False)
+@router.api_route("/v1/models/{model:model_name}:{action:model_name}", methods=OTHER_METHODS, include_in_schema=False)
+async def other_gemini_endpoint(request: Request) -> Response:
+    """Any other endpoint of Gemini's API (file uploads too): passed through, no memory."""
+    return await pass_through(request, "gemini")
+
+
+@router.api_route("/v1/messages/{rest:any_text}", methods=OTHER_METHODS, include_in_schema=False)
+async def other_anthropic_endpoint(request: Request) -> Response:
+    """Any other endpoint under Anthropic's messages (batches): passed through, no memory."""
+    return await pass_through(request, "anthropic")
+
+
+@router.api_route("/v1/{rest:provider_path}", methods=OTHER_METHODS, include_in_schema=False)
+async def other_provider_endpoint(request: Request) -> Response:
+    """Any other provider endpoint under /v1/ not memvault's own (files, batches, moderations…),
+    passed through, no memory; whose it is told by the key header, as for the model list."""
+    return await pass_through(request, provider_for_listing(request.headers))
