@@ -12,6 +12,7 @@ space (``password reset``) must look generated whatever the label."""
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -126,6 +127,7 @@ _ASSIGNMENT = re.compile(
 _LABEL_WORD = re.compile(r"(?i:" + _by_first_letter(_ASCII_WORDS) + r")")
 _LABEL_WORD_ABROAD = re.compile(r"(?i:" + _by_first_letter([word for word in _ABROAD_WORDS if not word.isascii()]) + r")")
 _LABEL_LEAD = 2 * 22 + 40
+_LABEL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_.-% ")
 _ELEMENT = re.compile(
     r"<(?P<label>[A-Za-z_][\w.:-]{0,60})(?:[ \t][^<>\n]{0,200})?>(?P<value>[^<>\n]{1,300})</(?P=label)>"
 )
@@ -222,8 +224,14 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
     ``abroad``: after "is" in another language, where no list of prose words tells the next word
     of the sentence from a password, so only a value holding a digit, a symbol or mixed case is one."""
     strength = label_strength(label)
+    if strength is None:
+        return False
+    # What the checks below would refuse whatever else holds, refused first: a page of words
+    # after labels costs little.
+    if (abroad and not value.isascii() and not value.isdigit()) or (spaced and len(value) < 6 and _digits_only(label) is None):
+        return False
     # Digits are never a placeholder or code; skipping those checks keeps a page of them cheap.
-    if strength is None or (not value.isdigit() and (placeholder(value) or code(value) or _named_after(label, value))):
+    if (not value.isdigit() and (placeholder(value) or code(value) or _named_after(label, value))):
         return False
     if kind_of(label) != PASSWORD and _WORD_PATH.match(value):
         return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
@@ -290,7 +298,12 @@ def assignments(text: str) -> Iterator[Hit]:
     position = 0
     found = [-2] if text.isascii() else [-2, -2]
     while (word_start := _next_label_word(text, position, found)) != -1:
-        match = _ASSIGNMENT.search(text, max(position, word_start - _LABEL_LEAD))
+        # A label starts at most ``_LABEL_LEAD`` before its word, and only its own characters lie
+        # between: the search starts where they begin rather than trying every place before.
+        lead, floor = word_start, max(position, word_start - _LABEL_LEAD)
+        while lead > floor and text[lead - 1] in _LABEL_CHARACTERS:
+            lead -= 1
+        match = _ASSIGNMENT.search(text, lead)
         if match is None:
             return
         position = match.end("label")
