@@ -3,7 +3,7 @@ come back verbatim, each with its family. ``secrets.jsonl`` and ``harmless.jsonl
 the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on;
 ``heldout2_*.jsonl`` were written later, before its rules were read, against the reworked gate
 (what they exposed was fixed by rules for a family or a setting, never for one string), and
-``heldout3_*.jsonl`` the same way a round after.
+``heldout3_*.jsonl`` and ``heldout4_*.jsonl`` the same way, each a round after the one before.
 
 A case gives its secret literally (``secret``), or as a ``shape`` that is generated here, so
 that no credential-shaped literal sits in the repository: ``<b62:36>`` is 36 random base62
@@ -89,11 +89,13 @@ def _load(name: str, split: str) -> list[Case]:
     return cases
 
 
-SPLITS = ("tuned", "heldout", "heldout2", "heldout3")
+SPLITS = ("tuned", "heldout", "heldout2", "heldout3", "heldout4")
 SECRETS = (_load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
-           + _load("heldout2_secrets.jsonl", "heldout2") + _load("heldout3_secrets.jsonl", "heldout3"))
+           + _load("heldout2_secrets.jsonl", "heldout2") + _load("heldout3_secrets.jsonl", "heldout3")
+           + _load("heldout4_secrets.jsonl", "heldout4"))
 HARMLESS = (_load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
-            + _load("heldout2_harmless.jsonl", "heldout2") + _load("heldout3_lookalikes.jsonl", "heldout3"))
+            + _load("heldout2_harmless.jsonl", "heldout2") + _load("heldout3_lookalikes.jsonl", "heldout3")
+            + _load("heldout4_lookalikes.jsonl", "heldout4"))
 
 
 def caught(case: Case, stored: str) -> bool:
@@ -138,15 +140,19 @@ def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     taken: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
-        if taken[(case.split, case.family)] < (1 if case.split in ("heldout2", "heldout3") else per_family):
+        if taken[(case.split, case.family)] < (1 if case.split in ("heldout2", "heldout3", "heldout4") else per_family):
             taken[(case.split, case.family)] += 1
             out.append(case)
     return out
 
 
+_SHORT_SECRET = 8
+
+
 def leaks(cases: Iterable[Case], text: str) -> list[str]:
     """The secrets of ``cases`` that ``text`` holds, as sent or percent-escaped (as a URL carries
-    them), found in the text as it is and unescaped."""
+    them), found in the text as it is and unescaped. A short secret (a PIN, a card's code) counts
+    only standing alone: inside a longer run of letters and digits (a hash, an id) it is chance."""
     from urllib.parse import quote, quote_plus, unquote_plus
 
     plain = unquote_plus(text)
@@ -154,6 +160,11 @@ def leaks(cases: Iterable[Case], text: str) -> list[str]:
     for case in cases:
         assert case.secret is not None
         forms = {case.secret, quote(case.secret, safe=""), quote_plus(case.secret)}
-        if any(form in text for form in forms) or case.secret in plain:
+        if len(case.secret) < _SHORT_SECRET:
+            alone = re.compile("|".join(rf"(?<![0-9A-Za-z]){re.escape(form)}(?![0-9A-Za-z])" for form in forms))
+            leaked = bool(alone.search(text) or alone.search(plain))
+        else:
+            leaked = any(form in text for form in forms) or case.secret in plain
+        if leaked:
             found.append(f"{case.family}: {case.secret}")
     return found

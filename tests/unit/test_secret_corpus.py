@@ -1,7 +1,7 @@
 """The secret corpus (tests/secret_corpus.py): every secret the gate was tuned on disappears and
 every tuned look-alike comes back verbatim; over the whole corpus, held-out splits included, at least
-97 % of secrets are caught and at most 2 % of look-alikes are touched; the second and third held-out
-splits keep the rates measured on them; the share per family and
+97 % of secrets are caught and at most 2 % of look-alikes are touched; the second, third and fourth
+held-out splits keep the rates measured on them; the share per family and
 split is printed. Redaction is idempotent, and 200 KB of adversarial input costs well under a
 second of CPU."""
 
@@ -33,6 +33,9 @@ def test_the_corpus_holds_150_secrets_and_150_look_alikes_with_a_held_out_split(
     third = [case for case in SECRETS if case.split == "heldout3"]
     assert len(third) >= 200 and len({case.family for case in third}) >= 70
     assert sum(case.split == "heldout3" for case in HARMLESS) >= 150
+    fourth = [case for case in SECRETS if case.split == "heldout4"]
+    assert len(fourth) >= 200 and len({case.family for case in fourth}) >= 80
+    assert sum(case.split == "heldout4" for case in HARMLESS) >= 150
     assert all(case.secret and case.secret in case.text for case in SECRETS)
 
 
@@ -76,13 +79,26 @@ def test_the_second_held_out_split_holds_the_rates_measured_when_its_misses_were
 
 def test_the_third_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
     # Measured first at 237/264 caught and 8/176 touched; after the rules it exposed were
-    # generalised, 262/264 and none. Left: a security question's answer told as a sentence, and
-    # a garage door's code, kept as household knowledge like any door's or gate's code.
+    # generalised, 262/264 and none; 263 since the fourth split's rules read a security question's
+    # answer. Left: a garage door's code, kept as household knowledge like any door's or gate's code.
     secrets = [case for case in SECRETS if case.split == "heldout3"]
     harmless = [case for case in HARMLESS if case.split == "heldout3"]
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
-    assert len(missed) <= 2, missed
+    assert len(missed) <= 1, missed
+    assert not touched, touched
+
+
+def test_the_fourth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
+    # Measured first at 186/238 caught and 0/183 touched; after the rules it exposed were
+    # generalised, 232/238 and none. Left: a passphrase of plain words after "Password:", a login
+    # pair with no login word, a card's code told as "the three digits on the back", a one-time
+    # code told as a story, one after a Hindi label, and an alarm's code under a German compound.
+    secrets = [case for case in SECRETS if case.split == "heldout4"]
+    harmless = [case for case in HARMLESS if case.split == "heldout4"]
+    missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
+    touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
+    assert len(missed) <= 6, missed
     assert not touched, touched
 
 
@@ -179,6 +195,20 @@ ADVERSARIAL = {
     "wifi codes": _fill("WIFI:T:a;"),
     "escaped queries": _fill("%3Fpassword%3D"),
     "passphrases": _fill("passphrase: a "),
+    "quotes": _fill("password \u201e\u00ab\u300c"),
+    "words before a foreign value": _fill("\u043f\u0430\u0440\u043e\u043b\u044c \u043c\u043e\u0439 "),
+    "foreign labels": _fill("\u0643\u0644\u0645\u0629 \u0627\u0644\u0633\u0631 \u0647\u064a "),
+    "login calls": _fill("login('a', "),
+    "client calls": _fill("Client('" + "aB3" * 7),
+    "csv headers": _fill("a,password,b\n"),
+    "csv rows": "user,password\n" + _fill("a,b\n"),
+    "security questions": _fill("security question maiden name is "),
+    "codes put first": _fill("1234 is your "),
+    "der keys": _fill("MIGTAgEA"),
+    "key words": _fill("key aB3 "),
+    "mqtt flags": _fill("mosquitto_pub -p 1 "),
+    "identified by": _fill("IDENTIFIED BY '"),
+    "redis auth": _fill("> AUTH a "),
     "login for": _fill("login for the a b c "),
     "mixed": _fill("4111-1111 password=x SSN 123 eyJ.a sk-aB3 secret access key AKIA 1Z xoxb- ghp_ "),
 }

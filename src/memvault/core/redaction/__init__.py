@@ -8,7 +8,8 @@ vendors' key and token shapes (``vendors``); values under a credential label in 
 configuration or prose form (``labels``); what a header, a command line, ``.netrc`` or ``.pgpass``
 puts in a credential's place (``positions``); URL userinfo and random runs beside a credential word
 (``urls``); private keys of every common format and wallet seeds (``blocks``); authenticator
-setup keys and recovery codes (``codes``); values set apart from their label (``layouts``); base64
+setup keys, recovery and one-time codes (``codes``); answers to security questions (``questions``);
+values set apart from their label (``layouts``); base64
 that the text decodes (``wrapped``). What does not —
 placeholders, masks, references, code, prose and vendors' documented example keys — is decided in
 ``values``. Rules read the text normalised (``spans``: NFKC, format characters dropped, Unicode
@@ -34,9 +35,16 @@ from memvault.core.redaction.blocks import (
 )
 from memvault.core.redaction.codes import one_time_codes
 from memvault.core.redaction.labels import PASSWORD, TOKEN, assignments, elements, kind_of, value_is_secret
-from memvault.core.redaction.layouts import login_pairs, next_line_values, reversed_assignments, table_cells
+from memvault.core.redaction.layouts import (
+    csv_columns,
+    login_pairs,
+    next_line_values,
+    reversed_assignments,
+    table_cells,
+)
 from memvault.core.redaction.numbers import CARD_NUMBER, SSN, cards, luhn_valid, ssns
 from memvault.core.redaction.positions import command_lines, cookies, credential_files, headers, password_arguments
+from memvault.core.redaction.questions import security_answers
 from memvault.core.redaction.spans import Hit, merged, normalise
 from memvault.core.redaction.urls import near_credential_words, userinfo
 from memvault.core.redaction.vendors import API_KEY, vendor_tokens
@@ -50,7 +58,8 @@ __all__ = [
 RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
     pem_blocks, key_shapes, hex_wallet_keys, seed_phrases, vendor_tokens, userinfo, headers, command_lines,
     password_arguments, cookies, credential_files, assignments, reversed_assignments, next_line_values, login_pairs,
-    one_time_codes, elements, near_credential_words, ssns, cards, base64_wrapped, table_cells,
+    one_time_codes, elements, near_credential_words, ssns, cards, base64_wrapped, table_cells, security_answers,
+    csv_columns,
 )
 
 

@@ -1,8 +1,9 @@
 """Private keys in every common format: PEM blocks of any type (``-----BEGIN … PRIVATE KEY-----``,
 PGP's ``PRIVATE KEY BLOCK``, SSH2's four-dash frame; a pasted block cut short too), the raw
-OpenSSH key body, PuTTY's ``Private-Lines``, age identities, kubeconfig ``client-key-data``, the
-private members of a JWK, wallet keys (WIF and extended ``xprv`` keys, checked by their
-base58check checksum; hex keys that a wallet or signer is made from) and BIP-39 seed phrases. Certificates and public keys are kept."""
+OpenSSH key body, a private key's DER in base64 without its frame, PuTTY's ``Private-Lines``, age
+identities, kubeconfig ``client-key-data``, the private members of a JWK, wallet keys (WIF and
+extended ``xprv`` keys, checked by their base58check checksum; hex keys that a wallet or signer is
+made from) and BIP-39 seed phrases. Certificates and public keys are kept."""
 
 from __future__ import annotations
 
@@ -37,6 +38,10 @@ _SHAPES = re.compile(
     r"|(?<![A-Za-z0-9])(?P<xprv>[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,112})(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])(?P<wif>[59c][1-9A-HJ-NP-Za-km-z]{50}|[KLc][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])"
 )
+# A key's DER in base64 without its PEM frame (an APNs ``.p8`` pasted as one line): a private key
+# opens with a sequence whose first member is the version 0 (PKCS#8, PKCS#1) or 1 (SEC1's EC key);
+# a public key or a certificate opens with another sequence instead.
+_DER_KEY = re.compile(r"(?<![A-Za-z0-9+/])(?:MIG[A-Za-z0-9+/]AgEA|MII[A-Za-z0-9+/]{3}IBA[A-D]|MHcCAQEE)[A-Za-z0-9+/]{40,}={0,2}")
 # An Ethereum-style private key is 32 bytes of hex, the same shape as a transaction or block hash:
 # only the words just before it (a wallet or signer made from it, not a hash) tell them apart.
 _HEX_KEY = re.compile(r"(?<![0-9A-Za-z])0x(?P<hex>[0-9a-fA-F]{64})(?![0-9A-Za-z])")
@@ -111,6 +116,9 @@ def key_shapes(text: str) -> Iterator[Hit]:
         if group == "xprv" and not base58check(value):
             continue
         yield Hit(match.start(group), match.end(group), PRIVATE_KEY)
+    if "MI" in text or "MHcC" in text:
+        for match in _DER_KEY.finditer(text):
+            yield Hit(match.start(), match.end(), PRIVATE_KEY)
 
 
 def hex_wallet_keys(text: str) -> Iterator[Hit]:

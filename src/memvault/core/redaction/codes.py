@@ -2,6 +2,7 @@
 An authenticator's setup key as apps show it (base32 in groups of four, ``GFSF H2H3 LEPE …``)
 after a word that names one; the recovery or backup codes a service hands out once, listed after
 their label (``f4fc8-24a01``, ``0742 9265``, numbered or bulleted, one a line or comma-separated);
+a one-time code that a message puts before "is your … code";
 and a BitLocker recovery key, whose eight groups of six digits need no label. A label followed by
 words (``recovery codes are shown once``) takes nothing: every code holds a digit."""
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from memvault.core.redaction.labels import ONE_TIME_CODE
 from memvault.core.redaction.spans import Hit
 
 RECOVERY_CODE = "recovery_code"
@@ -24,15 +26,23 @@ _SETUP_REACH = 40
 # Either case, as one app prints upper and another lower; the groups hold base32's digits 2-7.
 _GROUPED_BASE32 = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,15}|[a-z2-7]{4}(?: [a-z2-7]{4}){3,15})"
                              r"(?![A-Za-z0-9])")
+# The label, and a few words before its colon ("backup codes somewhere safe:") or "are".
 _CODES_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)[ \t-]+(?:codes?|keys?)(?![a-z])"
+    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]+[a-z]{1,15}){1,3}?(?=[ \t]*:))?"
     r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}"
+)
+# A one-time code that an SMS or an e-mail puts first ("G-482913 is your Google verification code").
+_CODE_FIRST = re.compile(
+    r"(?<![\w-])(?P<code>(?:[A-Z]{1,3}-)?\d{4,8})[ \t]+(?i:is[ \t]+your)(?:[ \t]+[\w-]{1,20}){0,4}?"
+    r"[ \t]+(?i:code|otp|pin|passcode)(?![\w])"
 )
 _CODE = re.compile(
     r"(?:(?:\d{1,2}[.)]|[-*\u2022])[ \t]+)?"
     r"(?P<code>\d{3,5} \d{3,5}(?![ \d])|(?=[A-Za-z0-9-]{0,80}\d)[A-Za-z0-9]{4,16}(?:-[A-Za-z0-9]{3,16}){0,7})"
     r"(?![\w-])[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*)?"
 )
+_FOUR_DIGITS = re.compile(r"\d{4}")
 _MOST_CODES = 32
 
 
@@ -43,6 +53,9 @@ def one_time_codes(text: str) -> Iterator[Hit]:
         digits = sum(c in "234567" for c in match.group(0))
         if digits >= 2 and _SETUP_WORD.search(text, max(0, match.start() - _SETUP_REACH), match.start()):
             yield Hit(match.start(), match.end(), TOTP_SECRET)
+    if _FOUR_DIGITS.search(text):  # far cheaper than looking for the whole shape in text without one
+        for match in _CODE_FIRST.finditer(text):
+            yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
     for label in _CODES_LABEL.finditer(text):
         position = label.end()
         for _ in range(_MOST_CODES):

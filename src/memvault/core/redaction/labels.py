@@ -12,9 +12,18 @@ space (``password reset``) must look generated whatever the label."""
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterator
 from functools import lru_cache
 
+from memvault.core.redaction.languages import (
+    IS_ABROAD,
+    IS_UNSPACED,
+    KEY_ABROAD,
+    PASSWORD_ABROAD,
+    PASSWORD_OR_CODE_ABROAD,
+    TOKEN_ABROAD,
+)
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, code, generated, placeholder, prose
 
@@ -29,25 +38,23 @@ _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pw
 # as often as a bank card's code.
 # Words that name a password and much else ("the pass is complete"): in a sentence, not a plain word.
 _AMBIGUOUS_WORDS = frozenset({"pass", "pw"})
-_DIGITS_ONLY_WORDS = {"pin": (4, 12), "cvv": (3, 4), "cvc": (3, 4)}
+_DIGITS_ONLY_WORDS = {"pin": (4, 12), "cvv": (3, 4), "cvc": (3, 4), "cvv2": (3, 4), "cvc2": (3, 4), "puk": (4, 10),
+                      "otp": (4, 8), "geheimzahl": (4, 12), "geheimnummer": (4, 12), "pincode": (4, 12)}
 CARD_CODE = "card_code"
-_STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey", "cvv", "cvc"}
+_STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey", "cvv", "cvc", "cvv2",
+                                   "cvc2", "puk", "otp"}
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 _WEAK_WORDS = frozenset({"auth", "sig", "signature", "pat"})
-# "Password" in the languages people write their notes in; a label ending in one is a password's.
-_PASSWORD_ABROAD = (
-    "mot de passe", "passwort", "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "salasana",
-    "hasło", "haslo", "lösenord", "losenord", "şifre", "sifre", "şifresi", "sifresi", "parola", "parolası",
-    "jelszó", "jelszo", "пароль", "密码", "パスワード", "비밀번호", "clave", "palavra-passe",
-    # A wireless network's password, as the languages that put the noun first name it.
-    "code wifi", "clé wifi", "cle wifi", "clave wifi", "chiave wifi", "wlan-schlüssel", "netzwerkschlüssel",
-)
 # A wireless network's key is its password ("wifi key", "WPA key", Windows' "network key").
 _NETWORK_WORDS = frozenset({"wifi", "fi", "wlan", "wpa", "wpa2", "network"})
 # "Code" names a credential's digits only beside a word that says so ("unlock code", "access
 # code", a card's "security code"); an error, a zip or a country code is not one, and a door's,
 # gate's or locker's code is the household knowledge a memory is asked to keep.
-_SECRET_CODE_WORDS = frozenset({"unlock", "disarm", "security", "access"})
+_SECRET_CODE_WORDS = frozenset({"unlock", "disarm", "security", "access", "alarm", "safe", "puk", "verification",
+                                "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
+# A code that signs someone in once is a one-time code, not a password to keep.
+_ONE_TIME_CODE_WORDS = frozenset({"verification", "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
+ONE_TIME_CODE = "one_time_code"
 # Upper-case names run words together (``SSHPASS``, ``REDISPASS``): one ending in PASS is a
 # password's unless it is an English word ending so.
 _PASS_WORDS_NOT_PASSWORDS = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "encompass")
@@ -75,42 +82,52 @@ def _by_first_letter(fragments: list[str]) -> str:
 
 
 # Of words that start alike, the longer first: "code wifi" is a label where "code" alone is not.
-_WORDS = _by_first_letter(
-    r"pass(?:word|wd|phrase|code)? pwd pw pswd psk pin cvv cvc secret token key credentials? creds auth sig signature "
-    r"pat".split() + [word.replace(" ", "[ \t]") for word in _PASSWORD_ABROAD] + ["code"])
+_ABROAD_WORDS = [word.replace(" ", "[ \t]") for word in PASSWORD_ABROAD + TOKEN_ABROAD]
+_ASCII_WORDS = (r"pass(?:word|wd|phrase|code)? pwd pw pswd psk pin cvv cvc secret token key credentials? creds auth sig "
+                r"signature pat cvv2 cvc2 puk otp".split() + [word for word in _ABROAD_WORDS if word.isascii()] + ["code"])
+_WORDS = _by_first_letter(_ASCII_WORDS[:-1] + [word for word in _ABROAD_WORDS if not word.isascii()] + ["code"])
 LABEL_WORDS = _WORDS
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
-_BARE = r"(?:[^\s\"'`<>;&,\\|]|&(?![\w.-]{1,40}=)|,(?![\s\"']))"
-# A quoted value may hold escapes (``\\``, ``\n``) other than of its own quote, which in escaped
-# JSON (``\"password\":\"…\"``) closes it.
+# A bare value ends where a sentence's punctuation does, the ideographic too.
+_BARE = r"(?:[^\s\"'`<>;&,\\|、。「-』【】]|&(?![\w.-]{1,40}=)|,(?=[!-~]))"
+# A value may be quoted, or set in Markdown's backticks; a quoted one may hold escapes (``\\``,
+# ``\n``) other than of its own quote, which in escaped JSON (``\"password\":\"…\"``) closes it.
 _VALUE = (r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300})\\?\"|\\?'(?P<sq>(?:[^'\\\n]|\\[^'\n]){1,300})\\?'"
+          r"|`(?P<bq>[^`\n]{1,300})`"
           r"|(?P<bare>[^\s\"'`<>;&,\\|\[]" + _BARE + r"{0,511}))")
 # Beside ``=`` and ``:``: a typed declaration's annotation (``password: String =``, Rust's
 # ``&'static str``), a quoted name passed with its value (``define('DB_PASSWORD', '…')``) and a
 # percent-escaped ``=`` (a query string inside another URL's parameter).
 _SEP = (r"(?P<sep>[ \t]*(?::=|=>|->|=|:[ \t]*&?(?:'\w+[ \t]+)?[A-Za-z_][\w.<>?\[\]]{0,40}[ \t]+=(?!=)"
         r"|(?<=[\"'])[ \t]*,(?=[ \t]*[\"'])|%3[Dd]|:(?!//))[ \t]*)")
-# "is" as the languages of ``_PASSWORD_ABROAD`` say it; CJK writes it between label and value unspaced.
-_IS_ABROAD = r"ist|lautet|war|est|était|es|era|è|é|är|er|on|jest|to|je|это|olduğu|는|은|이"
 # "is", and how a sentence says a password was changed ("is now", "got changed to", "was reset to").
 _IS = (r"(?:(?:(?:is|was|has[ \t]+been|have[ \t]+been|got|just)[ \t]+)?(?:changed|set|updated|reset)[ \t]+to"
        r"|(?:is|was|are)(?:[ \t]+(?:now|still|currently|actually|also))?|=)")
-_PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + _IS_ABROAD + r"):?[ \t]+"
-          r"|[ \t]*(?P<cjk>是|为|為|は|는|은)[ \t]*(?=[!-~]))")
+_PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + IS_ABROAD + r"):?[ \t]+"
+          r"|[ \t]*(?P<cjk>" + IS_UNSPACED + r")[ \t]*(?=[!-~]))")
+# Words of a language without a list of its own between the label and the value ("كلمة السر
+# الخاصة بي هي …", "kata sandi saya adalah …"): only before a value shaped like a password, and
+# only after a label in another language (checked where the match is read).
+_OWN_WORDS = r"(?P<own>(?:[ \t]+[^\s\d!-/:-@\[-`{-~]{1,20}){1,3}?)[ \t]*:?[ \t]+(?=[A-Za-z]{0,40}[0-9!-/:-@\[-`{-~])"
 _ASSIGNMENT = re.compile(
     r"(?P<label>(?:(?<![A-Za-z0-9_%-])|(?<=%3[Ff])|(?<=%26))(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r"))"
-    r"(?![A-Za-z0-9])\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|van|voor|för|dla|pour|para|per|от|для)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
+    r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
-    + _PROSE.replace("prose", "prose2").replace("abroad", "abroad2").replace("cjk", "cjk2") + r"|(?P<space>[ \t]+))"
-    + _VALUE
+    + _PROSE.replace("prose", "prose2").replace("abroad", "abroad2").replace("cjk", "cjk2") + "|" + _OWN_WORDS
+    + r"|(?P<space>[ \t]+))"
+    # Markdown's bold around a label ends after its colon (``**Password:** …``).
+    + r"(?:\*{1,2}[ \t]+)?" + _VALUE
 )
 # Every match of ``_ASSIGNMENT`` holds a credential word, at most ``_LABEL_LEAD`` characters after
 # the match begins (two words of a label and a run of 40 before it). Looking for the word alone is
 # a far cheaper scan, so the whole pattern only ever starts near one: most text holds none at all.
-_LABEL_WORD = re.compile(r"(?i:" + _WORDS + r")")
+# Words outside ASCII are looked for only in text that has such characters.
+_LABEL_WORD = re.compile(r"(?i:" + _by_first_letter(_ASCII_WORDS) + r")")
+_LABEL_WORD_ABROAD = re.compile(r"(?i:" + _by_first_letter([word for word in _ABROAD_WORDS if not word.isascii()]) + r")")
 _LABEL_LEAD = 2 * 22 + 40
+_LABEL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_.-% ")
 _ELEMENT = re.compile(
     r"<(?P<label>[A-Za-z_][\w.:-]{0,60})(?:[ \t][^<>\n]{0,200})?>(?P<value>[^<>\n]{1,300})</(?P=label)>"
 )
@@ -121,6 +138,8 @@ _ATTRIBUTES = re.compile(
 # its prose words: a digit, an ASCII symbol or mixed case, among ASCII only (a CJK sentence goes on
 # unspaced).
 _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
+_PUBLIC_KEY_TYPE = re.compile(r"^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh|ecdsa)-[\w@.-]+)$")
+_DATE = re.compile(r"^\d{1,4}([-/.])\d{1,2}\1\d{1,4}$")
 _WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PROSE_GOES_ON = re.compile(r"[ \t]+\w")
@@ -135,15 +154,21 @@ _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "
 
 @lru_cache(maxsize=1024)
 def _words_of(label: str) -> tuple[str, ...]:
-    return tuple(word.lower() for word in _CAMEL.findall(label)) or ("",)
+    """The words of ``label`` in lower case, less a number that follows the last (``CVV2``, ``PUK2``,
+    ``DB_PASSWORD_2``): it numbers the credential rather than naming something else."""
+    words = tuple(word.lower() for word in _CAMEL.findall(label))
+    if len(words) > 1 and words[-1].isdigit():
+        words = words[:-1]
+    return words or ("",)
 
 
 @lru_cache(maxsize=1024)
 def _digits_only(label: str) -> tuple[int, int] | None:
-    words = _CAMEL.findall(label)
-    if words and words[-1].lower() == "code":
-        return _DIGITS_ONLY_WORDS["pin"]
-    return _DIGITS_ONLY_WORDS.get(words[-1].lower()) if words else None
+    words = _words_of(label)
+    if words[-1] == "code":
+        # A card's security code is three digits or four; every other secret code at least four.
+        return (3, 12) if "security" in words else _DIGITS_ONLY_WORDS["pin"]
+    return _DIGITS_ONLY_WORDS.get(words[-1])
 
 
 def _pass_run_together(label: str, last: str) -> bool:
@@ -153,10 +178,12 @@ def _pass_run_together(label: str, last: str) -> bool:
 @lru_cache(maxsize=1024)
 def label_strength(label: str) -> str | None:
     """How surely a value under ``label`` is a secret: STRONG, WEAK, or None (not a credential's name)."""
-    if label.lower().endswith(_PASSWORD_ABROAD):
+    if label.lower().endswith(PASSWORD_ABROAD):
         return STRONG
-    words = [word.lower() for word in _CAMEL.findall(label)]
-    if not words:
+    if label.lower().endswith(TOKEN_ABROAD):
+        return WEAK
+    words = _words_of(label)
+    if not words[0]:
         return None
     last, before = words[-1], words[-2] if len(words) > 1 else ""
     if last in _STRONG_WORDS or last.endswith(_STRONG_ENDINGS) or _pass_run_together(label, last):
@@ -174,11 +201,16 @@ def label_strength(label: str) -> str | None:
 
 @lru_cache(maxsize=1024)
 def kind_of(label: str) -> str:
-    words = [word.lower() for word in _CAMEL.findall(label)] or [""]
-    if words[-1] in ("cvv", "cvc"):
+    words = _words_of(label)
+    lowered = label.lower()
+    if words[-1] in ("cvv", "cvc", "cvv2", "cvc2"):
         return CARD_CODE
+    if lowered.endswith(TOKEN_ABROAD):
+        return API_KEY if lowered.endswith(KEY_ABROAD) else TOKEN
+    if words[-1] == "otp" or (words[-1] == "code" and not _ONE_TIME_CODE_WORDS.isdisjoint(words)):
+        return ONE_TIME_CODE
     network_key = words[-1] == "key" and len(words) > 1 and words[-2] in _NETWORK_WORDS
-    if label.lower().endswith(_PASSWORD_ABROAD) or words[-1] in _PASSWORD_WORDS or words[-1] == "code" or network_key \
+    if lowered.endswith(PASSWORD_ABROAD) or words[-1] in _PASSWORD_WORDS or words[-1] == "code" or network_key \
             or words[-1].endswith(("password", "passwd", "passphrase")) or _pass_run_together(label, words[-1]):
         return PASSWORD
     if words[-1].endswith("key"):
@@ -192,14 +224,25 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
     ``abroad``: after "is" in another language, where no list of prose words tells the next word
     of the sentence from a password, so only a value holding a digit, a symbol or mixed case is one."""
     strength = label_strength(label)
+    if strength is None:
+        return False
+    # What the checks below would refuse whatever else holds, refused first: a page of words
+    # after labels costs little.
+    if (abroad and not value.isascii() and not value.isdigit()) or (spaced and len(value) < 6 and _digits_only(label) is None):
+        return False
     # Digits are never a placeholder or code; skipping those checks keeps a page of them cheap.
-    if strength is None or (not value.isdigit() and (placeholder(value) or code(value) or _named_after(label, value))):
+    if (not value.isdigit() and (placeholder(value) or code(value) or _named_after(label, value))):
         return False
     if kind_of(label) != PASSWORD and _WORD_PATH.match(value):
         return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
+    if _PUBLIC_KEY_TYPE.match(value):
+        return False  # an SSH public key's type, its body after it: "my key: ssh-ed25519 AAAA…"
+    if value.isdigit() and label.lower().endswith(PASSWORD_OR_CODE_ABROAD):
+        return False
     if (sizes := _digits_only(label)) is not None:
         return value.isdigit() and sizes[0] <= len(value) <= sizes[1]
-    if abroad and not (value.isascii() and (_PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value) >= 2)):
+    if abroad and (_DATE.match(value) or not (value.isascii() and (
+            _PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value) >= 2))):
         return False
     if spaced:
         # A password may be short ("passcode 7hXq2P") when it mixes three kinds of character.
@@ -232,17 +275,35 @@ def _trimmed(value: str) -> str:
 
 
 def _value(match: re.Match[str]) -> tuple[str, int, int]:
-    group = next(name for name in ("dq", "sq", "bare") if match.group(name) is not None)
+    group = next(name for name in ("dq", "sq", "bq", "bare") if match.group(name) is not None)
     value, start = match.group(group), match.start(group)
     if group == "bare" and not value.endswith(("...", "\u2026")):
         value = _trimmed(value)
     return value, start, start + len(value)
 
 
+def _next_label_word(text: str, position: int, found: list[int]) -> int:
+    """Where the next credential word at or after ``position`` starts (-1: none). ``found`` holds
+    the next one of each scan found so far (ASCII words, then others when the text has any; -1:
+    none left, -2: not looked for yet), so that each stretch of the text is scanned once."""
+    for index, pattern in enumerate((_LABEL_WORD, _LABEL_WORD_ABROAD)[:len(found)]):
+        if -1 < found[index] < position or found[index] == -2:
+            word = pattern.search(text, position)
+            found[index] = word.start() if word is not None else -1
+    starts = [start for start in found if start != -1]
+    return min(starts) if starts else -1
+
+
 def assignments(text: str) -> Iterator[Hit]:
     position = 0
-    while (word := _LABEL_WORD.search(text, position)) is not None:
-        match = _ASSIGNMENT.search(text, max(position, word.start() - _LABEL_LEAD))
+    found = [-2] if text.isascii() else [-2, -2]
+    while (word_start := _next_label_word(text, position, found)) != -1:
+        # A label starts at most ``_LABEL_LEAD`` before its word, and only its own characters lie
+        # between: the search starts where they begin rather than trying every place before.
+        lead, floor = word_start, max(position, word_start - _LABEL_LEAD)
+        while lead > floor and text[lead - 1] in _LABEL_CHARACTERS:
+            lead -= 1
+        match = _ASSIGNMENT.search(text, lead)
         if match is None:
             return
         position = match.end("label")
@@ -261,7 +322,9 @@ def assignments(text: str) -> Iterator[Hit]:
         passed = separator == ","
         if passed and any(c.isspace() for c in value):
             continue
-        abroad = passed or match.group("abroad", "abroad2", "cjk", "cjk2") != (None, None, None, None)
+        if match.group("own") is not None and not label.lower().endswith(PASSWORD_ABROAD + TOKEN_ABROAD):
+            continue
+        abroad = passed or match.group("abroad", "abroad2", "cjk", "cjk2", "own") != (None,) * 5
         # A word the sentence goes on after (a capitalised one too, under a token's label: a
         # machine's secret is never a plain word) is prose; so is a value an expression goes on from.
         worded = value.islower() or prose(value) or (value.istitle() and kind_of(label) != PASSWORD)

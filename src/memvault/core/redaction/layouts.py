@@ -2,7 +2,8 @@
 password", "set 4921 as my PIN"); the value alone on the line after it (``DB_PASSWORD=`` and the
 value below, YAML's ``password: |``); a user and password given as a pair after a login word
 ("login with admin:Sup3rS3cret!", "credentials are bob / …", "wifi: HomeNet / Gr33nField!"); and
-a Markdown table's cell under a credential's column or beside a credential's name."""
+a Markdown table's cell under a credential's column or beside a credential's name; and a CSV
+export's field under a credential's column (a password manager's or a browser's export)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ _SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}[ \t]*=")
 _TABLE_ROW = re.compile(r"[ \t]*\|[^\n]{1,2000}\|[ \t]*\r?(?=\n|\Z)")
 _CELL = re.compile(r"(?<=\|)[^|\n]+(?=\|)")
 _RULE_ROW = re.compile(r"(?m)^[ \t]*\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*\r?$")
+# A CSV header: short names separated by commas, semicolons or tabs, one of them a credential's.
+_CSV_HEADER = re.compile(r"(?m)^[ \t]*(?:\"?[A-Za-z][\w .-]{0,30}\"?[,;\t]){1,30}\"?[A-Za-z][\w .-]{0,30}\"?[ \t]*\r?$")
+_CSV_ROW = re.compile(r"[^\n]{1,4096}")
 _PAIR = re.compile(
     r"(?i)(?<![\w-])(?:log[ -]?ins?|sign[ -]?in|credentials?|creds|account|wi-?fi|wlan)"
     # What the login is for ("the login for the NAS is …"), a few words at most.
@@ -131,3 +135,36 @@ def login_pairs(text: str) -> Iterator[Hit]:
         # A number before the slash is a date or a count ("2024/Q3-report"), not a user.
         if not match.group("user").isdigit() and generated(secret, 6):
             yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)
+
+
+def csv_columns(text: str) -> Iterator[Hit]:
+    """The rows below a CSV header that names a credential's column, while they have its fields."""
+    if "\n" not in text:
+        return
+    scanned = 0  # lines before this were read as rows already
+    for header in _CSV_HEADER.finditer(text):
+        if header.start() < scanned:
+            continue
+        line = header.group(0).strip()
+        separator = next(c for c in line if c in ",;\t")
+        names = [name.strip().strip('"') for name in line.split(separator)]
+        if any(c in line for c in ",;\t".replace(separator, "")):
+            continue
+        columns = {index: name for index, name in enumerate(names) if label_strength(name) == STRONG}
+        if not columns:
+            continue
+        position = header.end() + 1
+        while (row := _CSV_ROW.match(text, position)) is not None:
+            fields = row.group(0).rstrip("\r").split(separator)
+            if len(fields) != len(names):
+                break
+            offset = row.start()
+            for index, field in enumerate(fields):
+                value = field.strip().strip('"')
+                if index in columns and value and not any(c.isspace() for c in value) \
+                        and value_is_secret(columns[index], value):
+                    start = offset + field.index(value)
+                    yield Hit(start, start + len(value), kind_of(columns[index]))
+                offset += len(field) + 1
+            position = row.end() + 1
+        scanned = position

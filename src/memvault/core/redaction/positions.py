@@ -13,9 +13,9 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import PASSWORD, STRONG, TOKEN, label_strength
+from memvault.core.redaction.labels import API_KEY, PASSWORD, STRONG, TOKEN, label_strength
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import generated, placeholder, prose
+from memvault.core.redaction.values import classes, generated, placeholder, prose, random_token
 
 _AUTHORIZATION = re.compile(
     r"(?i:(?<![\w-])(?:proxy-)?authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
@@ -28,12 +28,15 @@ _USER_PASS = re.compile(
 _LONG_FLAG = re.compile(r"(?<![\w-])--?(?P<label>[A-Za-z][\w-]{0,40})[ \t]+\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})")
 _COMMAND_FLAG = re.compile(
     r"(?<![\w-])(?P<command>(?i:mysql\w*|mariadb\w*|sshpass|mongo\w*|docker[ \t]+login|podman[ \t]+login|"
-    r"helm[ \t]+registry[ \t]+login|twine|redis-cli|unzip|zip|7z))\b[^\n|;&]{0,300}?"
+    r"helm[ \t]+registry[ \t]+login|twine|redis-cli|mosquitto_(?:pub|sub|rr)|unzip|zip|7z))\b[^\n|;&]{0,300}?"
     r"(?<!\S)(?P<flag>-p|-a|-P)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})"
 )
+# The flags after the first on the same command line (``mosquitto_pub -p 1883 … -P pw``: its port first).
+_MOST_FLAGS = 8
+_LATER_FLAG = re.compile(r"[^\n|;&]{0,300}?(?<!\S)(?P<flag>-p|-a|-P)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})")
 _METAVARIABLE = re.compile(r"^[A-Z][A-Z_-]*$")
 _ATTACHED_ONLY = ("mysql", "mariadb", "7z")  # `mysql -p db` prompts for the password and opens db
-_FLAG_OF = {"redis-cli": "-a", "zip": "-P", "unzip": "-P"}
+_FLAG_OF = {"redis-cli": "-a", "zip": "-P", "unzip": "-P", "mosquitto": "-P"}
 # htpasswd's -b takes the password as its last argument: after the file and the user, or after
 # the user alone when -n prints the line instead of writing a file.
 _HTPASSWD = re.compile(r"(?<![\w-])htpasswd(?P<flags>(?:[ \t]+-[A-Za-z]{1,10}){1,6})(?P<args>(?:[ \t]+[^\s-]\S{0,300}){2,3})")
@@ -43,6 +46,13 @@ _PASS_ARGUMENT = re.compile(
     r"|(?<![\w-])echo[ \t]+[\"']?[\w.@-]{1,100}:(?P<chpasswd>[^\s\"']{1,300})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd"
     r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}--password-stdin"
 )
+# SQL's ``IDENTIFIED BY '…'`` (MySQL, Oracle), and Redis's ``AUTH [user] password`` at its prompt;
+# rare words, looked for only in text that holds them.
+_IDENTIFIED_BY = re.compile(
+    r"(?<![\w-])(?i:identified)[ \t]+(?i:(?:with[ \t]+\w+[ \t]+)?by)[ \t]+(?i:password[ \t]+)?(?P<q>['\"])"
+    r"(?P<value>[^'\"\n]{1,300})(?P=q)"
+)
+_REDIS_AUTH = re.compile(r"(?m)(?:^|(?<=>))[ \t]*AUTH[ \t]+(?:[\w.-]{1,64}[ \t]+)?(?P<value>[^\s\"']{1,300})[ \t]*\r?$")
 # A database driver given its password as a positional argument: PHP's mysqli and PDO, JDBC's
 # DriverManager, Python's MySQLdb and pymysql (host or DSN, user, password).
 _CONNECT_CALL = re.compile(
@@ -50,6 +60,14 @@ _CONNECT_CALL = re.compile(
     r"getConnection|connect)[ \t]*\((?P<args>(?:[ \t]*(?:\$?[\w.]+|\"[^\"\n]{0,300}\"|'[^'\n]{0,300}')[ \t]*,){2})"
     r"[ \t]*(?P<quote>[\"'])(?P<value>[^\"'\n]{1,300})(?P=quote)"
 )
+# A login call given the user and then the password (``client.username_pw_set("esp32", "…")``,
+# ``smtp.login(user, "…")``, ``auth=("user", "…")``, ``HTTPBasicAuth(…)``), and an SDK's client
+# made with its key as the only argument (``cohere.Client("…")``).
+_LOGIN_CALL = re.compile(
+    r"(?i:pw|passw(?:or)?d|credentials?|log_?in|sign_?in|authenticate|auth)(?:_set)?[ \t]*(?:=[ \t]*)?\("
+    r"[ \t]*(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|[\w.]{1,100})[ \t]*,[ \t]*(?P<quote>[\"'])(?P<value>[^\"'\s]{1,300})(?P=quote)"
+)
+_CLIENT_CALL = re.compile(r"(?:Client|API|Api|client)[ \t]*\([ \t]*(?P<quote>[\"'])(?P<value>[\w-]{20,200})(?P=quote)[ \t]*\)")
 _CONNECT_OWNERS = re.compile(r"(?i)mysqldb|pymysql|mysql|mariadb|pg8000|drivermanager")
 _COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookies?\b")
 _COOKIE_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.!#$%&'*+^`|~-]{1,64})=(?P<value>[^;\s,\"']{1,4096})")
@@ -98,13 +116,20 @@ def command_lines(text: str) -> Iterator[Hit]:
         if value and not value.isdigit() and not prose(value):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _COMMAND_FLAG.finditer(text):
-        command, flag = match.group("command").lower().split()[0], match.group("flag")
+        command = match.group("command").lower().split()[0]
         wanted = next((f for name, f in _FLAG_OF.items() if command.startswith(name)), "-p")
         attached_only = command.startswith(_ATTACHED_ONLY)
-        value = _argument(match.group("value"))
-        if flag != wanted or (attached_only and match.group("gap")) or not value:
+        found: re.Match[str] | None = match
+        for _ in range(_MOST_FLAGS):
+            if found is None or found.group("flag") == wanted:
+                break
+            found = _LATER_FLAG.match(text, found.end("flag"))
+        if found is not None and found.group("flag") != wanted:
             continue
-        yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
+        value = _argument(found.group("value")) if found else ""
+        if found is None or (attached_only and found.group("gap")) or not value:
+            continue
+        yield Hit(found.start("value"), found.start("value") + len(value), PASSWORD)
 
 
 def _argument(value: str) -> str:
@@ -123,6 +148,7 @@ def password_arguments(text: str) -> Iterator[Hit]:
         group = next(name for name in ("value", "net", "chpasswd", "stdin") if match.group(name) is not None)
         if not placeholder(match.group(group)):
             yield Hit(match.start(group), match.end(group), PASSWORD)
+    yield from _statements_and_calls(text)
     for match in _CONNECT_CALL.finditer(text):
         # ``connect`` and ``getConnection`` are a database driver's only when its name is before them.
         owned = match.group("call") not in ("connect", "getConnection") or _CONNECT_OWNERS.search(
@@ -130,6 +156,23 @@ def password_arguments(text: str) -> Iterator[Hit]:
         value = match.group("value")
         if owned and not placeholder(value) and not any(c.isspace() for c in value):
             yield Hit(match.start("value"), match.end("value"), PASSWORD)
+
+
+def _statements_and_calls(text: str) -> Iterator[Hit]:
+    for pattern, word in ((_IDENTIFIED_BY, "dentified"), (_REDIS_AUTH, "AUTH")):
+        if word in text or word.upper() in text:
+            for match in pattern.finditer(text):
+                if not placeholder(value := match.group("value")) and not prose(value):
+                    yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    if "(" not in text:  # most text calls nothing, and a scan for the call's name costs more than this
+        return
+    for match in _LOGIN_CALL.finditer(text):
+        if generated(match.group("value"), 6):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    for match in _CLIENT_CALL.finditer(text):
+        value = match.group("value")
+        if random_token(value) and classes(value) >= 3:
+            yield Hit(match.start("value"), match.end("value"), API_KEY)
 
 
 def cookies(text: str) -> Iterator[Hit]:

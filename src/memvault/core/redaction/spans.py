@@ -1,9 +1,10 @@
 """Where secrets are looked for and where they are cut out. Rules read a normalised copy of the
 text: compatibility forms folded (NFKC: full-width digits and letters become ASCII), format
 characters dropped (zero-width spaces and joiners, soft hyphens, direction marks), every Unicode
-space a plain space and every Unicode dash a hyphen, and lines a trailing backslash continues joined. Each character of the copy remembers the
-character of the original it came from, so what a rule finds is cut from the original text and
-everything around it comes back exactly as it was sent."""
+space a plain space, every Unicode dash a hyphen and every quotation mark a plain one, and lines a
+trailing backslash continues joined. Each character of the copy remembers the character of the
+original it came from, so what a rule finds is cut from the original text and everything around it
+comes back exactly as it was sent."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ from functools import lru_cache
 _TO_FOLD = re.compile(r"[^\x00-\x7f]+|\\\r?\n")
 _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d")
 _LINE_BREAKS = frozenset("\x85\u2028\u2029")
+# Typographic and East Asian quotation marks read as the plain ones, so a value quoted with them
+# (“…”, „…“, «…», ‘…’, 「…」) ends where its quotes do.
+_QUOTES = {**dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d\u300e\u300f\u301d\u301e", '"'),
+           **dict.fromkeys("\u2018\u2019\u201a\u201b\u2039\u203a", "'")}
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ def _fold(char: str) -> str:
         return "-"
     if char in _LINE_BREAKS:
         return "\n"
+    if char in _QUOTES:
+        return _QUOTES[char]
     category = unicodedata.category(char)
     if category == "Cf":
         return ""

@@ -25,12 +25,23 @@ _HOST = re.compile(r"(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(
 
 _CREDENTIAL_WORD = re.compile(
     r"(?i)(?<![a-z])(?:pass(?:word|wd|phrase)|secret|token|api[ _-]?key|credentials?|private[ _-]?key|"
-    r"access[ _-]?key|signing[ _-]?key|auth(?:orization)?)(?![a-z])"
+    r"access[ _-]?key|signing[ _-]?key|auth(?:orization)?|(?P<key>key))(?![a-z])"
 )
+# "Key" alone names public keys, database keys and keys of a map as well: beside it only a run that
+# mixes lower case, upper case and digits counts, a short way on, unless a word before names
+# another kind of key; and never an SSH public key's body, which opens with the length of its
+# type's name (``AAAA…``).
+_OTHER_KEY_BEFORE = re.compile(
+    r"(?i)(?:public|pub|ssh|gpg|pgp|host|primary|foreign|sort|partition|cache|idempotency|row|object|map|dict|"
+    r"composite|unique|index|lookup|routing|hash|encryption|kms|s3)[ \t_-]*\Z"
+)
+_KEY_NEARBY = 60
+_MIXED = re.compile(r"(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=\D*\d)")
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]{20,1024}")
 # Where a run starts: a window looks at the runs that start inside it, however far they reach.
 _RUN_START = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]")
-_NOT_SECRET_BEFORE = re.compile(r"(?i)(?:commit|sha\d*|hash|digest|checksum|rev(?:ision)?|id|uuid)[\s:=#@]*$")
+# A hash named as one, or a data URI's content (an image, a font) is no secret.
+_NOT_SECRET_BEFORE = re.compile(r"(?i)(?:commit|sha\d*|hash|digest|checksum|rev(?:ision)?|id|uuid)[\s:=#@]*$|;base64,$")
 _VAULTED = re.compile(r"\s*[:=]?\s*(?:!vault|ENC\[|\$ANSIBLE_VAULT)")
 _NEARBY = 120
 # Go's MySQL driver names its server without a scheme: ``user:password@tcp(host:port)/db``.
@@ -72,16 +83,21 @@ def userinfo(text: str) -> Iterator[Hit]:
 
 
 def near_credential_words(text: str) -> Iterator[Hit]:
-    scanned = 0  # candidates that start before this were looked at already
+    scanned = [0, 0]  # candidates that start before these were looked at already (beside "key", beside the rest)
     for word in _CREDENTIAL_WORD.finditer(text):
+        alone = word.group("key") is not None
         if _VAULTED.match(text, word.end()):
             continue
-        start, reach = max(word.end(), scanned), min(len(text), word.end() + _NEARBY)
-        scanned = max(scanned, reach)
+        start = max(word.end(), scanned[alone])
+        reach = min(len(text), word.end() + (_KEY_NEARBY if alone else _NEARBY))
+        scanned[alone] = max(scanned[alone], reach)
         for found in _RUN_START.finditer(text, start, reach):
             run = _CANDIDATE.match(text, found.start())
             if run is None:
                 continue
             value = run.group(0).rstrip(".=")
+            if alone and (not _MIXED.match(value) or value.startswith("AAAA")
+                          or _OTHER_KEY_BEFORE.search(text, max(0, word.start() - 20), word.start())):
+                continue
             if random_token(value) and not _NOT_SECRET_BEFORE.search(text, max(0, run.start() - 12), run.start()):
                 yield Hit(run.start(), run.end(), TOKEN)

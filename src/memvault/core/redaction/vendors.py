@@ -64,7 +64,7 @@ _KEYS = (
     r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9._-]{40,}",
     r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{30,}",
     r"sbp_[a-f0-9]{40}|sb_secret_[" + _URL64 + r"]{20,}",
-    r"gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|(?:pplx|xai)-[A-Za-z0-9]{40,}|pcsk_[A-Za-z0-9_]{50,}",
+    r"gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|(?:pplx|xai|csk)-[A-Za-z0-9]{40,}|pcsk_[A-Za-z0-9_]{50,}",
     r"EAA[A-Za-z0-9]{80,}|sq0(?:atp|csp)-[" + _URL64 + r"]{22,}",
     r"access_token\$production\$[a-z0-9]{16}\$[a-f0-9]{32}",
     r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}(?:-[A-Z0-9]{5}){4}",

@@ -1,0 +1,35 @@
+"""The words other languages use for a credential and for "is", which the labels read beside the
+English ones. A word here ends a label as its English counterpart does ("mein Passwort ist …",
+"كلمة السر: …", "APIキーは …"); the tables are data, the rules that use them are in ``labels``."""
+
+from __future__ import annotations
+
+# "Password" (and a PIN, which many languages call a secret number) in the languages people write
+# their notes in; a label ending in one is a password's.
+PASSWORD_ABROAD = (
+    "mot de passe", "passwort", "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "salasana",
+    "hasło", "haslo", "lösenord", "losenord", "şifre", "sifre", "şifresi", "sifresi", "parola", "parolası",
+    "jelszó", "jelszo", "пароль", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호", "clave",
+    "palavra-passe", "heslo", "kata sandi", "kata laluan", "mật khẩu", "mat khau", "पासवर्ड", "कूटशब्द",
+    "كلمة المرور", "كلمة السر", "رمز المرور", "رمز عبور", "گذرواژه", "סיסמה", "סיסמא", "รหัสผ่าน",
+    "συνθηματικό", "κωδικός πρόσβασης", "κωδικό πρόσβασης", "κωδικός", "κωδικό", "geheimzahl", "geheimnummer",
+    "pincode", "пин-код",
+    # A wireless network's password, as the languages that put the noun first name it.
+    "code wifi", "clé wifi", "cle wifi", "clave wifi", "chiave wifi", "wlan-schlüssel", "netzwerkschlüssel",
+    # A safe's combination guards valuables as a PIN does; a lock's, like a door's code, is household knowledge.
+    "safe combination",
+)
+# Words that name a password and any code besides (Greek's κωδικός is also a postal code): a value
+# of digits alone under one is that other code.
+PASSWORD_OR_CODE_ABROAD = ("κωδικός", "κωδικό")
+# A token or a key in other languages. A token is made by a machine: whatever the label, its value
+# must look generated (these words also name a lock's key and a token of speech).
+TOKEN_ABROAD = ("токен", "ключ", "令牌", "密钥", "秘钥", "密鑰", "トークン", "キー", "토큰", "키", "टोकन", "رمز مميز")
+KEY_ABROAD = ("ключ", "密钥", "秘钥", "密鑰", "キー", "키")
+# "is" as those languages say it, and a spaced dash, which sets a value after its label in any of them.
+IS_ABROAD = (
+    r"ist|lautet|war|est|était|es|era|è|é|är|er|on|jest|to|je|это|olduğu|는|은|이|είναι|ήταν|هي|هو|है|था|היא|הוא"
+    r"|là|adalah|ialah|este|-"
+)
+# Languages that write "is" between label and value unspaced.
+IS_UNSPACED = "是|为|為|は|는|은|คือ"

@@ -1,0 +1,56 @@
+"""Answers to an account's security questions: what a bank or a mail provider asks to let someone
+in without their password, so as much a secret as the password. An answer counts when the text
+ties it to a security question: after an ``answer`` label or "security answer", or, when it is a
+name, a place or a number, after what such a question asks ("my mother's maiden name is …", "first
+pet: …") within a short reach after the words "security question". The same facts told without that context are a memory's ordinary
+content and are kept."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import PROSE_WORDS, placeholder
+
+SECURITY_ANSWER = "security_answer"
+
+_QUESTION = re.compile(r"(?i)(?<![a-z])(?:security|secret|challenge|verification)[ \t]+(?P<what>questions?|answers?)(?![a-z])")
+_REACH = 160
+# What the questions ask, then "is", "was" or a colon, then the answer up to the end of its clause.
+_ASKED = (r"answer|maiden[ \t]+name|first[ \t]+(?:pet|car|school|teacher|job|boss|street|concert)|pet'?s?[ \t]+name"
+          r"|(?:city|town|place)[ \t]+(?:of[ \t]+birth|(?:you|I)[ \t]+(?:were|was)[ \t]+born)|born[ \t]+in"
+          r"|favou?rite[ \t]+[a-z]{2,12}|(?:childhood|best)[ \t]+friend|street[ \t]+(?:you|I)[ \t]+grew[ \t]+up[ \t]+on")
+_ANSWER = re.compile(
+    r"(?i:(?<![a-z])(?:" + _ASKED + r"))(?:[^\n.:?=]{0,40}?)(?:[ \t]+(?:is|was|=)[ \t]+|[ \t]*[:=][ \t]*)"
+    r"(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))"
+)
+_LABELLED = re.compile(r"[^\n:=]{0,60}?[ \t]*[:=][ \t]*(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))")
+
+
+def security_answers(text: str) -> Iterator[Hit]:
+    if not any(word in text for word in ("uestion", "UESTION", "nswer", "NSWER")):
+        return  # a substring test costs far less than a scan for the words in every case
+    scanned = 0
+    for question in _QUESTION.finditer(text):
+        if question.group("what").lower().startswith("answer") and (label := _LABELLED.match(text, question.end())):
+            if _answer(label.group("value")):
+                yield Hit(label.start("value"), label.end("value"), SECURITY_ANSWER)
+            continue
+        start, reach = max(question.end(), scanned), min(len(text), question.end() + _REACH)
+        scanned = max(scanned, reach)
+        # An answer that the sentence goes on from ("answer: my first pet was …") holds the next one.
+        while (found := _ANSWER.search(text, start, reach)) is not None:
+            start = found.start("value")
+            # Told in a sentence, an answer is a name, a place or a number ("… maiden name is Kowalczyk"),
+            # where a word in lower case is the sentence's ("… maiden name is public anyway").
+            value = found.group("value")
+            if _answer(value) and (value[0].isupper() or value[0].isdigit() or found.group(0).lower().startswith("answer")):
+                yield Hit(found.start("value"), found.end("value"), SECURITY_ANSWER)
+                start = found.end()
+
+
+def _answer(value: str) -> bool:
+    """A name, a place or a word chosen as an answer; not the sentence going on ("the same as")."""
+    first = value.split()[0].lower()
+    return first not in PROSE_WORDS and not placeholder(value) and len(value) >= 2
