@@ -26,10 +26,6 @@ class ReceiptStore:
         """Keep ``receipt``, in one batch with the statements ``also`` names."""
         await self._db.batch([*saving(key_id, receipt, query_ref), *also])
 
-    async def complete(self, receipt_id: str, usage: Usage | None, forwarding_ms: float) -> None:
-        """Add what is known once a routed call's answer is complete."""
-        await self._db.execute(*completion(receipt_id, usage, forwarding_ms))
-
     async def get(self, key_id: str, receipt_id: str) -> Receipt | None:
         rows = await self._db.query("SELECT * FROM receipts WHERE id = ? AND key_id = ?", (receipt_id, key_id))
         found = await self._with_items(rows)
