@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import Any
+from urllib.parse import parse_qsl
 
 import uvicorn
 
@@ -153,8 +154,8 @@ class FakeUpstream:
     endings: list[Ending] = field(default_factory=list)
     # Awaited with each request before it is answered: a test holds an answer until an event it needs.
     before_answer: Callable[[Received], Awaitable[None]] | None = None
-    # Answer a request that carries no provider key with 401 in the provider's envelope, as a real
-    # provider does (off by default: most tests send none).
+    # Answer a request that carries no provider key (in a key header, or Gemini's `?key=`) with 401
+    # in the provider's envelope, as a real provider does (off by default: most tests send none).
     require_key: bool = False
 
     def reply_next_with(self, status: int, body: bytes, content_type: str = "application/json") -> None:
@@ -177,7 +178,7 @@ class FakeUpstream:
         if scope["path"].startswith("/upload/"):
             await self._upload(request, send)
             return
-        if self.require_key and not KEY_HEADERS & set(headers):
+        if self.require_key and not KEY_HEADERS & set(headers) and "key" not in dict(parse_qsl(query)):
             status, content_type, chunks = 401, "application/json", [missing_key_body(scope["path"])]
         else:
             status, content_type, chunks = self._respond(scope["method"], scope["path"], query, body,
