@@ -83,6 +83,10 @@ GEMINI_ANSWERS: dict[str, Any] = {
     "GET /v1/files": {"files": [{"name": "files/fake", "mimeType": "text/plain", "sizeBytes": "3", "state": "ACTIVE"}]},
 }
 GEMINI_ANSWERS["GET /v1beta/files"] = GEMINI_ANSWERS["GET /v1/files"]
+OTHER_ANSWERS["POST /v1/interactions"] = {
+    "id": "interaction-fake", "object": "interaction", "status": "completed", "model": "gemini-test",
+    "outputs": [{"type": "text", "text": "Hello Amir."}], "usage": {"total_input_tokens": 7, "total_output_tokens": 3},
+}
 
 
 async def read_body(receive: Receive) -> bytes:

@@ -51,6 +51,9 @@ const first = await chat.sendMessage({ message: "My cat is called Tom." });
 const second = await chat.sendMessage({ message: "And what is my cat called?" });
 seen.chat = [first.text, second.text, chat.getHistory().length];
 
+const interaction = await ai.interactions.create({ model, input: "Hi, my name is Amir." });
+seen.interaction = interaction.outputs?.[0]?.text;
+
 const uploaded = await ai.files.upload({
   file: new Blob(["one line of notes\n"], { type: "text/plain" }),
   config: { mimeType: "text/plain", displayName: "notes" },

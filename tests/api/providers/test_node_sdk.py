@@ -138,3 +138,8 @@ def test_the_gemini_node_sdk_as_its_readme_shows(tmp_path: Path) -> None:
     assert texts.count("My dog is called Rex.") == texts.count("My cat is called Tom.") == 1
     assert "This stream is aborted after one chunk." not in texts
     assert "Count me." not in texts and "Embed me." not in texts
+    # The Interactions API is passed through as it is: no memory goes in, nothing is stored.
+    assert seen["interaction"] == "Hello Amir."
+    (interaction,) = [r for r in upstream.received if r.path == "/v1/interactions"]
+    assert interaction.json == {"model": "gemini-test", "input": "Hi, my name is Amir."}
+    assert "Hi, my name is Amir." not in texts
