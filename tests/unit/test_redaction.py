@@ -217,6 +217,15 @@ def test_log_records_are_gated_whoever_makes_them_and_however_they_are_formatted
     assert printed.count("[redacted:") >= 4 and "ValueError" in printed
 
 
+def test_an_api_key_in_a_urls_query_goes_whole_from_a_log_line_whatever_it_looks_like() -> None:
+    from memvault.core.redaction import logs
+
+    for name in ("key", "KEY", "api_key", "apiKey"):
+        line = logs.loggable(f'"GET /v1/models?alt=json&{name}=AIzaCallersOwn HTTP/1.1" 200')
+        assert line == f'"GET /v1/models?alt=json&{name}=[redacted:api_key] HTTP/1.1" 200'
+    assert logs.loggable("GET /v1/models?monkey=banana") == "GET /v1/models?monkey=banana"
+
+
 def test_a_log_line_read_again_is_gated_the_same_and_only_clean_lines_are_remembered() -> None:
     from memvault.core.redaction import logs
 

@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from urllib.parse import unquote
 
@@ -26,6 +26,8 @@ from memvault.api.provider_credentials import (
     holds_memory_key,
     holds_memvault_credential,
     memory_key_in_key_header,
+    names_gemini_key,
+    query_holds_memory_key,
     query_without_credentials,
     with_stored_credential,
 )
@@ -116,13 +118,16 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def memory_key(deps: Deps, headers: Mapping[str, str], codec: ProviderCodec) -> MemoryKey | None:
+async def memory_key(deps: Deps, request: Request, codec: ProviderCodec) -> MemoryKey | None:
     """The caller's memory key; ``None`` when the key store cannot answer (memory degrades).
     `X-Memory-Key` names it, else the provider's key header when it holds a memory key (an SDK
     given the memory key as its API key): otherwise that header carries the provider's key."""
-    tokens = caller_tokens(headers, bearer=False)
+    tokens = caller_tokens(request.headers, bearer=False)
     if tokens.memory_key is None:
-        tokens = replace(tokens, memory_key=memory_key_in_key_header(headers, codec))
+        tokens = replace(tokens, memory_key=memory_key_in_key_header(request.headers, codec))
+    if tokens.memory_key is None and query_holds_memory_key(request.url.query):
+        raise Unauthorized("a memory key is never read from the query string, which logs keep: "
+                           f"send it in X-Memory-Key or {codec.key_headers[0]}")
     try:
         return await memory_caller(deps, tokens)
     except Unauthorized:
@@ -137,7 +142,7 @@ async def _parse_call(
 ) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, MemoryKey | None]:
     # The key is checked while the body arrives; its verdict still comes first, so a caller without
     # a valid key learns nothing about how its headers or body would have been read.
-    key_check = asyncio.ensure_future(memory_key(deps, request.headers, codec))
+    key_check = asyncio.ensure_future(memory_key(deps, request, codec))
     try:
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         try:
@@ -254,7 +259,7 @@ async def pass_through(request: Request, provider: str) -> Response:
     codec = CODECS[provider]
     try:
         _check_path(request.url.path)
-        key = await memory_key(deps, request.headers, codec)
+        key = await memory_key(deps, request, codec)
         await admit_call(deps.db, key, deps.clock())
         key_id = None if key is None else key.id
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
@@ -266,9 +271,11 @@ async def pass_through(request: Request, provider: str) -> Response:
     return RelayResponse(upstream, relayed_headers(upstream.headers, off()))
 
 
-def provider_for_listing(headers: Mapping[str, str]) -> str:
-    """``GET /v1/models`` is shared by OpenAI and Anthropic (and Gemini's SDK): tell by the key header."""
-    if "x-goog-api-key" in headers:
+def provider_for_listing(request: Request) -> str:
+    """``GET /v1/models`` is shared by OpenAI and Anthropic (and Gemini's SDK): tell by the key
+    header, or Gemini's `?key=`, so a Gemini key never goes to another provider."""
+    headers = request.headers
+    if "x-goog-api-key" in headers or names_gemini_key(request.url.query):
         return "gemini"
     if "anthropic-version" in headers or "x-api-key" in headers:
         return "anthropic"

@@ -46,6 +46,17 @@ def query_without_credentials(query: str) -> str:
     return query if len(kept) == len(pairs) else urlencode(kept)
 
 
+def query_holds_memory_key(query: str) -> bool:
+    """Whether a query parameter holds a memory key (as Gemini's REST examples put their key in `?key=`).
+    It names no caller: a query string is kept by every log and proxy on its way."""
+    return any(holds_memory_key(value) for _, value in parse_qsl(query, keep_blank_values=True))
+
+
+def names_gemini_key(query: str) -> bool:
+    """Whether the query carries a provider credential as Gemini's REST API takes one: `?key=`."""
+    return any(name == "key" for name, _ in parse_qsl(query_without_credentials(query)))
+
+
 def memory_key_in_key_header(headers: Mapping[str, str], codec: ProviderCodec) -> str | None:
     """The memory key an SDK sent as its API key, in the provider's key header; None if none did."""
     for name in codec.key_headers:
@@ -61,8 +72,7 @@ def carries_own_credential(headers: Mapping[str, str], codec: ProviderCodec, que
         return True
     if any((value := header(headers, name)) is not None and not holds_memory_key(value) for name in codec.key_headers):
         return True
-    # Gemini's REST API also takes its key as `?key=`.
-    return codec.name == "gemini" and any(name == "key" for name, _ in parse_qsl(query_without_credentials(query)))
+    return codec.name == "gemini" and names_gemini_key(query)
 
 
 async def with_stored_credential(deps: Deps, key_id: str | None, codec: ProviderCodec, incoming: Mapping[str, str],

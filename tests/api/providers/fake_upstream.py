@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import Any
+from urllib.parse import parse_qsl
 
 import uvicorn
 
@@ -77,6 +78,15 @@ OTHER_ANSWERS: dict[str, Any] = {
                                     "expireTime": "2026-01-01T01:00:00Z", "usageMetadata": {"totalTokenCount": 9}},
 }
 OTHER_ANSWERS["POST /v1/cachedContents"] = OTHER_ANSWERS["POST /v1beta/cachedContents"]
+# Gemini's answers where a path is OpenAI's too (told apart by Gemini's key header, as memvault does).
+GEMINI_ANSWERS: dict[str, Any] = {
+    "GET /v1/files": {"files": [{"name": "files/fake", "mimeType": "text/plain", "sizeBytes": "3", "state": "ACTIVE"}]},
+}
+GEMINI_ANSWERS["GET /v1beta/files"] = GEMINI_ANSWERS["GET /v1/files"]
+OTHER_ANSWERS["POST /v1/interactions"] = {
+    "id": "interaction-fake", "object": "interaction", "status": "completed", "model": "gemini-test",
+    "outputs": [{"type": "text", "text": "Hello Amir."}], "usage": {"total_input_tokens": 7, "total_output_tokens": 3},
+}
 
 
 async def read_body(receive: Receive) -> bytes:
@@ -148,8 +158,8 @@ class FakeUpstream:
     endings: list[Ending] = field(default_factory=list)
     # Awaited with each request before it is answered: a test holds an answer until an event it needs.
     before_answer: Callable[[Received], Awaitable[None]] | None = None
-    # Answer a request that carries no provider key with 401 in the provider's envelope, as a real
-    # provider does (off by default: most tests send none).
+    # Answer a request that carries no provider key (in a key header, or Gemini's `?key=`) with 401
+    # in the provider's envelope, as a real provider does (off by default: most tests send none).
     require_key: bool = False
 
     def reply_next_with(self, status: int, body: bytes, content_type: str = "application/json") -> None:
@@ -172,10 +182,11 @@ class FakeUpstream:
         if scope["path"].startswith("/upload/"):
             await self._upload(request, send)
             return
-        if self.require_key and not KEY_HEADERS & set(headers):
+        if self.require_key and not KEY_HEADERS & set(headers) and "key" not in dict(parse_qsl(query)):
             status, content_type, chunks = 401, "application/json", [missing_key_body(scope["path"])]
         else:
-            status, content_type, chunks = self._respond(scope["method"], scope["path"], query, body)
+            status, content_type, chunks = self._respond(scope["method"], scope["path"], query, body,
+                                                         gemini="x-goog-api-key" in headers)
         self.sent.append(b"".join(chunks))
         if self.answer_delay:
             await asyncio.sleep(self.answer_delay)
@@ -221,13 +232,14 @@ class FakeUpstream:
         await send({"type": "http.response.body", "body": body})
         self.endings.append(Ending(request, False))
 
-    def _respond(self, method: str, path: str, query: str, body: bytes) -> tuple[int, str, list[bytes]]:
+    def _respond(self, method: str, path: str, query: str, body: bytes,
+                 gemini: bool = False) -> tuple[int, str, list[bytes]]:
         if self.canned:
             canned = self.canned.pop(0)
             return canned.status, canned.content_type, [canned.body]
         if method == "GET" and path.rstrip("/").endswith("/models"):
             return 200, "application/json", [b'{"object":"list","data":[{"id":"fake-model","object":"model"}]}']
-        other = OTHER_ANSWERS.get(f"{method} {path}")
+        other = (gemini and GEMINI_ANSWERS.get(f"{method} {path}")) or OTHER_ANSWERS.get(f"{method} {path}")
         if other is not None:
             return 200, "application/json", [_dump(other).encode()]
         request = json.loads(body) if body else {}

@@ -23,6 +23,8 @@ from fake_upstream import FakeUpstream, ServerThread
 from google import genai
 from google.genai import types
 
+from conftest import wait_until
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from local_http import memvault_serve
@@ -194,3 +196,34 @@ def test_no_memvault_credential_goes_upstream_whatever_carries_it(setup: Setup, 
     sent = " ".join([reached.query, *reached.headers.values()])
     assert "mk_" not in sent and brain_token not in sent and "x-memvault-brain-token" not in reached.headers
     assert "alt=json" in reached.query  # the rest of the query goes on as it was
+
+
+@pytest.mark.parametrize("path", ["/v1/models", "/v1/models/gemini-test", "/v1/files"])
+def test_a_gemini_key_in_the_query_keeps_a_shared_path_gemini(setup: Setup, path: str) -> None:
+    """A path OpenAI's and Gemini's APIs share, called as Gemini's REST examples call it (the key
+    in `?key=`, no key header), is Gemini's: it goes with that key alone, never with the OpenAI key
+    stored for the memory key."""
+    before = len(setup.upstream.received)
+    httpx.get(f"{setup.url}{path}", params={"key": "AIzaCallersOwn"}, headers={"X-Memory-Key": setup.memory_key},
+              timeout=30)
+    (reached,) = setup.upstream.received[before:]
+    assert reached.query == "key=AIzaCallersOwn"
+    assert not {"authorization", "x-api-key", "x-goog-api-key"} & set(reached.headers)
+    # The access log's line for the call (the server's only one) shows the key's place, not the key.
+    wait_until(lambda: f"GET {path}?key=[redacted" in setup.log.read_text(encoding="utf-8", errors="replace"),
+               "the call's access log line")
+    assert "AIzaCallersOwn" not in setup.log.read_text(encoding="utf-8", errors="replace")
+
+
+def test_a_memory_key_in_the_query_names_no_caller_and_says_where_it_goes(setup: Setup) -> None:
+    before = len(setup.upstream.received)
+    refused = httpx.post(f"{setup.url}/v1beta/models/g:generateContent", params={"key": setup.memory_key},
+                         json={"contents": [{"parts": [{"text": "x"}]}]}, timeout=30)
+    assert refused.status_code == 401
+    error = refused.json()["error"]
+    assert error["status"] == "UNAUTHENTICATED" and "query string" in error["message"]
+    assert "X-Memory-Key" in error["message"] and "x-goog-api-key" in error["message"]
+    listing = httpx.get(f"{setup.url}/v1/models", params={"key": setup.memory_key}, timeout=30)
+    assert listing.status_code == 401 and "query string" in listing.json()["error"]["message"]
+    assert len(setup.upstream.received) == before
+    assert setup.memory_key not in setup.log.read_text(encoding="utf-8", errors="replace")

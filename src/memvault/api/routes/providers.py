@@ -86,7 +86,7 @@ for _prefix in GEMINI_PREFIXES:
 @router.get("/v1/models")
 async def list_models(request: Request) -> Response:
     """The provider's model list, passed through (provider told apart by its key header)."""
-    return await pass_through(request, provider_for_listing(request.headers))
+    return await pass_through(request, provider_for_listing(request))
 
 
 @router.get("/v1beta/models")
@@ -99,7 +99,7 @@ async def list_gemini_models(request: Request) -> Response:
 @router.get("/v1beta/models/{model:model_name}")
 async def get_model(model: str, request: Request) -> Response:
     """One model's description, passed through."""
-    provider = "gemini" if request.url.path.startswith("/v1beta/") else provider_for_listing(request.headers)
+    provider = "gemini" if request.url.path.startswith("/v1beta/") else provider_for_listing(request)
     return await pass_through(request, provider)
 
 
@@ -125,4 +125,4 @@ async def other_anthropic_endpoint(request: Request) -> Response:
 async def other_provider_endpoint(request: Request) -> Response:
     """Any other provider endpoint under /v1/ not memvault's own (files, batches, moderations…),
     passed through, no memory; whose it is told by the key header, as for the model list."""
-    return await pass_through(request, provider_for_listing(request.headers))
+    return await pass_through(request, provider_for_listing(request))

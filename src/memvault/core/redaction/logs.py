@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote, unquote_plus
 
-from memvault.core.redaction import redact, redact_field
+from memvault.core.redaction import breadcrumb, redact, redact_field
+from memvault.core.redaction.labels import API_KEY
 
 # Loggers whose formatter reads the record's arguments by position (uvicorn's access log: client,
 # method, path with query, version, status), so their arguments are gated one by one and kept as
@@ -26,6 +27,9 @@ _INSTALLED = "_memvault_redacts_secrets"
 # under its parameter's name and apart from the rest of the line (a `.pgpass` line or a card as a
 # session id reads as one only on its own).
 _QUERY_VALUE = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;?#\s\"']{1,200})=(?P<value>[^&;#\s\"']{1,8000})")
+# The query parameters that carry an API key where a service takes one in the URL (Gemini's and
+# Google's other APIs' `?key=`): in a log line such a value goes whole, whatever it looks like.
+_KEY_PARAMETERS = frozenset({"key", "api_key", "apikey"})
 _PATH_SEGMENT = re.compile(r"(?<=/)[^/?#\s\"']{1,8000}")
 # Most log arguments repeat (a route's path, a method, a status): lines the gate found nothing in
 # are remembered, so each is read once. Only clean lines are kept: a secret is never held here.
@@ -36,7 +40,10 @@ _clean_lines: OrderedDict[str, None] = OrderedDict()
 
 def _url_parts(text: str) -> str:
     def value(match: re.Match[str]) -> str:
-        gate = redact_field(unquote_plus(match.group("name")), unquote_plus(match.group("value")))
+        name = unquote_plus(match.group("name"))
+        if name.lower() in _KEY_PARAMETERS:
+            return f"{match.group('lead')}{match.group('name')}={breadcrumb(API_KEY)}"
+        gate = redact_field(name, unquote_plus(match.group("value")))
         return f"{match.group('lead')}{match.group('name')}={gate.text}" if gate.kinds else match.group(0)
 
     def segment(match: re.Match[str]) -> str:
