@@ -23,6 +23,7 @@ from memvault.adapters.local.cipher import AesGcmCipher
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.embedder import make_embedder
 from memvault.adapters.local.http_client import HttpxClient
+from memvault.adapters.local.native_threads import one_blas_thread
 from memvault.adapters.local.vaults import LocalVaultDirectory
 from memvault.adapters.local.vector_index import LocalVectorIndex
 from memvault.api.app import create_app
@@ -51,6 +52,7 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
     """The stores under ``settings.data_dir``; ``tuning`` is the product's unless a test or a
     benchmark sweep passes another."""
     tuning = tuning or Tuning()
+    one_blas_thread()
     data = Path(settings.data_dir)
     data.mkdir(parents=True, exist_ok=True)
     stores = with_retries(SqliteDatabase(data / DATABASE_FILE), LocalVectorIndex(data / "vectors.sqlite3"),
