@@ -150,7 +150,7 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
     # A routed turn not yet stored is still in the journal: forgetting reaches it there.
     found.update(await journal.forget_turns(deps.db, key_id, wanted, session_id))
     # Receipts name messages by id: an id asked for, or found as another's alias, leaves them too.
-    await ReceiptStore(deps.db).forget(key_id, sorted({*wanted, *found}), session_id)
+    await ReceiptStore(deps.db).forget(key_id, sorted({*wanted, *found}), session_id, sorted(found), deps.clock())
     return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}
 
 
