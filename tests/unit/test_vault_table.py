@@ -15,7 +15,7 @@ from memvault.adapters.local.sqlite_sql import SqliteSql
 from memvault.adapters.local.vaults import LocalVaultDirectory
 from memvault.core.memory.store import VaultLimits, VaultStore
 from memvault.core.memory.vault_table import VAULT_OPERATIONS, PlainDataVault, serve, vault_operation
-from memvault.core.models import EmbeddingModel, Message, SearchQuery
+from memvault.core.models import EmbeddingModel, Message, SearchQuery, UsageNote
 from memvault.core.ports import VaultClient
 from memvault.core.settings import load_settings
 
@@ -73,11 +73,15 @@ def test_a_caller_one_deploy_behind_may_leave_out_the_parameters_added_since(sto
 
 def test_the_wire_keeps_the_shapes_deployed_vaults_speak() -> None:
     said = Message("user", "The red door.", 1.0, "m1")
-    assert vault_operation("append").plain_arguments([[said]], {}) == [[said.to_dict()], None]
+    assert vault_operation("append").plain_arguments([[said]], {}) == [[said.to_dict()]]
     assert vault_operation("append").plain_arguments([(said,)], {"model": EmbeddingModel("e", 2)}) == [
         [said.to_dict()], {"model_id": "e", "dimension": 2}
     ]
-    assert vault_operation("attach_embeddings").plain_arguments(["e", {"r1": (0.5, 1)}], {}) == ["e", {"r1": [0.5, 1]}, None]
+    assert vault_operation("attach_embeddings").plain_arguments(["e", {"r1": (0.5, 1)}], {}) == ["e", {"r1": [0.5, 1]}]
+    usage = UsageNote(1.0, {"messages_stored": 1})
+    assert vault_operation("append").plain_arguments([[said], None, usage], {}) == [
+        [said.to_dict()], None, {"at": 1.0, "counts": {"messages_stored": 1}}
+    ]
     query = SearchQuery(text="door", vector=(1.0, 0.0), depth=5)
     assert vault_operation("search").plain_arguments([query], {}) == [{"text": "door", "vector": [1.0, 0.0], "depth": 5}]
     assert vault_operation("forget").plain_arguments([("m1",)], {}) == [["m1"]]

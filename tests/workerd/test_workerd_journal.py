@@ -75,3 +75,21 @@ def check_settled(stack: MainStack, left: Leftover, before: dict[str, Any]) -> N
     after = usage_total(stack)
     assert (after["calls"] - before["calls"], after["input_tokens"] - before["input_tokens"]) == (1, 13)
     assert d1_rows(stack, f"SELECT id FROM routed_calls WHERE id = '{left.call_id}'") == []
+
+
+def test_a_stores_usage_reaches_d1_with_its_mirror(stack: MainStack) -> None:
+    """A store's counts ride its Durable Object's writes and reach D1 in the batch that mirrors them."""
+    made = stack.api("POST", "/v1/admin/keys", stack.secrets.admin_token, json={"label": "store-usage"})
+    assert made.status_code == 200, made.text
+    key = made.json()["key"]
+    turn = [{"role": "user", "content": "The gate code for the allotment is 4417."},
+            {"role": "assistant", "content": "Noted: 4417 for the allotment gate."}]
+    stored = stack.api("POST", "/v1/memory", key, json={"messages": turn})
+    assert stored.status_code == 200, stored.text
+
+    def counted() -> dict[str, Any] | None:
+        total = dict(stack.api("GET", "/v1/usage", key).json()["total"])
+        return total if total["messages_stored"] and total["embeddings"] >= 2 else None
+
+    total = wait_for("the store counted", counted, 120)
+    assert (total["messages_stored"], total["embeddings"], total["calls"]) == (2, 2, 0), total

@@ -193,14 +193,26 @@ class BufferState(Plain):
 
 
 @dataclass(frozen=True)
+class UsageNote(Plain):
+    """Counts a vault write owes its key's usage ledger (``core/usage``), by count name, for the
+    UTC day of ``at``: logged in the write's own transaction, added to the ledger by the mirror's
+    batch that applies the write."""
+
+    at: float
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
 class Change(Plain):
     """One entry of a vault's change log, resolved for the mirror: ``rows`` (rows added or
-    changed, in their current stored form), ``delete`` (row ids), ``buffer`` or ``clear``."""
+    changed, in their current stored form), ``delete`` (row ids), ``buffer``, ``clear`` or
+    ``usage`` (its ``usage``)."""
 
     seq: int
     kind: str
     rows: tuple[MemoryRow, ...] = ()
     ids: tuple[str, ...] = ()
+    usage: UsageNote | None = None
 
 
 @dataclass(frozen=True)

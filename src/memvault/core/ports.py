@@ -68,14 +68,19 @@ class VaultClient(Protocol):
     Object derive theirs from this list (``core/memory/vault_table.py``)."""
 
     async def append(
-        self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None
-    ) -> models.AppendResult: ...
+        self, messages: Sequence[models.Message], model: models.EmbeddingModel | None = None,
+        usage: models.UsageNote | None = None,
+    ) -> models.AppendResult:
+        """Take messages in; ``usage`` is logged for the key's usage ledger in the same transaction."""
+        ...
 
     async def attach_embeddings(
-        self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None
+        self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None,
+        usage: models.UsageNote | None = None,
     ) -> int:
         """Attach vectors to stored rows (by row id) and to pending messages (``pending``, by message
-        id); chunks whose messages all have a vector then get their mean. Returns how many were attached."""
+        id); chunks whose messages all have a vector then get their mean. ``usage`` is logged as
+        ``append``'s. Returns how many were attached."""
         ...
 
     async def flush(self) -> models.AppendResult: ...

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -35,9 +36,9 @@ PREFIX = "mv1"
 
 
 @dataclass
-class CacheStats:
-    """Hits and misses since the process (on Workers, the isolate) started, in all and by kind of
-    read (``memory-search``, ``brain-recall``, ``memory-key:…``)."""
+class ReadCounts:
+    """Hits and misses, in all and by kind of read (``memory-search``, ``brain-recall``,
+    ``memory-key:…``)."""
 
     hits: int = 0
     misses: int = 0
@@ -54,6 +55,32 @@ class CacheStats:
     def to_dict(self) -> dict[str, Any]:
         return {**_rate(self.hits, self.misses),
                 "kinds": {kind: _rate(hits, misses) for kind, (hits, misses) in sorted(self.kinds.items())}}
+
+
+# Memory keys whose own counts are kept; past it the key read least recently starts again from 0.
+OWNERS_KEPT = 10_000
+
+
+@dataclass
+class CacheStats(ReadCounts):
+    """The reads since the process (on Workers, the isolate) started: every reader's, and each
+    memory key's own (a key is shown only its own: how often others read tells of their activity)."""
+
+    owners: OrderedDict[str, ReadCounts] = field(default_factory=OrderedDict)
+
+    def count(self, kind: str, hit: bool, owner: str | None = None) -> None:
+        super().count(kind, hit)
+        if owner is None:
+            return
+        own = self.owners.pop(owner, None) or ReadCounts()
+        own.count(kind, hit)
+        self.owners[owner] = own
+        if len(self.owners) > OWNERS_KEPT:
+            self.owners.popitem(last=False)
+
+    def of(self, owner: str) -> ReadCounts:
+        """The reads made for memory key ``owner``."""
+        return self.owners.get(owner) or ReadCounts()
 
 
 def _rate(hits: int, misses: int) -> dict[str, Any]:
@@ -81,9 +108,11 @@ class ReadCache:
         encode: Callable[[T], str] = json.dumps,
         decode: Callable[[str], T] = json.loads,
         keep: Callable[[T], bool] = lambda _: True,
+        owner: str | None = None,
     ) -> T:
         """The cached answer for ``parts``, or ``compute()``'s, stored when ``keep`` says it is
-        one to give again (not a degraded one)."""
+        one to give again (not a degraded one). ``owner`` is the memory key the read is made for,
+        when there is one, to count it among that key's own reads."""
         if self._cache is None:
             return await compute()
         key = cache_key(namespace, parts)
@@ -92,7 +121,7 @@ class ReadCache:
         except Exception as exc:
             log.warning("read cache failed, reading through: %s", type(exc).__name__)
             raw = None
-        self.stats.count(namespace, hit=raw is not None)
+        self.stats.count(namespace, raw is not None, owner)
         if raw is not None:
             return decode(raw)
         value = await compute()

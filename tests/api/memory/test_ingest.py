@@ -63,11 +63,11 @@ class FailingAppends:
             def __getattr__(self, attribute: str) -> Any:
                 return getattr(vault, attribute)
 
-            async def append(self, messages: Sequence[Message], model: Any = None) -> Any:
+            async def append(self, messages: Sequence[Message], model: Any = None, usage: Any = None) -> Any:
                 outer.appends += 1
                 if outer.appends == outer._fail_on:
                     raise StorageUnavailable("the vault failed mid-batch")
-                return await vault.append(messages, model)
+                return await vault.append(messages, model, usage)
 
         return Vault()
 

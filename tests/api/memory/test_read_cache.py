@@ -61,6 +61,24 @@ async def test_a_write_to_the_session_vault_reaches_a_search_of_that_session(mem
     assert stats["hits"] + stats["misses"] == sum(k["hits"] + k["misses"] for k in stats["kinds"].values())
 
 
+async def test_a_keys_stats_count_its_own_reads_only(memvault: Memvault) -> None:
+    other, other_secret = await keys.create_key(memvault.deps.db, "other", memvault.deps.clock())
+    other_auth = {"Authorization": f"Bearer {other_secret}"}
+
+    async def cache_of(auth: dict[str, str]) -> dict[str, Any]:
+        answer = await memvault.client.get("/v1/memory/stats", headers=auth)
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json()["cache"])
+
+    before = await cache_of(other_auth)
+    await search(memvault, "what is the boat called")
+    await search(memvault, "what is the boat called")
+    assert await cache_of(other_auth) == before
+    assert (await cache_of(memvault.auth))["kinds"]["memory-search"] == {"hits": 1, "misses": 1, "hit_rate": 0.5}
+    await memory.search_memory(memvault.deps, other.id, "what is the boat called")
+    assert (await cache_of(other_auth))["kinds"]["memory-search"] == {"hits": 0, "misses": 1, "hit_rate": 0.0}
+
+
 class BrokenSearches:
     """A vault directory whose vaults cannot search (the mirror answers instead)."""
 

@@ -101,3 +101,28 @@ def test_kill_9_as_the_client_gets_its_answer_loses_no_turn_usage_or_receipt(tmp
             for receipt_id in receipts:
                 receipt = httpx.get(f"{url}/v1/memory/receipts/{receipt_id}", headers=headers).json()
                 assert receipt["receipt"]["usage"]["input_tokens"] == INPUT_TOKENS, receipt
+
+
+def test_kill_9_as_a_store_is_answered_loses_none_of_its_usage(tmp_path: Path) -> None:
+    with tempfile.TemporaryFile() as logs:
+        env = {**os.environ, "MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash",
+               "MEMVAULT_ADMIN_TOKEN": ADMIN, "MEMVAULT_LOG_LEVEL": "warning"}
+        secret = ""
+        for number, (_, text) in enumerate(CALLS):
+            process, url = served(env, logs)
+            try:
+                if not secret:
+                    created = httpx.post(f"{url}/v1/admin/keys", json={"label": "crash"},
+                                         headers={"Authorization": f"Bearer {ADMIN}"})
+                    secret = created.json()["key"]
+                turn = [{"role": "user", "content": text}, {"role": "assistant", "content": f"Noted ({number})."}]
+                stored = httpx.post(f"{url}/v1/memory", json={"messages": turn}, headers={"X-Memory-Key": secret})
+                assert stored.status_code == 200, stored.text
+            finally:
+                process.send_signal(signal.SIGKILL)
+                process.wait(timeout=30)
+
+        with memvault_serve(env) as url:
+            usage = httpx.get(f"{url}/v1/usage", headers={"X-Memory-Key": secret}).json()["total"]
+            assert (usage["messages_stored"], usage["embeddings"]) == (2 * len(CALLS), 2 * len(CALLS)), usage
+            assert usage["tokens_stored"] > 0 and usage["embedding_tokens"] > 0, usage

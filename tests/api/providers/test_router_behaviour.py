@@ -301,10 +301,10 @@ class BlockedVaults:
             def __getattr__(self, attr: str) -> Any:
                 return getattr(vault, attr)
 
-            async def append(self, messages: Any, model: Any = None) -> Any:
+            async def append(self, messages: Any, model: Any = None, usage: Any = None) -> Any:
                 while not gate.is_set():
                     await asyncio.sleep(0.01)
-                return await vault.append(messages, model)
+                return await vault.append(messages, model, usage)
 
         return Blocked()
 

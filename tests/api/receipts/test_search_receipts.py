@@ -4,6 +4,7 @@ clearing, purging and the nightly trim take from them what they should."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -115,6 +116,30 @@ async def test_forgetting_a_message_takes_its_id_out_of_every_receipt(memvault: 
     assert sum(item["forgotten"] for item in view["receipt"]["items"]) == 1
     assert "n1" not in {m["id"] for m in view["memories"]}
     assert await memvault.deps.db.query("SELECT 1 FROM receipt_items WHERE ref = 'n1'") == []
+
+
+async def test_a_receipt_written_after_a_forget_keeps_no_forgotten_id(memvault: Memvault, monkeypatch: Any) -> None:
+    await store(memvault, notes(4, memvault.deps.clock()))
+    db, batch = memvault.deps.db, memvault.deps.db.batch
+    held, release = asyncio.Event(), asyncio.Event()
+
+    async def held_receipts(statements: Any) -> None:
+        if statements and str(statements[0][0]).startswith("INSERT INTO receipts"):
+            held.set()
+            await release.wait()
+        await batch(statements)
+
+    monkeypatch.setattr(db, "batch", held_receipts)
+    searching = asyncio.ensure_future(search(memvault, "garden bed water", budget_tokens=2000))
+    await held.wait()  # the search has recalled n1; its receipt is not written yet
+    forgot = await memvault.client.post("/v1/memory/forget", json={"ids": ["n1"]}, headers=memvault.auth)
+    assert forgot.json()["forgotten"] == ["n1"]
+    release.set()
+    view = (await receipt(memvault, (await searching).json()["receipt"])).json()
+    ids = [i for item in view["receipt"]["items"] for i in item["ids"]]
+    assert ids and "n1" not in ids
+    assert sum(item["forgotten"] for item in view["receipt"]["items"]) == 1
+    assert await db.query("SELECT 1 FROM receipt_items WHERE ref = 'n1'") == []
 
 
 async def test_clearing_takes_the_receipts_with_it(memvault: Memvault) -> None:

@@ -1,6 +1,8 @@
 """What a call of conversation memory used, as the usage ledger counts it (``core/usage``): one
-``CallUsage`` value per call, built here from what the call did, and added to the key's day by one
-upsert in the background, as the routed turn itself is stored."""
+``CallUsage`` value per call, built here from what the call did. A routed call's goes into its
+journal's settling batch, a search's into its receipt's batch; a store's rides the vault writes
+that take its messages and their vectors (``meter.usage_note``), reaching the ledger in the batch that
+mirrors those writes (``MirrorStore.apply``). What has no such batch is added in the background."""
 
 from __future__ import annotations
 

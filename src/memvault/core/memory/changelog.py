@@ -5,7 +5,8 @@ never goes back (trimming does not reuse numbers). Entries name what changed, no
 ``rows`` lists row ids and is resolved to the rows' current stored form when read, so the log
 never holds a second copy of texts or vectors. The mirror applies entries in order and remembers
 the last number it applied; the vault trims what was applied. Each batch read carries the pending
-buffer as it is then, with its messages' vectors."""
+buffer as it is then, with its messages' vectors. A ``usage`` entry holds the counts a write owes
+its key's usage ledger, which the mirror's batch applying it adds."""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ from dataclasses import replace
 
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql
 from memvault.core.memory.vault_vectors import buffer_vectors
-from memvault.core.models import BufferState, Change, ChangeBatch, MemoryRow, Message
+from memvault.core.models import BufferState, Change, ChangeBatch, MemoryRow, Message, UsageNote
 from memvault.core.ports import SyncSql
 from memvault.core.sql import in_batches, placeholders
 from memvault.core.tokens import estimate_tokens
 
-ROWS, DELETE, BUFFER, CLEAR = "rows", "delete", "buffer", "clear"
+ROWS, DELETE, BUFFER, CLEAR, USAGE = "rows", "delete", "buffer", "clear", "usage"
 # Ids per entry, so one purge of a large vault does not make one huge entry.
 IDS_PER_ENTRY = 500
 
@@ -49,6 +50,13 @@ def log(sql: SyncSql, kind: str, ids: Sequence[str] = ()) -> None:
     _set_counter(sql, "log_head", seq)
 
 
+def log_usage(sql: SyncSql, note: UsageNote) -> None:
+    """Append the usage a write owes (its ``ids`` hold the note). Call inside the write's transaction."""
+    seq = _counter(sql, "log_head") + 1
+    sql.execute("INSERT INTO changes (seq, kind, ids) VALUES (?, ?, ?)", (seq, USAGE, json.dumps(note.to_dict())))
+    _set_counter(sql, "log_head", seq)
+
+
 def head(sql: SyncSql) -> int:
     return _counter(sql, "log_head")
 
@@ -58,8 +66,13 @@ def read(sql: SyncSql, after: int, max_entries: int, max_rows: int) -> ChangeBat
     ``max_rows`` resolved rows."""
     entries = sql.execute("SELECT seq, kind, ids FROM changes WHERE seq > ? ORDER BY seq LIMIT ?", (after, max_entries))
     taken: list[tuple[int, str, list[str]]] = []
+    notes: dict[int, UsageNote] = {}
     rows_needed = 0
     for entry in entries:
+        if entry["kind"] == USAGE:
+            notes[int(entry["seq"])] = UsageNote.from_dict(json.loads(entry["ids"]))
+            taken.append((int(entry["seq"]), USAGE, []))
+            continue
         ids = [str(i) for i in json.loads(entry["ids"])]
         cost = len(ids) if entry["kind"] == ROWS else 0
         if taken and rows_needed + cost > max_rows:
@@ -70,6 +83,8 @@ def read(sql: SyncSql, after: int, max_entries: int, max_rows: int) -> ChangeBat
     changes = tuple(
         Change(seq=seq, kind=kind, rows=tuple(current[i] for i in ids if i in current))
         if kind == ROWS
+        else Change(seq=seq, kind=kind, usage=notes[seq])
+        if kind == USAGE
         else Change(seq=seq, kind=kind, ids=tuple(ids))
         for seq, kind, ids in taken
     )

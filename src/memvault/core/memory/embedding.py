@@ -15,16 +15,18 @@ from collections.abc import Sequence
 
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput
-from memvault.core.models import EmbedJob
+from memvault.core.models import EmbedJob, UsageNote
 from memvault.core.ports import VaultClient
+from memvault.core.usage.meter import metering, usage_note
 
 log = logging.getLogger(__name__)
 
 
-async def embed_jobs(deps: Deps, vault: VaultClient, jobs: Sequence[EmbedJob]) -> int:
+async def embed_jobs(deps: Deps, vault: VaultClient, jobs: Sequence[EmbedJob], counted: bool = False) -> int:
     """Embed the texts a write handed out and attach their vectors; on failure the rows and pending
-    messages stay stored, found by keyword, and the nightly run embeds them. Returns how many got a
-    vector."""
+    messages stay stored, found by keyword, and the nightly run embeds them. ``counted``: the
+    embeddings' usage is logged with their vectors (``usage_note``) instead of going to the
+    caller's meter. Returns how many got a vector."""
     attached = 0
     batch_size = max(1, deps.tuning.embed_batch)
     # Texts of similar length share a call: an embedder pads a batch to its longest text.
@@ -32,7 +34,8 @@ async def embed_jobs(deps: Deps, vault: VaultClient, jobs: Sequence[EmbedJob]) -
     for start in range(0, len(ordered), batch_size):
         batch = ordered[start : start + batch_size]
         try:
-            attached += await attach_vectors(deps, vault, batch, await deps.embedder.embed([job.text for job in batch]))
+            vectors, usage = await _embedded(deps, batch, counted)
+            attached += await attach_vectors(deps, vault, batch, vectors, usage)
         except InvalidInput:
             raise
         except Exception as exc:
@@ -40,10 +43,23 @@ async def embed_jobs(deps: Deps, vault: VaultClient, jobs: Sequence[EmbedJob]) -
     return attached
 
 
-async def attach_vectors(deps: Deps, vault: VaultClient, jobs: Sequence[EmbedJob], vectors: Sequence[list[float]]) -> int:
-    """Attach the model's ``vectors`` of ``jobs`` (in their order) in one call to the vault."""
+async def _embedded(deps: Deps, jobs: Sequence[EmbedJob], counted: bool) -> tuple[list[list[float]], UsageNote | None]:
+    texts = [job.text for job in jobs]
+    if not counted:
+        return await deps.embedder.embed(texts), None
+    with metering() as meter:
+        vectors = await deps.embedder.embed(texts)
+    return vectors, usage_note(deps.clock(), meter.usage)
+
+
+async def attach_vectors(
+    deps: Deps, vault: VaultClient, jobs: Sequence[EmbedJob], vectors: Sequence[list[float]],
+    usage: UsageNote | None = None,
+) -> int:
+    """Attach the model's ``vectors`` of ``jobs`` (in their order) in one call to the vault, which
+    logs ``usage`` with them."""
     rows: dict[str, list[float]] = {}
     pending: dict[str, list[float]] = {}
     for job, vector in zip(jobs, vectors, strict=True):
         (pending if job.pending else rows)[job.id] = vector
-    return await vault.attach_embeddings(deps.embedder.model_id, rows, pending)
+    return await vault.attach_embeddings(deps.embedder.model_id, rows, pending, usage)

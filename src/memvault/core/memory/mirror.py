@@ -17,11 +17,13 @@ from memvault.core.memory.names import vault_name
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql, row_values
 from memvault.core.memory.search_plan import search_plan
 from memvault.core.memory.tables import mirror_table
-from memvault.core.models import BufferState, Candidate, ChangeBatch, MemoryRow, Message, SearchQuery
+from memvault.core.models import BufferState, Candidate, ChangeBatch, MemoryRow, Message, SearchQuery, UsageNote
 from memvault.core.ports import Database
 from memvault.core.retry import is_transient_storage, retry
 from memvault.core.sql import in_batches, placeholders, run_async
 from memvault.core.tuning import Tuning
+from memvault.core.usage.ledger import day_of, usage_statement
+from memvault.core.usage.meter import CallUsage, noted_usage
 from memvault.core.vectors import binary_code, pack
 
 Statement = tuple[str, Sequence[Any]]
@@ -34,6 +36,15 @@ VECTORS_PER_STATEMENT = 20  # four parameters each, within D1's 100 a statement
 class SyncState:
     synced_seq: int  # negative while a rebuild holds the vault's mirror
     rebuild_started: float | None
+
+
+def usage_statements(key_id: str, notes: Sequence[UsageNote]) -> list[Statement]:
+    """The ledger statements for the usage vault writes logged: one a UTC day."""
+    days: dict[str, tuple[float, CallUsage]] = {}
+    for note in notes:
+        moment, usage = days.get(day_of(note.at), (note.at, CallUsage()))
+        days[day_of(note.at)] = (moment, usage + noted_usage(note))
+    return [usage_statement(key_id, moment, None, usage) for moment, usage in days.values()]
 
 
 class MirrorStore:
@@ -70,7 +81,8 @@ class MirrorStore:
         ]
 
     async def apply(self, key_id: str, vault: str, expected: int, batch: ChangeBatch, now: float) -> None:
-        """Apply log entries in order, with the buffer, in one batch."""
+        """Apply log entries in order, with the buffer, in one batch (the usage they hold to the
+        key's ledger too)."""
         statements = self._claim(key_id, vault, expected, batch.changes[-1].seq, now)
         for change in batch.changes:
             if change.kind == "rows":
@@ -80,6 +92,8 @@ class MirrorStore:
             elif change.kind == "clear":
                 statements += self._clear(key_id, vault)
         statements += self._buffer(key_id, vault, batch.buffer, now)
+        # The claim above makes the counts land once, with the writes that logged them.
+        statements += usage_statements(key_id, [change.usage for change in batch.changes if change.usage is not None])
         await self._write(statements)
 
     async def begin_rebuild(self, key_id: str, vault: str, expected: int, token: int, now: float) -> None:
@@ -91,9 +105,12 @@ class MirrorStore:
         await self._write([*claim, *(self._upsert(key_id, vault, row) for row in rows)])
 
     async def finish_rebuild(
-        self, key_id: str, vault: str, token: int, head: int, buffer: BufferState, now: float
+        self, key_id: str, vault: str, token: int, head: int, buffer: BufferState, now: float,
+        usage: Sequence[UsageNote] = (),
     ) -> None:
-        await self._write([*self._claim(key_id, vault, -token, head, now), *self._buffer(key_id, vault, buffer, now)])
+        """End the rebuild at the log's ``head``, adding the ``usage`` the log held up to it."""
+        await self._write([*self._claim(key_id, vault, -token, head, now), *self._buffer(key_id, vault, buffer, now),
+                           *usage_statements(key_id, usage)])
 
     async def _write(self, statements: Sequence[Statement]) -> None:
         # Every batch opens with its compare-and-set claim: one that landed though its answer was

@@ -14,7 +14,7 @@ from memvault.core.contract import Spec
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.memory import commands as c
-from memvault.core.memory.accounting import account_later, stored_usage
+from memvault.core.memory.accounting import account_later
 from memvault.core.memory.read.export import export_memory
 from memvault.core.memory.read.page import read_memory
 from memvault.core.memory.read.receipts import list_receipts, read_receipt
@@ -69,9 +69,8 @@ async def perform(deps: Deps, caller: MemoryKey, operation: Operation[C, R], dat
 
 async def _store(deps: Deps, caller: MemoryKey, command: c.StoreCommand) -> StoreReceipt:
     kept = [message for message in command.messages if message is not None]
-    with metering() as meter:
-        result = await store_conversation(deps, caller.id, kept, command.session_id)
-    account_later(deps, caller.id, None, stored_usage(kept) + meter.usage)
+    # Its usage rides the vault writes that take the messages and their vectors (``counted``).
+    result = await store_conversation(deps, caller.id, kept, command.session_id, counted=True)
     return StoreReceipt(
         message_ids=tuple(None if message is None else message.id for message in command.messages),
         messages_accepted=result.messages_accepted,

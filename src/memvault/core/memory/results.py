@@ -82,8 +82,8 @@ class VaultCounts:
 @dataclass(frozen=True)
 class MemoryStats:
     """Counts per vault of the key, vault and mirror side by side, and the read cache's hits and
-    misses (this process's, or this isolate's on Workers, over every key)."""
+    misses of the key's own memory searches (this process's, or this isolate's on Workers)."""
 
     key_id: str = field(metadata=doc("The memory key's id."))
     vaults: dict[str, VaultCounts] = field(metadata=doc("By vault: core, or session:<id>."))
-    cache: dict[str, Any] = field(metadata=doc("Hits, misses and hit rate of the read cache, in all and by kind of read."))
+    cache: dict[str, Any] = field(metadata=doc("Hits, misses and hit rate of the key's own reads through the read cache, in all and by kind of read."))

@@ -41,6 +41,7 @@ from memvault.core.models import (
     Message,
     MessagePage,
     SearchQuery,
+    UsageNote,
     VaultStats,
 )
 from memvault.core.ports import SyncSql
@@ -152,14 +153,18 @@ class VaultStore:
         self._set_meta("carry", carry)
         return cut
 
-    def append(self, messages: Sequence[Message], model: EmbeddingModel | None = None) -> AppendResult:
+    def append(
+        self, messages: Sequence[Message], model: EmbeddingModel | None = None, usage: UsageNote | None = None
+    ) -> AppendResult:
         """Take messages into the buffer (cutting chunks when it is full), and hand the new ones out
         for embedding (``to_embed``). With ``model``, refuse first, in the same transaction, if the
-        vault holds another model's vectors."""
+        vault holds another model's vectors. ``usage`` goes into the change log in that transaction."""
 
         def work() -> AppendResult:
             if model is not None:
                 self._refuse_other_model(model)
+            if usage is not None:
+                changelog.log_usage(self._sql, usage)
             fresh = [message.id for message, _ in self._take(new_messages(self._sql, messages))]
             created, earlier = self._cut(flush=False)
             return self._state(created, len(fresh), [*fresh, *earlier])
@@ -211,10 +216,12 @@ class VaultStore:
         return self._written(work)
 
     def attach_embeddings(
-        self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None
+        self, model_id: str, embeddings: dict[str, list[float]], pending: dict[str, list[float]] | None = None,
+        usage: UsageNote | None = None,
     ) -> int:
         """Vectors for stored rows (by row id) and pending messages (by message id), in one
-        transaction; the chunks whose messages now all have vectors get their mean."""
+        transaction; the chunks whose messages now all have vectors get their mean. ``usage`` goes
+        into the change log in that transaction."""
         every = [*embeddings.values(), *(pending or {}).values()]
         if not every:
             return 0
@@ -224,6 +231,8 @@ class VaultStore:
 
         def work() -> int:
             self._hold_model(model_id, dimension)
+            if usage is not None:
+                changelog.log_usage(self._sql, usage)
             changed = vault_vectors.attach_rows(self._sql, embeddings)
             buffered, taken = vault_vectors.attach_pending(self._sql, pending or {})
             derived = vault_vectors.derive_chunk_vectors(self._sql, vault_vectors.parents_of(self._sql, changed + taken))

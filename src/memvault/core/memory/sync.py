@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from memvault.core.deps import Deps
 from memvault.core.memory.mirror import MirrorStore
+from memvault.core.models import UsageNote
+from memvault.core.ports import VaultClient
 from memvault.core.vectors import pack
 
 log = logging.getLogger(__name__)
@@ -65,7 +67,10 @@ async def rebuild_mirror(deps: Deps, key_id: str, name: str, expected: int | Non
     vault, mirror = deps.vaults.vault(name), MirrorStore(deps.db)
     if expected is None:
         expected = (await mirror.sync_state(key_id, name)).synced_seq
-    head = (await vault.changes(0, 0, 0)).head
+    start = await vault.changes(0, 0, 0)
+    head = start.head
+    # Usage the log holds past what the mirror applied is added when the rebuild ends.
+    usage = await _logged_usage(vault, max(expected, start.floor), head)
     token = secrets.randbelow(2**52) + 1
     await mirror.begin_rebuild(key_id, name, expected, token, deps.clock())
     after: str | None = None
@@ -73,8 +78,19 @@ async def rebuild_mirror(deps: Deps, key_id: str, name: str, expected: int | Non
         await mirror.rebuild_rows(key_id, name, token, page, deps.clock())
         after = page[-1].id
     buffer = (await vault.changes(head, 0, 0)).buffer
-    await mirror.finish_rebuild(key_id, name, token, head, buffer, deps.clock())
+    await mirror.finish_rebuild(key_id, name, token, head, buffer, deps.clock(), usage)
     await vault.trim(head)
+
+
+async def _logged_usage(vault: VaultClient, after: int, head: int) -> list[UsageNote]:
+    notes: list[UsageNote] = []
+    while after < head:
+        changes = [c for c in (await vault.changes(after, ENTRIES_PER_BATCH, ROWS_PER_BATCH)).changes if c.seq <= head]
+        if not changes:
+            break
+        notes += [change.usage for change in changes if change.usage is not None]
+        after = changes[-1].seq
+    return notes
 
 
 async def sync_all(deps: Deps) -> dict[str, int]:

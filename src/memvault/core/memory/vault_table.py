@@ -32,10 +32,17 @@ class VaultOperation:
     result: Converter  # plain data -> the result
 
     def plain_arguments(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
-        """A call's arguments as plain data: one a parameter, in order, defaults filled in."""
+        """A call's arguments as plain data: one a parameter, in order, defaults filled in but for
+        trailing ones left at their default, which are not sent (a vault one deploy behind, without
+        the parameters added since, takes the call)."""
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return [to_plain(value) for value in bound.arguments.values()]
+        values = list(bound.arguments.values())
+        parameters = list(self.signature.parameters.values())
+        while values and parameters[len(values) - 1].default is not inspect.Parameter.empty \
+                and values[-1] is parameters[len(values) - 1].default:
+            values.pop()
+        return [to_plain(value) for value in values]
 
     def arguments_of(self, plain: Sequence[Any]) -> list[Any]:
         """The store's arguments from plain ones. Parameters left out take their defaults: a

@@ -13,6 +13,7 @@ from dataclasses import replace
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, StorageUnavailable
 from memvault.core.memory import journal
+from memvault.core.memory.accounting import stored_usage
 from memvault.core.memory.embedding import attach_vectors, embed_jobs
 from memvault.core.memory.metadata import redact_metadata
 from memvault.core.memory.mirror import MirrorStore
@@ -22,18 +23,21 @@ from memvault.core.models import AppendResult, EmbeddingModel, Message, StoreRes
 from memvault.core.ports import VaultClient
 from memvault.core.receipts.store import ReceiptStore
 from memvault.core.redaction import redact
+from memvault.core.usage.meter import usage_note
 
 log = logging.getLogger(__name__)
 
 
 async def store_conversation(
-    deps: Deps, key_id: str, messages: Sequence[Message], session_id: str | None = None
+    deps: Deps, key_id: str, messages: Sequence[Message], session_id: str | None = None, counted: bool = False
 ) -> StoreResult:
     """Store messages (from ``messages.message_from``) in order into the key's core vault (or its
     session vault), then mirror them. A long list goes in slices of ``embed_batch`` messages, each
     stored and embedded before the next, so memory stays flat however long the list; a failure
     leaves the slices before it stored, and sending the list again (same ids) stores nothing twice
-    and completes it. The mirror then applies the vault's log in bounded pages."""
+    and completes it. The mirror then applies the vault's log in bounded pages. ``counted``: what
+    the store uses (messages, tokens, embeddings) is logged with each slice and its vectors, in
+    their own transactions, and reaches the key's usage ledger with the mirror."""
     kinds: list[str] = []
     cleaned = [gated(message, kinds) for message in messages]
     name = vault_name(key_id, session_id)
@@ -43,8 +47,10 @@ async def store_conversation(
     size = max(1, deps.tuning.embed_batch)
     state = None
     for start in range(0, max(len(cleaned), 1), size):
-        state = await vault.append(cleaned[start : start + size], model)
-        await embed_jobs(deps, vault, state.to_embed)
+        piece = cleaned[start : start + size]
+        note = usage_note(deps.clock(), stored_usage(piece)) if counted else None
+        state = await vault.append(piece, model, note)
+        await embed_jobs(deps, vault, state.to_embed, counted)
         stored += sum(1 for r in state.rows if r.kind == "message")
         chunks += sum(1 for r in state.rows if r.kind == "chunk")
         accepted += state.accepted
@@ -150,7 +156,7 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
     # A routed turn not yet stored is still in the journal: forgetting reaches it there.
     found.update(await journal.forget_turns(deps.db, key_id, wanted, session_id))
     # Receipts name messages by id: an id asked for, or found as another's alias, leaves them too.
-    await ReceiptStore(deps.db).forget(key_id, sorted({*wanted, *found}), session_id)
+    await ReceiptStore(deps.db).forget(key_id, sorted({*wanted, *found}), session_id, sorted(found), deps.clock())
     return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}
 
 

@@ -1,6 +1,11 @@
 """Receipts in the shared database (D1 on Workers, the local mirror's sqlite file locally): one row
 per receipt, one per message id an item named. A receipt and its items are written in one batch;
-forgetting a message turns its id into a forgotten mark (``ref`` NULL) in every receipt naming it."""
+forgetting a message turns its id into a forgotten mark (``ref`` NULL) in every receipt naming it.
+
+A receipt is written after its recall, so a forget may come between the two: the forget's batch
+also keeps the ids it found (``forgotten_refs``, migration 0020) for ``FORGOTTEN_KEPT_SECONDS``,
+and a receipt's own batch marks those among its ids forgotten. Either the forget's batch runs
+first and the receipt's finds its ids, or the receipt's runs first and the forget's reaches it."""
 
 from __future__ import annotations
 
@@ -16,6 +21,10 @@ from memvault.core.sql import D1_MAX_BOUND_PARAMETERS, Row, in_batches, placehol
 Statement = tuple[str, Sequence[Any]]
 _ITEM_COLUMNS = "receipt_id, position, injected, kind, vault, ref, score, tokens, ts"
 _ITEM_WIDTH = 10  # the columns above and the key's id
+# Longer than a receipt's write can trail its recall (retries included); a message stored again
+# under a forgotten id and recalled within it shows as forgotten in that receipt.
+FORGOTTEN_KEPT_SECONDS = 3600.0
+_FORGOTTEN_WIDTH = 4
 
 
 class ReceiptStore:
@@ -37,9 +46,11 @@ class ReceiptStore:
         )
         return await self._with_items(rows)
 
-    async def forget(self, key_id: str, ids: Sequence[str], session_id: str | None) -> None:
+    async def forget(self, key_id: str, ids: Sequence[str], session_id: str | None, found: Sequence[str],
+                     now: float) -> None:
         """Forgotten messages leave every receipt of the key (or, for a session's, the receipts made
-        in that session): their ids become forgotten marks, and a query taken from one is dropped."""
+        in that session): their ids become forgotten marks, and a query taken from one is dropped.
+        The ids ``found`` in memory are kept for receipts written after this."""
         statements: list[Statement] = []
         for batch in in_batches(list(ids)):
             marks = placeholders(len(batch))
@@ -54,6 +65,14 @@ class ReceiptStore:
                 ))
             statements.append((f"UPDATE receipts SET query = NULL WHERE key_id = ? AND query_ref IN ({marks})",
                                (key_id, *batch)))
+        statements.append(("DELETE FROM forgotten_refs WHERE key_id = ? AND forgotten_at < ?",
+                           (key_id, now - FORGOTTEN_KEPT_SECONDS)))
+        rows = [(key_id, ref, session_id or "", now) for ref in dict.fromkeys(found)]
+        for part in in_batches(rows, D1_MAX_BOUND_PARAMETERS // _FORGOTTEN_WIDTH):
+            values = ", ".join(f"({placeholders(_FORGOTTEN_WIDTH)})" for _ in part)
+            statements.append((f"INSERT INTO forgotten_refs (key_id, ref, session_id, forgotten_at) VALUES {values} "
+                               "ON CONFLICT (key_id, ref, session_id) DO UPDATE SET forgotten_at = excluded.forgotten_at",
+                               [value for row in part for value in row]))
         await self._db.batch(statements)
 
     async def clear(self, key_id: str, session_id: str | None) -> None:
@@ -73,6 +92,7 @@ class ReceiptStore:
         await self._db.batch([
             (f"DELETE FROM receipt_items WHERE receipt_id IN (SELECT id FROM receipts WHERE {which})", params),
             (f"DELETE FROM receipts WHERE {which}", params),
+            (f"DELETE FROM forgotten_refs WHERE {which.replace('created_at', 'forgotten_at')}", params),
         ])
         return int(gone[0]["n"]) if gone else 0
 
@@ -115,6 +135,12 @@ def saving(key_id: str, receipt: Receipt, query_ref: str | None) -> list[Stateme
         values = ", ".join(f"({placeholders(_ITEM_WIDTH)})" for _ in batch)
         statements.append((f"INSERT INTO receipt_items (key_id, {_ITEM_COLUMNS}) VALUES {values}",
                            [value for row in batch for value in row]))
+    if any(row[6] is not None for row in rows):  # the ref
+        # Ids a forget found while this receipt's recall was on its way here.
+        statements.append((
+            "UPDATE receipt_items SET ref = NULL WHERE receipt_id = ? AND ref IN (SELECT ref FROM forgotten_refs "
+            "WHERE key_id = ? AND (session_id = '' OR (session_id = ? AND receipt_items.vault = 'session')))",
+            (receipt.id, key_id, receipt.session_id or "")))
     return statements
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
 
+from memvault.core.models import UsageNote
 from memvault.core.ports import Embedder
 from memvault.core.shapes import doc
 from memvault.core.tokens import estimate_tokens
@@ -45,6 +46,17 @@ class CallUsage:
 
 
 COUNTS = tuple(f.name for f in fields(CallUsage))
+
+
+def usage_note(moment: float, usage: CallUsage) -> UsageNote | None:
+    """``usage`` as a vault write logs it for the ledger; None when it counts nothing."""
+    counts = {name: count for name, count in usage.counts().items() if count}
+    return UsageNote(moment, counts) if counts else None
+
+
+def noted_usage(note: UsageNote) -> CallUsage:
+    """The counts of a logged note (a name this version does not know is left out)."""
+    return CallUsage(**{name: int(count) for name, count in note.counts.items() if name in COUNTS})
 
 
 class Meter:

@@ -11,11 +11,12 @@ from memvault.core.memory.transfer import vault_label
 
 async def memory_stats(deps: Deps, key_id: str) -> MemoryStats:
     """Counts per vault of the key, from the vault and from the mirror, and the read cache's hits
-    and misses."""
+    and misses of the key's own reads."""
     mirror = MirrorStore(deps.db)
     vaults: dict[str, VaultCounts] = {}
     for name in await vaults_of(deps, key_id):
         counts = await mirror.counts(key_id, name)
         vaults[vault_label(name)] = VaultCounts(await deps.vaults.vault(name).stats(), MirrorCounts(**counts))
-    # The read cache's hits and misses are this process's (an isolate's on Workers), every key's.
-    return MemoryStats(key_id, vaults, deps.cache_stats.to_dict())
+    # This process's (an isolate's on Workers) counts of the key's own reads: others' would tell
+    # of their activity.
+    return MemoryStats(key_id, vaults, deps.cache_stats.of(key_id).to_dict())
