@@ -207,7 +207,7 @@ def _statements_and_calls(text: str) -> Iterator[Hit]:
 
 def cookies(text: str) -> Iterator[Hit]:
     """A cookie that holds a session or a login is a bearer credential: whoever sends it is signed in."""
-    if "ess" in text or "ESS" in text or ".sid" in text:
+    if "=" in text and ("ess" in text or "ESS" in text or ".sid" in text):
         for pair in _SESSION_PAIR.finditer(text):
             if generated(value := pair.group("value"), 16):
                 yield Hit(pair.start("value"), pair.end("value"), TOKEN)
