@@ -3,13 +3,16 @@ come back verbatim, each with its family. ``secrets.jsonl`` and ``harmless.jsonl
 the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on;
 ``heldout2_*.jsonl`` were written later, before its rules were read, against the reworked gate
 (what they exposed was fixed by rules for a family or a setting, never for one string), and
-``heldout3_*.jsonl`` and ``heldout4_*.jsonl`` the same way, each a round after the one before.
+``heldout3_*.jsonl``, ``heldout4_*.jsonl`` and ``heldout5_*.jsonl`` the same way, each a round
+after the one before.
 
 A case gives its secret literally (``secret``), or as a ``shape`` that is generated here, so
 that no credential-shaped literal sits in the repository: ``<b62:36>`` is 36 random base62
 characters; also ``hex``, ``HEX``, ``b64``, ``b64url``, ``UPNUM``, ``digits``, ``bech32`` runs,
-``<wif>`` and ``<xprv>`` (wallet keys with a valid base58check checksum) and ``<bip39:N>`` (N seed
-words). The random source is seeded per case, so every run sees the same corpus."""
+``b32``, ``b58``, ``<wif>`` and ``<xprv>`` (wallet keys with a valid base58check checksum) and
+``<bip39:N>`` (N seed words). A text may hold runs too (``AKIA<UPNUM:16>`` beside the secret, a
+hash in a look-alike), so that its other credential-shaped parts are not literals either. The
+random source is seeded per case, so every run sees the same corpus."""
 
 from __future__ import annotations
 
@@ -35,9 +38,13 @@ ALPHABETS = {
     "UPNUM": string.ascii_uppercase + string.digits,
     "digits": string.digits,
     "bech32": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+    "b32": string.ascii_uppercase + "234567",
+    "b58": "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz",
 }
-BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+BASE58 = ALPHABETS["b58"]
 _PART = re.compile(r"<(\w+)(?::(\d+))?>")
+# In a text, only a run with a named alphabet and a size is a shape: `<password>` is XML.
+_TEXT_PART = re.compile(r"<(" + "|".join(ALPHABETS) + r"):(\d+)>")
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,7 @@ def _base58check(payload: bytes) -> str:
     return "1" * (len(data) - len(data.lstrip(b"\0"))) + out
 
 
-def materialise(shape: str, rng: random.Random) -> str:
+def materialise(shape: str, rng: random.Random, part_pattern: re.Pattern[str] = _PART) -> str:
     words = sorted(BIP39_WORDS)
 
     def part(match: re.Match[str]) -> str:
@@ -71,7 +78,7 @@ def materialise(shape: str, rng: random.Random) -> str:
             return " ".join(rng.choice(words) for _ in range(size))
         return "".join(rng.choice(ALPHABETS[name]) for _ in range(size))
 
-    return _PART.sub(part, shape)
+    return part_pattern.sub(part, shape)
 
 
 def _load(name: str, split: str) -> list[Case]:
@@ -82,20 +89,23 @@ def _load(name: str, split: str) -> list[Case]:
                 continue
             raw = json.loads(line)
             secret, text = raw.get("secret"), raw["text"]
+            rng = random.Random(f"{name}:{number}")
             if "shape" in raw:
-                secret = materialise(raw["shape"], random.Random(f"{name}:{number}"))
+                secret = materialise(raw["shape"], rng)
+            text = materialise(text, rng, _TEXT_PART)
+            if "shape" in raw:
                 text = text.replace("{secret}", secret)
             cases.append(Case(raw.get("family", "misc"), text, secret, raw.get("kind"), split))
     return cases
 
 
-SPLITS = ("tuned", "heldout", "heldout2", "heldout3", "heldout4")
+SPLITS = ("tuned", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
 SECRETS = (_load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
            + _load("heldout2_secrets.jsonl", "heldout2") + _load("heldout3_secrets.jsonl", "heldout3")
-           + _load("heldout4_secrets.jsonl", "heldout4"))
+           + _load("heldout4_secrets.jsonl", "heldout4") + _load("heldout5_secrets.jsonl", "heldout5"))
 HARMLESS = (_load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
             + _load("heldout2_harmless.jsonl", "heldout2") + _load("heldout3_lookalikes.jsonl", "heldout3")
-            + _load("heldout4_lookalikes.jsonl", "heldout4"))
+            + _load("heldout4_lookalikes.jsonl", "heldout4") + _load("heldout5_lookalikes.jsonl", "heldout5"))
 
 
 def caught(case: Case, stored: str) -> bool:
@@ -140,7 +150,7 @@ def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     taken: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
-        if taken[(case.split, case.family)] < (1 if case.split in ("heldout2", "heldout3", "heldout4") else per_family):
+        if taken[(case.split, case.family)] < (1 if case.split in ("heldout2", "heldout3", "heldout4", "heldout5") else per_family):
             taken[(case.split, case.family)] += 1
             out.append(case)
     return out

@@ -1,6 +1,6 @@
 """The secret corpus (tests/secret_corpus.py): every secret the gate was tuned on disappears and
 every tuned look-alike comes back verbatim; over the whole corpus, held-out splits included, at least
-97 % of secrets are caught and at most 2 % of look-alikes are touched; the second, third and fourth
+97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to fifth
 held-out splits keep the rates measured on them; the share per family and
 split is printed. Redaction is idempotent, and 200 KB of adversarial input costs well under a
 second of CPU."""
@@ -36,6 +36,9 @@ def test_the_corpus_holds_150_secrets_and_150_look_alikes_with_a_held_out_split(
     fourth = [case for case in SECRETS if case.split == "heldout4"]
     assert len(fourth) >= 200 and len({case.family for case in fourth}) >= 80
     assert sum(case.split == "heldout4" for case in HARMLESS) >= 150
+    fifth = [case for case in SECRETS if case.split == "heldout5"]
+    assert len(fifth) >= 200 and len({case.family for case in fifth}) >= 150
+    assert sum(case.split == "heldout5" for case in HARMLESS) >= 150
     assert all(case.secret and case.secret in case.text for case in SECRETS)
 
 
@@ -91,14 +94,28 @@ def test_the_third_held_out_split_holds_the_rates_measured_when_its_misses_were_
 
 def test_the_fourth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
     # Measured first at 186/238 caught and 0/183 touched; after the rules it exposed were
-    # generalised, 232/238 and none. Left: a passphrase of plain words after "Password:", a login
-    # pair with no login word, a card's code told as "the three digits on the back", a one-time
-    # code told as a story, one after a Hindi label, and an alarm's code under a German compound.
+    # generalised, 232/238 and none; 233 since the fifth split's rules read a code told as sent.
+    # Left: a passphrase of plain words after "Password:", a login pair with no login word, a
+    # card's code told as "the three digits on the back", a one-time code after a Hindi label, and
+    # an alarm's code under a German compound.
     secrets = [case for case in SECRETS if case.split == "heldout4"]
     harmless = [case for case in HARMLESS if case.split == "heldout4"]
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
-    assert len(missed) <= 6, missed
+    assert len(missed) <= 5, missed
+    assert not touched, touched
+
+
+def test_the_fifth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
+    # Measured first at 318/353 caught and 6/202 touched; after the rules it exposed were
+    # generalised, 350/353 and none. Left: a bare 40-character run with no word beside it, a
+    # password spelled out with dashes under no label, and one given in a chat as the answer to
+    # another speaker's question on the line before.
+    secrets = [case for case in SECRETS if case.split == "heldout5"]
+    harmless = [case for case in HARMLESS if case.split == "heldout5"]
+    missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
+    touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
+    assert len(missed) <= 3, missed
     assert not touched, touched
 
 
@@ -210,6 +227,23 @@ ADVERSARIAL = {
     "identified by": _fill("IDENTIFIED BY '"),
     "redis auth": _fill("> AUTH a "),
     "login for": _fill("login for the a b c "),
+    "label lines": _fill("Password\n"),
+    "blank lines after labels": _fill("password:\n\n"),
+    "spelled out": _fill("password is a "),
+    "codes told as sent": _fill("code they texted me "),
+    "bank numbers": _fill("TAN for the "),
+    "session pairs": _fill("a_session="),
+    "mapped base64": _fill("k: QUJDREVGR0hJSktMTU5PUA==\n"),
+    "key emoji": _fill("\U0001f511 "),
+    "used to log in": _fill("use aB3!aB3! "),
+    "login arguments": _fill("a login "),
+    "oracle logins": "sqlplus " + _fill("-a "),
+    "net use": _fill("net use /user:a "),
+    "samba users": _fill("-U a%"),
+    "elided prepositions": _fill("password dell'a "),
+    "encoded names": _fill("secret_key_base "),
+    "prose lists": _fill("apple, "),
+    "storepass": _fill("-storepass -keypass "),
     "mixed": _fill("4111-1111 password=x SSN 123 eyJ.a sk-aB3 secret access key AKIA 1Z xoxb- ghp_ "),
 }
 

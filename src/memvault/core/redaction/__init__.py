@@ -37,6 +37,7 @@ from memvault.core.redaction.codes import one_time_codes
 from memvault.core.redaction.labels import PASSWORD, TOKEN, assignments, elements, kind_of, value_is_secret
 from memvault.core.redaction.layouts import (
     csv_columns,
+    label_lines,
     login_pairs,
     next_line_values,
     reversed_assignments,
@@ -57,7 +58,8 @@ __all__ = [
 
 RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
     pem_blocks, key_shapes, hex_wallet_keys, seed_phrases, vendor_tokens, userinfo, headers, command_lines,
-    password_arguments, cookies, credential_files, assignments, reversed_assignments, next_line_values, login_pairs,
+    password_arguments, cookies, credential_files, assignments, reversed_assignments, next_line_values, label_lines,
+    login_pairs,
     one_time_codes, elements, near_credential_words, ssns, cards, base64_wrapped, table_cells, security_answers,
     csv_columns,
 )

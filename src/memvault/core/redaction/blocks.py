@@ -55,6 +55,9 @@ _SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[A-Za-z]{3,8}(?:[ \t,;|/\"'-]+|[ \t\"',
                        r"[A-Za-z]{3,8}(?![A-Za-z])")
 _WORD = re.compile(r"[A-Za-z]+")
 SEED_WORDS = 12
+_PROSE_LIST = re.compile(r"[A-Za-z]+(?:,[ \t]*[A-Za-z]+)+")
+_SEED_CONTEXT = re.compile(r"(?i)seed|mnemonic|phrase|recovery|wallet|words|backup|secret|ledger|trezor|metamask")
+_SEED_CONTEXT_REACH = 80
 
 
 def base58check(text: str) -> bool:
@@ -140,11 +143,17 @@ def seed_phrases(text: str) -> Iterator[Hit]:
                 count += 1
                 continue
             if count >= SEED_WORDS:
-                yield _seed(run, words, first, index - 1)
+                yield from _seed(run, words, first, index - 1)
             count = 0
         if count >= SEED_WORDS:
-            yield _seed(run, words, first, len(words) - 1)
+            yield from _seed(run, words, first, len(words) - 1)
 
 
-def _seed(run: re.Match[str], words: list[re.Match[str]], first: int, last: int) -> Hit:
-    return Hit(run.start() + words[first].start(), run.start() + words[last].end(), SEED_PHRASE)
+def _seed(run: re.Match[str], words: list[re.Match[str]], first: int, last: int) -> Iterator[Hit]:
+    start, end = run.start() + words[first].start(), run.start() + words[last].end()
+    text = run.string
+    # Words listed as prose lists them ("apple, banana, butter, …") are a list of things unless
+    # a word before says a wallet's words follow.
+    if _PROSE_LIST.fullmatch(text, start, end) and not _SEED_CONTEXT.search(text, max(0, start - _SEED_CONTEXT_REACH), start):
+        return
+    yield Hit(start, end, SEED_PHRASE)

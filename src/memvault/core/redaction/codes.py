@@ -39,10 +39,26 @@ _CODE_FIRST = re.compile(
 )
 _CODE = re.compile(
     r"(?:(?:\d{1,2}[.)]|[-*\u2022])[ \t]+)?"
-    r"(?P<code>\d{3,5} \d{3,5}(?![ \d])|(?=[A-Za-z0-9-]{0,80}\d)[A-Za-z0-9]{4,16}(?:-[A-Za-z0-9]{3,16}){0,7})"
+    r"(?P<code>\d{3,5} \d{3,5}(?![ \d])|(?=[A-Za-z0-9-]{0,80}\d)[A-Za-z0-9]{4,16}(?:-[A-Za-z0-9]{3,16}){0,7}"
+    # A service's single recovery code, one long run (Bitwarden's 32 characters of base32).
+    r"|(?=[A-Za-z]{0,63}\d)(?=[a-z0-9]{20,64}(?![\w-])|[A-Z0-9]{20,64}(?![\w-]))[A-Za-z0-9]{20,64})"
     r"(?![\w-])[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*)?"
 )
 _FOUR_DIGITS = re.compile(r"\d{4}")
+# A bank's transaction number (``TAN``, ``mTAN``, ``pushTAN``), in capitals as banks write it: the
+# lower-case word is a colour or a tangent.
+_TAN = re.compile(
+    r"(?<![A-Za-z])(?:m|sms|push|chip|photo|i)?TAN(?![A-Za-z])(?:[ \t]+(?i:for|für|zur)(?:[ \t]+[\w-]{1,20}){1,3}?)?"
+    r"(?:[ \t]*:|[ \t]+(?i:is|ist|lautet))[ \t]*(?P<code>\d{6,8})(?!\d)"
+)
+# A code told as having been sent ("the code they texted me is 482913"): sent, it is a one-time code.
+_SENT_CODE = re.compile(
+    r"(?<![\w-])(?i:code|pin)(?:[ \t]+(?:that|which|they|you|he|she|we|it|the|my|bank|app|[A-Z]\w{1,20})){0,3}"
+    r"[ \t]+(?i:texted|sent|emailed|messaged|sms'?e?d)(?:[ \t]+(?i:me|us|you|him|her|them|to[ \t]+me|over|just[ \t]+now)){0,2}"
+    r"[ \t]+(?i:is|was)[ \t]*:?[ \t]*(?P<code>\d{4,8})(?!\d)"
+)
+_NOT_SECRET_CODE_BEFORE = re.compile(r"(?i)(?:zip|postal|post|area|country|error|status|exit|promo|discount|coupon|voucher|"
+                                     r"gift|tracking|product|source|qr|bar)[ \t]*\Z")
 _MOST_CODES = 32
 
 
@@ -56,6 +72,12 @@ def one_time_codes(text: str) -> Iterator[Hit]:
     if _FOUR_DIGITS.search(text):  # far cheaper than looking for the whole shape in text without one
         for match in _CODE_FIRST.finditer(text):
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
+        if "TAN" in text:
+            for match in _TAN.finditer(text):
+                yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
+        for match in _SENT_CODE.finditer(text):
+            if not _NOT_SECRET_CODE_BEFORE.search(text, max(0, match.start() - 20), match.start()):
+                yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
     for label in _CODES_LABEL.finditer(text):
         position = label.end()
         for _ in range(_MOST_CODES):

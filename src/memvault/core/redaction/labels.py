@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from memvault.core.redaction.languages import (
     IS_ABROAD,
+    IS_ABROAD_AND_ENGLISH,
     IS_UNSPACED,
     KEY_ABROAD,
     PASSWORD_ABROAD,
@@ -64,6 +65,9 @@ _NOT_CREDENTIAL_KEYS = frozenset(
     "composite map dict translation group message event hot short natural surrogate tracking ssh gpg "
     "kms publishable".split()
 )
+# Words after a credential's name that say the value is the credential in another form.
+_ENCODINGS = r"[_-](?i:base64|base|b64|hex|value|raw|bytes|material)(?![A-Za-z0-9])"
+_ENCODED = re.compile(_ENCODINGS + r"\Z")
 _STRONG_KEYS = frozenset(
     "private secret api access account shared preshared master signing encryption decryption client app auth sas "
     "storage subscription webhook hmac jwt license licence consumer admin root service session".split()
@@ -111,9 +115,13 @@ _PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + IS_ABR
 # only after a label in another language (checked where the match is read).
 _OWN_WORDS = r"(?P<own>(?:[ \t]+[^\s\d!-/:-@\[-`{-~]{1,20}){1,3}?)[ \t]*:?[ \t]+(?=[A-Za-z]{0,40}[0-9!-/:-@\[-`{-~])"
 _ASSIGNMENT = re.compile(
-    r"(?P<label>(?:(?<![A-Za-z0-9_%-])|(?<=%3[Ff])|(?<=%26))(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r"))"
+    r"(?P<label>(?:(?<![A-Za-z0-9_%-])|(?<=%3[Ff])|(?<=%26))(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r")"
+    # An encoding's word after the name only before ``=`` or ``:`` (``SECRET_KEY_BASE=…``).
+    r"(?:" + _ENCODINGS + r"(?=\\?[\"']?[ \t]*[:=]))?)"
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для)(?:[ \t]+[\w@.'-]{1,30}){1,4}?)(?:" + _SEP + "|" + _PROSE + r")"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
+    r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?)(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
     + _PROSE.replace("prose", "prose2").replace("abroad", "abroad2").replace("cjk", "cjk2") + "|" + _OWN_WORDS
     + r"|(?P<space>[ \t]+))"
@@ -147,6 +155,9 @@ _EXPRESSION_GOES_ON = re.compile(r"[ \t]+(?:\+|\|\||\?\?)[ \t]")
 _APP_PASSWORD_START = re.compile(r"^[a-z]{4}$")
 _APP_PASSWORD_REST = re.compile(r"(?:[ \t][a-z]{4}){3}(?![\w])")
 _REST_OF_LINE = re.compile(r"(?:[ \t]+\S{1,24}){1,8}(?=[ \t]*\r?\n|[ \t]*\Z)")
+_NOT_PRINTABLE_ASCII = re.compile(r"[^!-~]")
+_NEXT_SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}=")
+_SPELLED_OUT = re.compile(r"\S(?:[ \t]\S(?![^\s.,;:)])){5,63}")
 # A label that a condition leads (``if not password:``) is code testing a variable, and its colon
 # opens a block rather than a value.
 _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
@@ -185,6 +196,10 @@ def label_strength(label: str) -> str | None:
     words = _words_of(label)
     if not words[0]:
         return None
+    if (encoded := _ENCODED.search(label)) is not None and encoded.start() > 0:
+        # The credential in another form (Rails' ``SECRET_KEY_BASE``, ``token_hex``): only a
+        # generated value, since the name may as well hold the form's name.
+        return WEAK if label_strength(label[:encoded.start()]) is not None else None
     last, before = words[-1], words[-2] if len(words) > 1 else ""
     if last in _STRONG_WORDS or last.endswith(_STRONG_ENDINGS) or _pass_run_together(label, last):
         return STRONG
@@ -308,10 +323,23 @@ def assignments(text: str) -> Iterator[Hit]:
             return
         position = match.end("label")
         label = match.group("label")
-        if _condition(label, match) or _variable(text, match.start("label")):
+        if _condition(label, match) or _variable(text, match) or _english_goes_on(label, match):
             continue
         label = _qualified(label, match.group("qual"))
         value, start, end = _value(match)
+        if match.group("cjk") is not None or match.group("cjk2") is not None:
+            # Unspaced, the sentence goes on in its own script right after the value ("…です").
+            value = _NOT_PRINTABLE_ASCII.split(value, maxsplit=1)[0]
+            end = start + len(value)
+        if match.group("space") is not None and (_NEXT_SETTING.match(value) or text[match.start("label") - 1:match.start("label")] == "="):
+            # ``method=password ip=10.0.0.8``: the word is a value itself, and what follows is the next setting.
+            continue
+        if kind_of(label) == PASSWORD and len(value) == 1 and (spelled := _SPELLED_OUT.match(text, start)):
+            # Spelled out a character at a time ("K 9 x # m 2 L q"): read as one.
+            if generated(joined := spelled.group(0).replace(" ", "").replace("\t", "")) and value_is_secret(label, joined):
+                yield Hit(start, spelled.end(), PASSWORD)
+                position = max(position, spelled.end())
+            continue
         separator = (match.group("sep") or match.group("sep2") or "").strip()
         if separator.lower() == "%3d":
             value = value.split("%26")[0]
@@ -368,10 +396,23 @@ def _named_after(label: str, value: str) -> bool:
     return name.endswith(word) or (value[0].isupper() and name.startswith(word))
 
 
-def _variable(text: str, start: int) -> bool:
+def _variable(text: str, match: re.Match[str]) -> bool:
     """A label that a shell or template reads (``$API_KEY``, ``${TOKEN}``, ``%PASSWORD%``) is a
-    reference, and what follows it is the rest of the command."""
-    return start > 0 and (text[start - 1] in "$%" or text[max(0, start - 2):start] == "${")
+    reference, and what follows it is the rest of the command; unless a literal is assigned to it
+    (PHP's and Perl's ``$db_pass = '…';``)."""
+    start = match.start("label")
+    if not (start > 0 and (text[start - 1] in "$%" or text[max(0, start - 2):start] == "${")):
+        return False
+    assigned = text[start - 1] == "$" and (match.group("sep") or match.group("sep2") or "").strip() == "=" \
+        and (match.group("dq") is not None or match.group("sq") is not None)
+    return not assigned
+
+
+def _english_goes_on(label: str, match: re.Match[str]) -> bool:
+    """Another language's "is" that English spells as a word of its own, after an English label."""
+    abroad = match.group("abroad") or match.group("abroad2")
+    return abroad is not None and abroad.lower() in IS_ABROAD_AND_ENGLISH and label.isascii() \
+        and not label.lower().endswith(PASSWORD_ABROAD + TOKEN_ABROAD)
 
 
 def _condition(label: str, match: re.Match[str]) -> bool:

@@ -8,9 +8,10 @@ from __future__ import annotations
 # their notes in; a label ending in one is a password's.
 PASSWORD_ABROAD = (
     "mot de passe", "passwort", "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "salasana",
-    "hasło", "haslo", "lösenord", "losenord", "şifre", "sifre", "şifresi", "sifresi", "parola", "parolası",
+    "hasło", "haslo", "lösenordet", "losenordet", "lösenord", "losenord", "passordet", "passord", "adgangskoden",
+    "adgangskode", "şifre", "sifre", "şifresi", "sifresi", "parola", "parolası",
     "jelszó", "jelszo", "пароль", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호", "clave",
-    "palavra-passe", "heslo", "kata sandi", "kata laluan", "mật khẩu", "mat khau", "पासवर्ड", "कूटशब्द",
+    "palavra-passe", "heslo", "kata sandinya", "kata sandi", "kata laluan", "mật khẩu", "mat khau", "पासवर्ड", "कूटशब्द",
     "كلمة المرور", "كلمة السر", "رمز المرور", "رمز عبور", "گذرواژه", "סיסמה", "סיסמא", "รหัสผ่าน",
     "συνθηματικό", "κωδικός πρόσβασης", "κωδικό πρόσβασης", "κωδικός", "κωδικό", "geheimzahl", "geheimnummer",
     "pincode", "пин-код",
@@ -28,8 +29,11 @@ TOKEN_ABROAD = ("токен", "ключ", "令牌", "密钥", "秘钥", "密鑰"
 KEY_ABROAD = ("ключ", "密钥", "秘钥", "密鑰", "キー", "키")
 # "is" as those languages say it, and a spaced dash, which sets a value after its label in any of them.
 IS_ABROAD = (
-    r"ist|lautet|war|est|était|es|era|è|é|är|er|on|jest|to|je|это|olduğu|는|은|이|είναι|ήταν|هي|هو|है|था|היא|הוא"
+    r"ist|lautet|war|c'est|c'était|est|était|es|era|è|é|är|er|on|jest|to|je|это|olduğu|는|은|이|είναι|ήταν|هي|هو|है|था|היא|הוא"
     r"|là|adalah|ialah|este|-"
 )
+# Those of them that are English words as well ("the root pw on build02"): after an English label
+# they go on an English sentence.
+IS_ABROAD_AND_ENGLISH = frozenset({"war", "era", "on"})
 # Languages that write "is" between label and value unspaced.
 IS_UNSPACED = "是|为|為|は|는|은|คือ"

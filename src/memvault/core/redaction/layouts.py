@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from memvault.core.redaction.labels import LABEL_WORDS, PASSWORD, STRONG, kind_of, label_strength, value_is_secret
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import generated, prose
+from memvault.core.redaction.values import classes, generated, prose
 
 _AS_LABEL = re.compile(r"[ \t]+as[ \t]+(?:(?:the|my|your|our|his|her|their|a|an|new)[ \t]+){0,2}"
                        r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key))(?![A-Za-z0-9])")
@@ -27,7 +27,20 @@ _LABEL_BEFORE_SEPARATOR = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<label>[A-Za-z0-9_.-]{0,40}?(?i:" + LABEL_WORDS + r"))(?![A-Za-z0-9])\\?[\"']?[ \t]*\Z"
 )
 _LABEL_REACH = 80
-_NEXT_LINE = re.compile(r"[ \t]*(?P<value>\S{3,300}?)[ \t]*(?=\r?\n|\Z)")
+_NEXT_LINE = re.compile(r"(?P<blank>[ \t]*\r?\n)?[ \t]*(?P<value>\S{3,300}?)[ \t]*(?=\r?\n|\Z)")
+# A password's label alone on its line, no separator after it, and the value alone on the next.
+_LABEL_LINE = re.compile(
+    r"(?m)^[ \t]*(?P<label>(?:[A-Za-z]{1,20}[ \t]){0,2}(?i:pass(?:word|wd|phrase|code)|pwd|pw))[ \t]*\r?\n"
+    r"[ \t]*(?P<value>\S{6,300}?)[ \t]*(?=\r?\n|\Z)"
+)
+# "use … to log in": the value before what it is used for.
+_USED_TO_LOG_IN = re.compile(
+    r"(?<![\w-])(?i:use|try|enter|type)[ \t]+(?P<value>[^\s\"'`]{8,100})[ \t]+(?i:to|for)[ \t]+"
+    r"(?i:log[ \t-]?(?:in|on)(?:to)?|sign[ \t-]?(?:in|on)(?:to)?|get[ \t]+in|unlock)(?![\w])"
+)
+# A key or lock emoji standing for the label ("🔑 …").
+_KEY_EMOJI = re.compile("(?:\U0001f511|\U0001f510|\U0001f5dd\ufe0f?)" r"[ \t]*:?[ \t]*(?P<value>[^\s\"'`]{8,100})")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 # A next line that assigns a name of its own is the next setting, not the value left empty above.
 _SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}[ \t]*=")
 _TABLE_ROW = re.compile(r"[ \t]*\|[^\n]{1,2000}\|[ \t]*\r?(?=\n|\Z)")
@@ -80,12 +93,37 @@ def next_line_values(text: str) -> Iterator[Hit]:
         if line is None or line.group("value").endswith(":") or line.group("value").startswith("-") \
                 or _SETTING.match(line.group("value")):
             continue
+        # After a blank line the value must look made: a heading or a word may as well start a section there.
+        if line.group("blank") is not None and (classes(line.group("value")) < 3 or not generated(line.group("value"))):
+            continue
         line_start = text.rfind("\n", max(0, separator.start() - _LABEL_REACH), separator.start()) + 1
         match = _LABEL_BEFORE_SEPARATOR.search(text, max(line_start, separator.start() - _LABEL_REACH), separator.start())
         if match is None or label_strength(label := match.group("label")) != STRONG:
             continue
         if value_is_secret(label, line.group("value")):
             yield Hit(line.start("value"), line.end("value"), kind_of(label))
+
+
+def label_lines(text: str) -> Iterator[Hit]:
+    """A password's label on a line of its own and the value alone on the next, shaped as one
+    ("Password" and ``Nxt!Line-pw3`` below it); a value after a key emoji ("🔑 …"); and "use … to log in"."""
+    if "\n" in text:
+        for match in _LABEL_LINE.finditer(text):
+            value = match.group("value")
+            if classes(value) >= 3 and generated(value) and value_is_secret(match.group("label"), value):
+                yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    if not text.isascii():
+        for match in _KEY_EMOJI.finditer(text):
+            value = match.group("value")
+            if classes(value) >= 3 and generated(value):
+                yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    lowered = text.lower()  # one pass in C spares most text the pattern's scan
+    if not any(word in lowered for word in ("log", "sign", "get in", "unlock")):
+        return
+    for match in _USED_TO_LOG_IN.finditer(text):
+        value = match.group("value")
+        if classes(value) >= 3 and generated(value) and not _EMAIL.search(value) and not prose(value):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
 
 
 def table_cells(text: str) -> Iterator[Hit]:

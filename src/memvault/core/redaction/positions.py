@@ -23,20 +23,26 @@ _AUTHORIZATION = re.compile(
 )
 _SCHEME = re.compile(r"(?<![\w-])(?P<scheme>(?i:bearer|token|bot|basic))[ \t]+(?P<value>[A-Za-z0-9._~+/=-]{12,1024})")
 _USER_PASS = re.compile(
-    r"(?<!\S)(?:-u|--user|--proxy-user|--http-user)(?:[ \t]+|=)\\?[\"']?(?P<user>[^\s:\"']{0,100}):(?P<value>[^\s\"']{1,300})"
+    r"(?<!\S)(?:-u|--user|--proxy-user|--http-user|--auth|(?<=\bhttp[ \t])-a|(?<=\bhttps[ \t])-a|(?<=\bxh[ \t])-a)(?:[ \t]+|=)\\?[\"']?(?P<user>[^\s:\"']{0,100}):(?P<value>[^\s\"']{1,300})"
 )
 _LONG_FLAG = re.compile(r"(?<![\w-])--?(?P<label>[A-Za-z][\w-]{0,40})[ \t]+\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})")
 _COMMAND_FLAG = re.compile(
     r"(?<![\w-])(?P<command>(?i:mysql\w*|mariadb\w*|sshpass|mongo\w*|docker[ \t]+login|podman[ \t]+login|"
-    r"helm[ \t]+registry[ \t]+login|twine|redis-cli|mosquitto_(?:pub|sub|rr)|unzip|zip|7z))\b[^\n|;&]{0,300}?"
-    r"(?<!\S)(?P<flag>-p|-a|-P)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})"
+    r"helm[ \t]+registry[ \t]+login|twine|redis-cli|mosquitto_(?:pub|sub|rr)|unzip|zip|7z|ldap\w+|sqlcmd|bcp|osql|"
+    r"isql|az[ \t]+login))\b[^\n|;&]{0,300}?"
+    r"(?<!\S)(?P<flag>-p|-a|-P|-w)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})"
 )
 # The flags after the first on the same command line (``mosquitto_pub -p 1883 … -P pw``: its port first).
 _MOST_FLAGS = 8
-_LATER_FLAG = re.compile(r"[^\n|;&]{0,300}?(?<!\S)(?P<flag>-p|-a|-P)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})")
+_LATER_FLAG = re.compile(r"[^\n|;&]{0,300}?(?<!\S)(?P<flag>-p|-a|-P|-w)(?P<gap>[ \t]+|=)?\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})")
+# An option named for a password run together (Java's keytool and jarsigner: ``-storepass``, ``-keypass``).
+_PASS_OPTION = re.compile(r"(?i)(?<!by)(?<!com)(?<!sur)(?<!tres)(?<!over)(?<!under)pass\Z")
+# A command's ``login`` given its token as the argument (``cargo login …``, ``wandb login …``).
+_LOGIN_ARGUMENT = re.compile(r"(?<![\w-])[a-z][\w.-]{1,30}[ \t]+login[ \t]+(?P<value>[A-Za-z0-9_.~+/=-]{20,300})(?![^\s\"'`])")
 _METAVARIABLE = re.compile(r"^[A-Z][A-Z_-]*$")
 _ATTACHED_ONLY = ("mysql", "mariadb", "7z")  # `mysql -p db` prompts for the password and opens db
-_FLAG_OF = {"redis-cli": "-a", "zip": "-P", "unzip": "-P", "mosquitto": "-P"}
+_FLAG_OF = {"redis-cli": "-a", "zip": "-P", "unzip": "-P", "mosquitto": "-P", "ldap": "-w", "sqlcmd": "-P", "bcp": "-P",
+            "osql": "-P", "isql": "-P"}
 # htpasswd's -b takes the password as its last argument: after the file and the user, or after
 # the user alone when -n prints the line instead of writing a file.
 _HTPASSWD = re.compile(r"(?<![\w-])htpasswd(?P<flags>(?:[ \t]+-[A-Za-z]{1,10}){1,6})(?P<args>(?:[ \t]+[^\s-]\S{0,300}){2,3})")
@@ -45,6 +51,16 @@ _PASS_ARGUMENT = re.compile(
     r"|(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+[^\s/]{1,100}[ \t]+(?P<net>[^\s/*][^\s]{0,300})"
     r"|(?<![\w-])echo[ \t]+[\"']?[\w.@-]{1,100}:(?P<chpasswd>[^\s\"']{1,300})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd"
     r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}--password-stdin"
+)
+# Rarer commands, each looked for only in text that holds a character or word it needs:
+# ``net use Z: \\server\share /user:DOMAIN\name password``; Samba's ``-U user%password``
+# (smbclient, rpcclient, smbmap); Oracle's ``sqlplus user/password@service``.
+_RARE_ARGUMENTS = (
+    (("/user:", "/USER:", "/u:"), re.compile(
+        r"(?<![\w-])(?i:net)[ \t]+(?i:use)[ \t][^\n/]{0,200}/(?i:user|u):[^\s/]{1,100}[ \t]+(?P<value>[^\s/*][^\s]{0,300})")),
+    (("%",), re.compile(r"(?<!\S)(?:-U|--user(?:name)?)(?:[ \t]+|=)[\"']?[^\s%\"']{1,100}%(?P<value>[^\s\"']{1,300})")),
+    (("/",), re.compile(r"(?<![\w-])(?i:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+){0,8}[ \t]+[\"']?[\w$#]{1,30}/"
+                        r"(?P<value>[^\s@/\"']{1,300})(?=@|[\s\"']|\Z)")),
 )
 # SQL's ``IDENTIFIED BY '…'`` (MySQL, Oracle), and Redis's ``AUTH [user] password`` at its prompt;
 # rare words, looked for only in text that holds them.
@@ -73,6 +89,11 @@ _COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookies?\b")
 _COOKIE_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.!#$%&'*+^`|~-]{1,64})=(?P<value>[^;\s,\"']{1,4096})")
 _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember|login|identity|csrf|xsrf")
 _COOKIE_REACH = 4096
+# A session cookie's pair, named as frameworks name theirs (``PHPSESSID``, ``JSESSIONID``,
+# ``ASP.NET_SessionId``, ``laravel_session``), needs no word cookie before it.
+_SESSION_PAIR = re.compile(
+    r"(?<![\w.-])(?P<name>[A-Za-z0-9_.-]{0,40}(?i:sessid|session_?id|[._]session|\.sid))=(?P<value>[^;\s,\"']{16,4096})"
+)
 _NETRC = re.compile(
     r"(?<![\w-])(?i:machine[ \t]+\S+|default|login[ \t]+\S+)"
     r"(?:\s+(?i:login|account|port|protocol)[ \t]+\S+){0,4}\s+(?i:password|passwd)[ \t]+(?P<value>\S{1,300})"
@@ -109,12 +130,16 @@ def command_lines(text: str) -> Iterator[Hit]:
         if not placeholder(value) and not value.isdigit() and not placeholder(match.group("user") or "x"):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     for match in _LONG_FLAG.finditer(text):
-        if label_strength(match.group("label")) != STRONG:
+        if label_strength(match.group("label")) != STRONG and not _PASS_OPTION.search(match.group("label")):
             continue
         value = _argument(match.group("value"))
         # "--token or MEMVAULT_TOKEN": the sentence goes on where a value would be.
         if value and not value.isdigit() and not prose(value):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
+    if "login" in text:
+        for match in _LOGIN_ARGUMENT.finditer(text):
+            if random_token(value := match.group("value")):
+                yield Hit(match.start("value"), match.end("value"), TOKEN)
     for match in _COMMAND_FLAG.finditer(text):
         command = match.group("command").lower().split()[0]
         wanted = next((f for name, f in _FLAG_OF.items() if command.startswith(name)), "-p")
@@ -148,6 +173,11 @@ def password_arguments(text: str) -> Iterator[Hit]:
         group = next(name for name in ("value", "net", "chpasswd", "stdin") if match.group(name) is not None)
         if not placeholder(match.group(group)):
             yield Hit(match.start(group), match.end(group), PASSWORD)
+    for needs, pattern in _RARE_ARGUMENTS:
+        if any(need in text for need in needs):
+            for match in pattern.finditer(text):
+                if not placeholder(match.group("value")):
+                    yield Hit(match.start("value"), match.end("value"), PASSWORD)
     yield from _statements_and_calls(text)
     for match in _CONNECT_CALL.finditer(text):
         # ``connect`` and ``getConnection`` are a database driver's only when its name is before them.
@@ -177,6 +207,10 @@ def _statements_and_calls(text: str) -> Iterator[Hit]:
 
 def cookies(text: str) -> Iterator[Hit]:
     """A cookie that holds a session or a login is a bearer credential: whoever sends it is signed in."""
+    if "=" in text and ("ess" in text or "ESS" in text or ".sid" in text):
+        for pair in _SESSION_PAIR.finditer(text):
+            if generated(value := pair.group("value"), 16):
+                yield Hit(pair.start("value"), pair.end("value"), TOKEN)
     scanned = 0
     for word in _COOKIE.finditer(text):
         start = max(word.end(), scanned)

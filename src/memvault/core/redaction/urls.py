@@ -25,7 +25,7 @@ _HOST = re.compile(r"(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(
 
 _CREDENTIAL_WORD = re.compile(
     r"(?i)(?<![a-z])(?:pass(?:word|wd|phrase)|secret|token|api[ _-]?key|credentials?|private[ _-]?key|"
-    r"access[ _-]?key|signing[ _-]?key|auth(?:orization)?|(?P<key>key))(?![a-z])"
+    r"access[ _-]?key|signing[ _-]?key|auth(?:orization)?|session[ _-]?cookie|(?P<key>key))(?![a-z])"
 )
 # "Key" alone names public keys, database keys and keys of a map as well: beside it only a run that
 # mixes lower case, upper case and digits counts, a short way on, unless a word before names

@@ -21,11 +21,13 @@ PLACEHOLDER_WORDS = frozenset(
     "yoursecret mytoken yourtoken secretkey secret_key replace_me replaceme insert_here "
     # Types a schema or an annotation names in a value's place (``password: string``, ``token: object``).
     "bool boolean int integer float number object bytes dict list any optional "
+    # Encodings a format's description names where the value goes (``?secret=BASE32``).
+    "base32 base64 base58 hex uuid "
     # Log levels, which a dotted logger's name ending in a credential's word is set to.
     "trace debug info warn warning error fatal off".split()
 )
 _TEMPLATE = re.compile(
-    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{(?:[A-Za-z_][\w.]*|\d*)(?:![rsa])?(?::[^{}\s]*)?\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
+    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{(?:[A-Za-z_][\w.]*|\d*)(?:![rsa])?(?::[^{}\s]*)?\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^\$?\{\{|^\{%|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
     r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
     r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$"
     # Ruby's and Octopus's interpolation; CloudFormation's intrinsic functions, which name a parameter.
@@ -42,7 +44,7 @@ _NOT_COUNTED = str.maketrans("", "", _MASK_CHARS)
 _COUNTED = re.compile(r"[\w" + re.escape(_MASK_CHARS) + r"]")
 _LOWER, _UPPER, _DIGIT, _SYMBOL = (re.compile(p) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^\w\s.-]"))
 _CODE = re.compile(
-    r"^[A-Za-z_]\w*(?:(?:\.+|::|->)\w+)*\.?[(\[]|^(?:self|this|cls|config|settings|conf|cfg|env|os|process|ctx|request|params|args|"
+    r"^[A-Za-z_]\w*(?:(?:\??\.+|::|->)\w+)*\??\.?[(\[]|^(?:self|this|cls|config|settings|conf|cfg|env|os|process|ctx|request|params|args|"
     r"options|opts|props|secrets|vars|creds|credentials)\.[\w.\[\]\"']+!?$"
     # A parenthesised call or attribute (``(self.auth[0]``), a Markdown link's text (``gate](x.md)``),
     # a dunder name (``__root__``).

@@ -1,6 +1,7 @@
 """Secrets wrapped in base64 where the text itself unwraps them: a literal piped to ``base64 -d``
 or passed to a decoding call (``b64decode``, ``atob``, ``Buffer.from(…, 'base64')``,
-``FromBase64String``, ``base64_decode``, ``Base64.decode64``, ``DecodeString``). The literal is
+``FromBase64String``, ``base64_decode``, ``Base64.decode64``, ``DecodeString``); and a mapping's
+value that is base64 alone on its line, as a Kubernetes Secret's ``data:`` holds each value. The literal is
 decoded and gated like any text; it goes when what it wraps holds a secret or is a ``user:password``
 pair, as HTTP Basic and registry logins encode one."""
 
@@ -10,6 +11,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
+from itertools import islice
 
 from memvault.core.redaction.labels import PASSWORD
 from memvault.core.redaction.spans import Hit
@@ -24,6 +26,10 @@ _DECODED = re.compile(
     r"DecodeString|Buffer\.from)[ \t]*\([ \t]*" + _LITERAL.format(name="called")
 )
 _PAIR = re.compile(r"^[^\s:]{1,64}:(?P<password>\S{1,300})$")
+# A mapping's value that is base64 alone on its line, as a Kubernetes Secret's ``data:`` holds
+# every value (``.dockerconfigjson: eyJhdXRocyI6…``): whatever its key's name, it is opened.
+_MOST_MAPPED = 32  # a Secret holds a few; a page of them is a page of data, not a Secret
+_MAPPED = re.compile(r"(?m)^[ \t]*[\w.-]{1,100}[ \t]*:[ \t]+(?P<mapped>[A-Za-z0-9+/]{16,8192}={0,2})[ \t]*\r?$")
 
 
 def _unwrapped(literal: str) -> str | None:
@@ -38,8 +44,8 @@ def _unwrapped(literal: str) -> str | None:
 def base64_wrapped(text: str) -> Iterator[Hit]:
     from memvault.core.redaction import redact
 
-    for match in _DECODED.finditer(text):
-        group = next(name for name in ("piped", "herestring", "called") if match.group(name) is not None)
+    for match in (*_DECODED.finditer(text), *islice(_MAPPED.finditer(text), _MOST_MAPPED)):
+        group = next(name for name in ("piped", "herestring", "called", "mapped") if match.groupdict().get(name) is not None)
         decoded = _unwrapped(match.group(group))
         if decoded is None:
             continue
