@@ -86,13 +86,14 @@ class ReceiptStore:
 
     async def delete_before(self, before: float, key_id: str | None = None) -> int:
         """Delete receipts made before ``before`` (of one key, or of all); how many went."""
-        which = "created_at < ?" + ("" if key_id is None else " AND key_id = ?")
+        of_key = "" if key_id is None else " AND key_id = ?"
+        which = "created_at < ?" + of_key
         params = (before,) if key_id is None else (before, key_id)
         gone = await self._db.query(f"SELECT COUNT(*) AS n FROM receipts WHERE {which}", params)
         await self._db.batch([
             (f"DELETE FROM receipt_items WHERE receipt_id IN (SELECT id FROM receipts WHERE {which})", params),
             (f"DELETE FROM receipts WHERE {which}", params),
-            (f"DELETE FROM forgotten_refs WHERE {which.replace('created_at', 'forgotten_at')}", params),
+            (f"DELETE FROM forgotten_refs WHERE forgotten_at < ?{of_key}", params),
         ])
         return int(gone[0]["n"]) if gone else 0
 
