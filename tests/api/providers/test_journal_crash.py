@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -68,6 +68,23 @@ def served(env: dict[str, str], logs: object) -> tuple[subprocess.Popen[bytes], 
     return process, url
 
 
+def killed_after_each(env: dict[str, str], logs: object, rounds: int) -> Iterator[tuple[int, str, str]]:
+    """A fresh `memvault serve` for each round, SIGKILLed as soon as the round's call returns:
+    (round, its url, the memory key made in the first round)."""
+    secret = ""
+    for number in range(rounds):
+        process, url = served(env, logs)
+        try:
+            if not secret:
+                created = httpx.post(f"{url}/v1/admin/keys", json={"label": "crash"},
+                                     headers={"Authorization": f"Bearer {ADMIN}"})
+                secret = created.json()["key"]
+            yield number, url, secret
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+
+
 def test_kill_9_as_the_client_gets_its_answer_loses_no_turn_usage_or_receipt(tmp_path: Path) -> None:
     upstream = FakeUpstream()
     with ServerThread(upstream) as fake, tempfile.TemporaryFile() as logs:
@@ -76,18 +93,10 @@ def test_kill_9_as_the_client_gets_its_answer_loses_no_turn_usage_or_receipt(tmp
                "MEMVAULT_ANTHROPIC_BASE_URL": fake.url, "MEMVAULT_LOG_LEVEL": "warning"}
         receipts: list[str] = []
         secret = ""
-        for number, (call, text) in enumerate(CALLS):
+        for number, url, secret in killed_after_each(env, logs, len(CALLS)):
+            call, text = CALLS[number]
             upstream.answer = f"Noted, thank you ({number})."
-            process, url = served(env, logs)
-            try:
-                if not secret:
-                    created = httpx.post(f"{url}/v1/admin/keys", json={"label": "crash"},
-                                         headers={"Authorization": f"Bearer {ADMIN}"})
-                    secret = created.json()["key"]
-                receipts.append(call(url, secret, text))
-            finally:
-                process.send_signal(signal.SIGKILL)
-                process.wait(timeout=30)
+            receipts.append(call(url, secret, text))
 
         with memvault_serve(env) as url:
             headers = {"X-Memory-Key": secret}
@@ -108,19 +117,11 @@ def test_kill_9_as_a_store_is_answered_loses_none_of_its_usage(tmp_path: Path) -
         env = {**os.environ, "MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash",
                "MEMVAULT_ADMIN_TOKEN": ADMIN, "MEMVAULT_LOG_LEVEL": "warning"}
         secret = ""
-        for number, (_, text) in enumerate(CALLS):
-            process, url = served(env, logs)
-            try:
-                if not secret:
-                    created = httpx.post(f"{url}/v1/admin/keys", json={"label": "crash"},
-                                         headers={"Authorization": f"Bearer {ADMIN}"})
-                    secret = created.json()["key"]
-                turn = [{"role": "user", "content": text}, {"role": "assistant", "content": f"Noted ({number})."}]
-                stored = httpx.post(f"{url}/v1/memory", json={"messages": turn}, headers={"X-Memory-Key": secret})
-                assert stored.status_code == 200, stored.text
-            finally:
-                process.send_signal(signal.SIGKILL)
-                process.wait(timeout=30)
+        for number, url, secret in killed_after_each(env, logs, len(CALLS)):
+            text = CALLS[number][1]
+            turn = [{"role": "user", "content": text}, {"role": "assistant", "content": f"Noted ({number})."}]
+            stored = httpx.post(f"{url}/v1/memory", json={"messages": turn}, headers={"X-Memory-Key": secret})
+            assert stored.status_code == 200, stored.text
 
         with memvault_serve(env) as url:
             usage = httpx.get(f"{url}/v1/usage", headers={"X-Memory-Key": secret}).json()["total"]
