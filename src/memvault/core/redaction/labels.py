@@ -119,7 +119,7 @@ _ASSIGNMENT = re.compile(
     # An encoding's word after the name only before ``=`` or ``:`` (``SECRET_KEY_BASE=…``).
     r"(?:" + _ENCODINGS + r"(?=\\?[\"']?[ \t]*[:=]))?)"
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на|k|ke|za|pro)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
     r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?)(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
@@ -147,6 +147,12 @@ _ATTRIBUTES = re.compile(
 # unspaced).
 _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
 _PUBLIC_KEY_TYPE = re.compile(r"^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh|ecdsa)-[\w@.-]+)$")
+# What is public though a key's label names it: an OpenPGP key's id as GnuPG prints it (``4096R/…``,
+# ``rsa4096/0x…``) and a publishable key (Mapbox's ``pk.eyJ…``, Stripe's ``pk_live_…``), made to ship in pages.
+_PUBLIC_KEY_VALUE = re.compile(r"^(?:\d{3,5}[RDGE]|(?:rsa|dsa|elg)\d{4}|ed25519|cv25519|nistp\d{3})/(?:0x)?[0-9A-Fa-f]{8,40}$"
+                               r"|^pk(?:\.eyJ|_(?:live|test)_)")
+# A quantity (``Token: 0.0042 ETH``) is a number with a fraction; a token or key never is.
+_DECIMAL = re.compile(r"^\d+[.,]\d+$")
 _DATE = re.compile(r"^\d{1,4}([-/.])\d{1,2}\1\d{1,4}$")
 _WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
@@ -158,6 +164,10 @@ _REST_OF_LINE = re.compile(r"(?:[ \t]+\S{1,24}){1,8}(?=[ \t]*\r?\n|[ \t]*\Z)")
 _NOT_PRINTABLE_ASCII = re.compile(r"[^!-~]")
 _NEXT_SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}=")
 _SPELLED_OUT = re.compile(r"\S(?:[ \t]\S(?![^\s.,;:)])){5,63}")
+# An ARN's resource type (``arn:aws:secretsmanager:…:secret:prod/db``) names the kind of what the ARN
+# points at; the name after it is a path, not the secret.
+_ARN_BEFORE = re.compile(r"(?<![\w:])arn:[\w.-]{1,30}:[\w.-]{1,60}:[\w.-]{0,30}:\d{0,12}:\Z")
+_ARN_REACH = 140
 # A label that a condition leads (``if not password:``) is code testing a variable, and its colon
 # opens a block rather than a value.
 _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
@@ -252,6 +262,8 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
         return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
     if _PUBLIC_KEY_TYPE.match(value):
         return False  # an SSH public key's type, its body after it: "my key: ssh-ed25519 AAAA…"
+    if _PUBLIC_KEY_VALUE.match(value) or (kind_of(label) != PASSWORD and _DECIMAL.match(value)):
+        return False
     if value.isdigit() and label.lower().endswith(PASSWORD_OR_CODE_ABROAD):
         return False
     if (sizes := _digits_only(label)) is not None:
@@ -323,7 +335,8 @@ def assignments(text: str) -> Iterator[Hit]:
             return
         position = match.end("label")
         label = match.group("label")
-        if _condition(label, match) or _variable(text, match) or _english_goes_on(label, match):
+        if _condition(label, match) or _variable(text, match) or _english_goes_on(label, match) \
+                or _ARN_BEFORE.search(text, max(0, match.start("label") - _ARN_REACH), match.start("label")):
             continue
         label = _qualified(label, match.group("qual"))
         value, start, end = _value(match)
@@ -382,7 +395,7 @@ def _qualified(label: str, qualifier: str | None) -> str:
     one ("the code to unlock the phone is …")."""
     if qualifier is None or _words_of(label)[-1] != "code":
         return label
-    found = _SECRET_CODE_WORDS.intersection(qualifier.lower().split())
+    found = _SECRET_CODE_WORDS.intersection(re.split(r"[\s']+", qualifier.lower()))
     return f"{min(found)} {label}" if found else label
 
 
