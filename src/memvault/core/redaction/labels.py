@@ -56,7 +56,7 @@ _SECRET_CODE_WORDS = frozenset({"unlock", "disarm", "security", "access", "alarm
 # A code that signs someone in once is a one-time code, not a password to keep.
 _ONE_TIME_CODE_WORDS = frozenset({"verification", "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
 ONE_TIME_CODE = "one_time_code"
-# Upper-case names run words together (``SSHPASS``, ``REDISPASS``): one ending in PASS is a
+# Names in one case run words together (``SSHPASS``, ``newpass``): one ending in "pass" is a
 # password's unless it is an English word ending so.
 _PASS_WORDS_NOT_PASSWORDS = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "encompass")
 # A key named for something that is not a credential: its value is an identifier or is public.
@@ -66,7 +66,7 @@ _NOT_CREDENTIAL_KEYS = frozenset(
     "kms publishable".split()
 )
 # Words after a credential's name that say the value is the credential in another form.
-_ENCODINGS = r"[_-](?i:base64|base|b64|hex|value|raw|bytes|material)(?![A-Za-z0-9])"
+_ENCODINGS = r"[_-](?i:base64|base|b64|hex|value|raw|bytes|material|plain|plaintext|clear|cleartext)(?![A-Za-z0-9])"
 _ENCODED = re.compile(_ENCODINGS + r"\Z")
 _STRONG_KEYS = frozenset(
     "private secret api access account shared preshared master signing encryption decryption client app auth sas "
@@ -107,7 +107,7 @@ _SEP = (r"(?P<sep>[ \t]*(?::=|=>|->|=|:[ \t]*&?(?:'\w+[ \t]+)?[A-Za-z_][\w.<>?\[
         r"|(?<=[\"'])[ \t]*,(?=[ \t]*[\"'])|%3[Dd]|:(?!//))[ \t]*)")
 # "is", and how a sentence says a password was changed ("is now", "got changed to", "was reset to").
 _IS = (r"(?:(?:(?:is|was|has[ \t]+been|have[ \t]+been|got|just)[ \t]+)?(?:changed|set|updated|reset)[ \t]+to"
-       r"|(?:is|was|are)(?:[ \t]+(?:now|still|currently|actually|also))?|=)")
+       r"|(?:is|was|are|IS|WAS|ARE)(?:[ \t]+(?:now|still|currently|actually|also))?|=)")
 _PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + IS_ABROAD + r"):?[ \t]+"
           r"|[ \t]*(?P<cjk>" + IS_UNSPACED + r")[ \t]*(?=[!-~]))")
 # Words of a language without a list of its own between the label and the value ("كلمة السر
@@ -119,7 +119,7 @@ _ASSIGNMENT = re.compile(
     # An encoding's word after the name only before ``=`` or ``:`` (``SECRET_KEY_BASE=…``).
     r"(?:" + _ENCODINGS + r"(?=\\?[\"']?[ \t]*[:=]))?)"
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на|k|ke|za|pro)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на|k|ke|za|pro|as)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
     r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?)(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
@@ -139,6 +139,8 @@ _LABEL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_.-% ")
 _ELEMENT = re.compile(
     r"<(?P<label>[A-Za-z_][\w.:-]{0,60})(?:[ \t][^<>\n]{0,200})?>(?P<value>[^<>\n]{1,300})</(?P=label)>"
 )
+# A property list gives a key's value in the element after it (``<key>APIToken</key><string>…</string>``).
+_PLIST_ENTRY = re.compile(r"<key>(?P<label>[^<>\n]{1,60})</key>[ \t\r\n]{0,200}<string>(?P<value>[^<>\n]{1,300})</string>")
 _ATTRIBUTES = re.compile(
     r"(?i:key|name)[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,60})\"[ \t]+(?i:value)[ \t]*=[ \t]*\"(?P<value>[^\"\n]{1,300})\""
 )
@@ -193,7 +195,7 @@ def _digits_only(label: str) -> tuple[int, int] | None:
 
 
 def _pass_run_together(label: str, last: str) -> bool:
-    return label.isupper() and last.endswith("pass") and not last.endswith(_PASS_WORDS_NOT_PASSWORDS)
+    return (label.isupper() or label.islower()) and last.endswith("pass") and not last.endswith(_PASS_WORDS_NOT_PASSWORDS)
 
 
 @lru_cache(maxsize=1024)
@@ -434,8 +436,9 @@ def _condition(label: str, match: re.Match[str]) -> bool:
 
 
 def elements(text: str) -> Iterator[Hit]:
-    """``<password>…</password>`` and ``<add key="SmtpPassword" value="…"/>``."""
-    for pattern in (_ELEMENT, _ATTRIBUTES):
+    """``<password>…</password>``, ``<add key="SmtpPassword" value="…"/>`` and a property list's
+    ``<key>APIToken</key>`` with the ``<string>`` after it."""
+    for pattern in (_ELEMENT, _ATTRIBUTES, _PLIST_ENTRY):
         for match in pattern.finditer(text):
             label, value = match.group("label"), match.group("value").strip()
             if value and value_is_secret(label, value):
