@@ -71,6 +71,8 @@ _SET_TO = re.compile(
     r"(?<![\w-])(?i:set|change|update)[ \t]+(?:(?i:the)[ \t]+)?(?P<q1>[`\"']?)(?P<label>[A-Za-z][\w.-]{1,60})(?P=q1)"
     r"[ \t]+(?i:to)[ \t]+(?P<q>[`\"']?)(?P<value>[^\s`\"']{3,300})(?P=q)"
 )
+# What a credential's name that a sentence sets holds (``SMTP_PASSWORD``, ``api key``, ``pw``).
+_SET_TO_WORDS = ("pass", "pw", "secret", "token", "key", "pin", "cred", "auth")
 # An interactive prompt and the expression after it, then the line that prints its value.
 _PROMPT_LINE = re.compile(
     r"(?m)^[ \t]*(?:In[ \t]*\[\d+\]:|>>>|\$|[\w@.:~-]{1,60}\$|irb\([^)\n]{0,30}\)[^>\n]{0,10}>|>)"
@@ -85,6 +87,9 @@ _SQL_VALUE = re.compile(r"[ \t]*(?:'(?P<quoted>(?:[^'\n]|'')*)'|(?P<bare>[^,'\n]
 
 
 def set_to(text: str) -> Iterator[Hit]:
+    lowered = text.lower()  # one pass in C spares most text the pattern's scan
+    if not any(word in lowered for word in _SET_TO_WORDS):
+        return
     for match in _SET_TO.finditer(text):
         label, value = match.group("label"), match.group("value")
         # Unquoted, "set the password to expire" goes on a sentence: only a made value counts.

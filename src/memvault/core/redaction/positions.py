@@ -95,6 +95,7 @@ _SETTER_CALL = re.compile(
     r"[ \t]*\([ \t]*(?P<quote>[\"'])(?P<value>[^\"'\n]{1,300})(?P=quote)[ \t]*\)"
 )
 _SETTER_PREFIX = re.compile(r"(?:set|with)(?=[A-Z])")
+_CALLED_WITH_A_LITERAL = re.compile(r"\([ \t]*[\"']")
 # The literal an environment lookup falls back to when the variable is unset (``os.getenv("DB_PASSWORD",
 # "…")``, ``ENV.fetch('X', '…')``, ``${DB_PASSWORD:-…}``) is the secret itself when the variable, or
 # the setting the lookup fills, names one and the literal looks made.
@@ -224,7 +225,7 @@ def _statements_and_calls(text: str) -> Iterator[Hit]:
     for match in _LOGIN_CALL.finditer(text):
         if generated(match.group("value"), 6):
             yield Hit(match.start("value"), match.end("value"), PASSWORD)
-    for match in _SETTER_CALL.finditer(text):
+    for match in _SETTER_CALL.finditer(text) if _CALLED_WITH_A_LITERAL.search(text) else ():
         method = match.group("method")
         if (prefix := _SETTER_PREFIX.match(method)) is not None:
             label = method[prefix.end():]

@@ -18,7 +18,12 @@ from memvault.core.redaction.values import generated, placeholder, prose
 # of names, versions and paths (``GPT-4o-mini``, ``Python3.11``); ``+`` and ``=`` fill base64.
 _RULE_SYMBOLS = "!#$%&*?@^~"
 # Printable ASCII only: a password typed on any keyboard is, and a run of another script is a sentence.
-_RUN = re.compile(r"[^\s\"'`<>()\[\]{}|,;\x7f-\U0010ffff]{8,200}")
+_RUN_CHARACTER = r"[^\s\"'`<>()\[\]{}|,;\x7f-\U0010ffff]"
+_RUN = re.compile(_RUN_CHARACTER + "{8,200}")
+_RUN_CHARACTERS = re.compile(_RUN_CHARACTER)
+_RUN_ENDS = frozenset(" \t\r\n\x0b\x0c\"'`<>()[]{}|,;")
+# Starting with the symbols (no look behind first) lets the scan skip ahead to one.
+_INNER_SYMBOL = re.compile(r"[!#$%&*?@^~]+(?=" + _RUN_CHARACTER + ")")
 _SHAPE_LONGEST = 40
 _LOWER, _UPPER, _DIGIT = re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d")
 # Code and addresses mix the same characters: an operator, a URL, a path, a mail address, a
@@ -36,7 +41,7 @@ _DIGITS_ASKED = re.compile(r"(?i)(?<![a-z])(?:pin|pass)?code|(?<![a-z])pin(?![a-
 # The lines after a question that its answer may take: a blank line, a greeting and a speaker's
 # header ("Lena Fischer 9:15 AM") may come first.
 _ANSWER_LINES = 4
-_SPEAKER = re.compile(r"[ \t]*(?:[<>]+[ \t]*)*(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .'-]{1,30}:[ \t]+)?")
+_SPEAKER = re.compile(r"[ \t]*(?:[<>][<> \t]*)?(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .'-]{1,30}:[ \t]+)?")
 _MOST_WORDS = 8
 _TIME_OR_DATE = re.compile(r"^\d{1,4}[:./-]\d{1,2}(?:[:./-]\d{1,4})?$")
 
@@ -46,7 +51,11 @@ _LOOKALIKES = str.maketrans({"4": "a", "@": "a", "0": "o", "3": "e", "1": "i", "
                              "а": "a", "о": "o", "р": "p", "с": "c", "е": "e", "ѕ": "s", "ԁ": "d", "ο": "o",
                              "α": "a", "ρ": "p", "_": None, "-": None, " ": None, "\t": None})
 _MISSPELT_LABEL = re.compile(
-    r"(?<![\w@$])(?P<label>[PpРрΡρ][\w@$-]{4,10}|[Pp](?:[ \t][A-Za-z0-9@$]){5,10})(?![\w@$])"
+    # Every such spelling keeps an s-like letter near its start and the w: most words that start
+    # with p are ruled out before anything else is read.
+    # The first letter leads the pattern, so the scan skips ahead to one.
+    r"(?P<label>[PpРрΡρ](?<![\w@$][PpРрΡρ])(?:(?=[\w@$-]{0,3}[sS5$ѕ])(?=[\w@$-]{1,7}[wW])[\w@$-]{4,10}"
+    r"|(?:[ \t][A-Za-z0-9@$]){5,10}))(?![\w@$])"
     r"(?:(?P<sep>[ \t]*(?:[:=]|->|=>)[ \t]*)"
     r"|[ \t]+(?:(?:for|to|of|on)(?:[ \t]+[\w.-]{1,30}){1,3}?[ \t]+)?(?P<prose>(?i:is|was))[ \t]+"
     r"|(?P<space>[ \t]+))"
@@ -58,14 +67,25 @@ _NO_SPACES = re.compile(r"[ \t]*\((?i:no|without|remove(?:[ \t]+the)?)[ \t]+spac
 _GROUP = re.compile(r"[!-~]{2,12}\Z")
 _WORDS = re.compile(r"\S+")
 _MOST_GROUPS = 16
+_GROUPS_REACH = _MOST_GROUPS * 13
 
 
 def rule_shaped(text: str) -> Iterator[Hit]:
     """A value mixing lower and upper case and digits with a symbol a password rule asks for
     inside it reads as a password wherever it stands."""
-    if not any(symbol in text for symbol in _RULE_SYMBOLS):
-        return
-    for run in _RUN.finditer(text):
+    done = 0
+    # Such a symbol between two characters of a run is rare in prose (a sentence's "!" and "?" end
+    # a word): the runs around one are the only ones read.
+    for symbol in _INNER_SYMBOL.finditer(text):
+        if symbol.start() < done or symbol.start() == 0 or not _RUN_CHARACTERS.match(text, symbol.start() - 1):
+            continue
+        start = symbol.start()
+        while start > 0 and symbol.start() - start <= _SHAPE_LONGEST and text[start - 1] not in _RUN_ENDS:
+            start -= 1
+        run = _RUN.match(text, start)
+        if run is None:
+            continue
+        done = run.end()
         # A colon before it is its label's (``口令:Tz9!…`` once the full-width colon is folded).
         value = run.group(0).rstrip(".:")
         start = run.start() + len(value) - len(value := value.lstrip(":"))
@@ -94,6 +114,8 @@ def answers(text: str) -> Iterator[Hit]:
             continue
         digits_asked = bool(_DIGITS_ASKED.search(line))
         for offset in range(index + 1, min(len(lines), index + 1 + _ANSWER_LINES)):
+            if "?" in lines[offset]:
+                continue  # a question back is no answer
             hits = list(_answered(lines[offset], starts[offset], digits_asked))
             if hits:
                 yield from hits
@@ -125,7 +147,7 @@ def spaced_groups(text: str) -> Iterator[Hit]:
     if "spaces" not in text.lower():
         return
     for remark in _NO_SPACES.finditer(text):
-        line_start = text.rfind("\n", 0, remark.start()) + 1
+        line_start = max(text.rfind("\n", 0, remark.start()) + 1, remark.start() - _GROUPS_REACH)
         words = list(_WORDS.finditer(text, line_start, remark.start()))[-_MOST_GROUPS:]
         first = len(words)
         # A group holds a digit or mixes cases; the words before them ("the key is") do not.
@@ -151,9 +173,6 @@ def _one_edit_from(word: str, target: str) -> bool:
 
 
 def misspelt_labels(text: str) -> Iterator[Hit]:
-    lowered = text.lower()
-    if not any(letter in lowered for letter in "pрρ"):
-        return
     for match in _MISSPELT_LABEL.finditer(text):
         label = match.group("label")
         folded = label.lower().translate(_LOOKALIKES)
