@@ -312,6 +312,11 @@ SIXTH_SPLIT_ADVERSARIAL = {
     "openssl passwd": _fill("openssl passwd -1 -1 "),
     "to log in": _fill("to log in a "),
     "second factor words": _fill("totp ABCDEFGH2345"),
+    "remarks after labels": _fill("password (a) "),
+    "given as": _fill("password for a given as "),
+    "echoed into sudo": _fill("echo a | sudo -S "),
+    "secure strings": _fill("ConvertTo-SecureString 'a' "),
+    "users and slashes": _fill("admin / aB3!"),
 }
 
 

@@ -105,9 +105,10 @@ _VALUE = (r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300})\\?\"|\\?'(?P<sq>(?:[^
 # percent-escaped ``=`` (a query string inside another URL's parameter).
 _SEP = (r"(?P<sep>[ \t]*(?::=|=>|->|=|:[ \t]*&?(?:'\w+[ \t]+)?[A-Za-z_][\w.<>?\[\]]{0,40}[ \t]+=(?!=)"
         r"|(?<=[\"'])[ \t]*,(?=[ \t]*[\"'])|%3[Dd]|:(?!//))[ \t]*)")
-# "is", and how a sentence says a password was changed ("is now", "got changed to", "was reset to").
+# "is", how a sentence says a password was changed ("is now", "got changed to", "was reset to"), and
+# how a log tells one given ("given as", "entered as").
 _IS = (r"(?:(?:(?:is|was|has[ \t]+been|have[ \t]+been|got|just)[ \t]+)?(?:changed|set|updated|reset)[ \t]+to"
-       r"|(?:is|was|are|IS|WAS|ARE)(?:[ \t]+(?:now|still|currently|actually|also))?|=)")
+       r"|(?:is|was|are|IS|WAS|ARE)(?:[ \t]+(?:now|still|currently|actually|also))?|(?:given|entered|typed|sent)[ \t]+as|=)")
 _PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + IS_ABROAD + r"):?[ \t]+"
           r"|[ \t]*(?P<cjk>" + IS_UNSPACED + r")[ \t]*(?=[!-~]))")
 # Words of a language without a list of its own between the label and the value ("كلمة السر
@@ -121,7 +122,9 @@ _ASSIGNMENT = re.compile(
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
     r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на|k|ke|za|pro|as)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
-    r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?)(?:" + _SEP + "|" + _PROSE + r")"
+    r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?"
+    # A remark in brackets between the label and its separator ("password (case sensitive): …").
+    r"|[ \t]*\([^()\n]{1,60}\))(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
     + _PROSE.replace("prose", "prose2").replace("abroad", "abroad2").replace("cjk", "cjk2") + "|" + _OWN_WORDS
     + r"|(?P<space>[ \t]+))"

@@ -106,7 +106,9 @@ def printed_values(text: str) -> Iterator[Hit]:
         names = [name for name in _NAME.findall(match.group("expression")) if label_strength(name) is not None]
         value = match.group("value")
         stripped = value.strip("'\"")
-        if names and stripped and " " not in stripped and value_is_secret(names[-1], stripped):
+        # What a prompt prints for a credential looks made; a word below a line that starts with "$"
+        # or ">" is more likely the next sentence.
+        if names and " " not in stripped and generated(stripped, 6) and value_is_secret(names[-1], stripped):
             start = match.start("value") + value.index(stripped)
             yield Hit(start, start + len(stripped), kind_of(names[-1]))
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from memvault.core.redaction.labels import PASSWORD, value_is_secret
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import generated, placeholder, prose
+from memvault.core.redaction.values import classes, generated, placeholder, prose
 
 # Symbols a password rule asks for. ``-``, ``.``, ``_`` and ``/`` are left out: they join the words
 # of names, versions and paths (``GPT-4o-mini``, ``Python3.11``); ``+`` and ``=`` fill base64.
@@ -25,6 +25,8 @@ _RUN_ENDS = frozenset(" \t\r\n\x0b\x0c\"'`<>()[]{}|,;")
 # Starting with the symbols (no look behind first) lets the scan skip ahead to one.
 _INNER_SYMBOL = re.compile(r"[!#$%&*?@^~]+(?=" + _RUN_CHARACTER + ")")
 _SHAPE_LONGEST = 40
+_USER_AND_SLASH = re.compile(r"(?<![^\s:])[\w.@+-]{1,64}[ \t]*/[ \t]*\Z")
+_USER_REACH = 70
 _LOWER, _UPPER, _DIGIT = re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d")
 # Code and addresses mix the same characters: an operator, a URL, a path, a mail address, a
 # hashtag, a mention, a variable, a spreadsheet's reference (``Sheet2!$A:$D``); and a mask
@@ -43,6 +45,7 @@ _DIGITS_ASKED = re.compile(r"(?i)(?<![a-z])(?:pin|pass)?code|(?<![a-z])pin(?![a-
 _ANSWER_LINES = 4
 _SPEAKER = re.compile(r"[ \t]*(?:[<>][<> \t]*)?(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .'-]{1,30}:[ \t]+)?")
 _MOST_WORDS = 8
+_ANSWERED_PAIR = re.compile(r"[^\s/]{1,64}[ \t]*/[ \t]*(?P<secret>[^\s/]{6,100})[ \t]*\Z")
 _TIME_OR_DATE = re.compile(r"^\d{1,4}[:./-]\d{1,2}(?:[:./-]\d{1,4})?$")
 
 # Letters and digits written for the letters of "password": leetspeak, and the Cyrillic and Greek
@@ -71,8 +74,8 @@ _GROUPS_REACH = _MOST_GROUPS * 13
 
 
 def rule_shaped(text: str) -> Iterator[Hit]:
-    """A value mixing lower and upper case and digits with a symbol a password rule asks for
-    inside it reads as a password wherever it stands."""
+    """A value mixing lower and upper case and two digits or more (one after a user and a slash)
+    with a symbol a password rule asks for inside it reads as a password wherever it stands."""
     done = 0
     # Such a symbol between two characters of a run is rare in prose (a sentence's "!" and "?" end
     # a word): the runs around one are the only ones read.
@@ -92,7 +95,11 @@ def rule_shaped(text: str) -> Iterator[Hit]:
         inside = value[1:-1]
         if len(value) > _SHAPE_LONGEST or not any(symbol in inside for symbol in _RULE_SYMBOLS):
             continue
-        if not (_LOWER.search(value) and _UPPER.search(value) and _DIGIT.search(value)):
+        # Two digits at least: names joined by a symbol carry one at most (``Tom&Jerry2``, ``Meet@Noon2day``);
+        # one is enough after a user and a slash ("admin / Lantern#Bay7"), where a password goes.
+        digits = len(_DIGIT.findall(value))
+        if not (_LOWER.search(value) and _UPPER.search(value) and digits) or (
+                digits < 2 and not _USER_AND_SLASH.search(text, max(0, start - _USER_REACH), start)):
             continue
         if _NOT_A_PASSWORD.search(value) or placeholder(value):
             continue
@@ -100,8 +107,8 @@ def rule_shaped(text: str) -> Iterator[Hit]:
 
 
 def answers(text: str) -> Iterator[Hit]:
-    """The lines after one that asks for a credential: a value there that looks made, or digits
-    when a PIN or a code was asked for."""
+    """The lines after one that asks for a credential: a value there that looks made and mixes
+    three kinds of character, or digits when a PIN or a code was asked for."""
     if "\n" not in text:
         return
     lines = text.split("\n")
@@ -133,11 +140,16 @@ def _answered(line: str, start: int, digits_asked: bool) -> Iterator[Hit]:
     if digits_asked and len(words) == 1 and words[0].rstrip(".").isdigit() and 4 <= len(words[0].rstrip(".")) <= 8:
         yield Hit(at + said.index(words[0]), at + said.index(words[0]) + len(words[0].rstrip(".")), PASSWORD)
         return
+    if (pair := _ANSWERED_PAIR.match(said)) is not None and generated(pair.group("secret"), 6):
+        # "CasaLuna / limonata-fresca-88": a name and its password, as a login pair gives them.
+        yield Hit(at + pair.start("secret"), at + pair.end("secret"), PASSWORD)
+        return
     position = 0
     for word in words:
         position = said.index(word, position)
         value = word.rstrip(".,;:)")
-        if len(value) >= 6 and generated(value, 6) and not prose(value) and not placeholder(value) \
+        # Three kinds of character: two (``Python3.11``, ``DOC-2024-12``) name things as often.
+        if len(value) >= 6 and classes(value) >= 3 and generated(value, 6) and not prose(value) and not placeholder(value) \
                 and not _TIME_OR_DATE.match(value) and not _NOT_A_PASSWORD.search(value.rstrip("!?")):
             yield Hit(at + position, at + position + len(value), PASSWORD)
         position += len(word)
