@@ -88,7 +88,7 @@ _SQL_VALUE = re.compile(r"[ \t]*(?:'(?P<quoted>(?:[^'\n]|'')*)'|(?P<bare>[^,'\n]
 
 def set_to(text: str) -> Iterator[Hit]:
     lowered = text.lower()  # one pass in C spares most text the pattern's scan
-    if not any(word in lowered for word in _SET_TO_WORDS):
+    if not any(verb in lowered for verb in ("set ", "change ", "update ")) or not any(word in lowered for word in _SET_TO_WORDS):
         return
     for match in _SET_TO.finditer(text):
         label, value = match.group("label"), match.group("value")

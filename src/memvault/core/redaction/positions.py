@@ -50,19 +50,22 @@ _PASS_ARGUMENT = re.compile(
     r"(?<![\w-])-(?:pass(?:in|out)?|passphrase)[ \t]+pass:(?P<value>[^\s\"']{1,300})"
     r"|(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+[^\s/]{1,100}[ \t]+(?P<net>[^\s/*][^\s]{0,300})"
     r"|(?<![\w-])echo[ \t]+[\"']?[\w.@-]{1,100}:(?P<chpasswd>[^\s\"']{1,300})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd"
-    r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<securestring_q>[\"'])(?P<securestring>[^\"'\n]{1,300})(?P=securestring_q)"
-    r"(?=[^\n]{0,100}-AsPlainText)"
-    r"|(?<![\w-])openssl[ \t]+passwd(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|quiet|noverify|salt[ \t]+[^\s-]\S{0,63}))*"
-    r"[ \t]+(?P<passwd_q>[\"']?)(?P<passwd>[^\s\"'$-][^\s\"']{0,300})(?P=passwd_q)(?![^\s)\"'])"
     r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}(?:--password-stdin|sudo[ \t]+(?:-\w+[ \t]+)*-S\b|passwd[ \t]+--stdin)"
 )
 # Rarer commands, each looked for only in text that holds a character or word it needs:
 # ``net use Z: \\server\share /user:DOMAIN\name password``; Samba's ``-U user%password``
-# (smbclient, rpcclient, smbmap); lftp's ``-u user,password``; Oracle's ``sqlplus user/password@service``.
+# (smbclient, rpcclient, smbmap); ``openssl passwd …``; PowerShell's ``ConvertTo-SecureString '…'
+# -AsPlainText``; lftp's ``-u user,password``; Oracle's ``sqlplus user/password@service``.
 _RARE_ARGUMENTS = (
     (("/user:", "/USER:", "/u:"), re.compile(
         r"(?<![\w-])(?i:net)[ \t]+(?i:use)[ \t][^\n/]{0,200}/(?i:user|u):[^\s/]{1,100}[ \t]+(?P<value>[^\s/*][^\s]{0,300})")),
     (("%",), re.compile(r"(?<!\S)(?:-U|--user(?:name)?)(?:[ \t]+|=)[\"']?[^\s%\"']{1,100}%(?P<value>[^\s\"']{1,300})")),
+    (("passwd",), re.compile(
+        r"(?<![\w-])openssl[ \t]+passwd(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|quiet|noverify|salt[ \t]+[^\s-]\S{0,63}))*"
+        r"[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'$-][^\s\"']{0,300})(?P=q)(?![^\s)\"'])")),
+    (("SecureString", "securestring"), re.compile(
+        r"(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<q>[\"'])(?P<value>[^\"'\n]{1,300})(?P=q)"
+        r"(?=[^\n]{0,100}-AsPlainText)")),
     (("lftp",), re.compile(r"(?<![\w-])lftp\b[^\n|;&]{0,200}?(?<!\S)-u[ \t]+[\"']?[^\s,\"']{1,100},(?P<value>[^\s\"']{1,300})")),
     (("/",), re.compile(r"(?<![\w-])(?i:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+){0,8}[ \t]+[\"']?[\w$#]{1,30}/"
                         r"(?P<value>[^\s@/\"']{1,300})(?=@|[\s\"']|\Z)")),
@@ -195,8 +198,7 @@ def password_arguments(text: str) -> Iterator[Hit]:
         if "b" in flags and len(args) == (2 if "n" in flags else 3) and not placeholder(args[-1]):
             yield Hit(match.end("args") - len(args[-1]), match.end("args"), PASSWORD)
     for match in _PASS_ARGUMENT.finditer(text):
-        group = next(name for name in ("value", "net", "chpasswd", "stdin", "passwd", "securestring")
-                     if match.group(name) is not None)
+        group = next(name for name in ("value", "net", "chpasswd", "stdin") if match.group(name) is not None)
         if not placeholder(match.group(group)):
             yield Hit(match.start(group), match.end(group), PASSWORD)
     for needs, pattern in _RARE_ARGUMENTS:
