@@ -1,9 +1,10 @@
 """Secrets that no label names as one: a value that a password rule made (lower and upper case,
-a digit and a symbol inside it, "here you go: Wq7#tLm2-Zp9"); an answer given on the lines after a
-question that asks for a credential ("what's the wifi?" then "BlueHeron2291" below, a speaker's name
-before it); and a password's label written wrong on purpose or by slip (``p4ssw0rd``, ``P@ssw0rd``,
-``pasword``, ``passwrod``, ``pass_word``, ``p a s s w o r d``, Cyrillic letters that look Latin),
-whose value is then read as under the label itself."""
+digits and a symbol inside it, "here you go: Wq7#tLm2-Zp9"); an answer given on the lines after a
+question that asks for a credential ("what's the wifi?" then "Blue-Heron2291" below, a speaker's
+name before it); groups spaced for reading before "(no spaces)"; and a password's label written
+wrong on purpose or by slip (``p4ssw0rd``, ``P@ssw0rd``, ``pasword``, ``passwrod``, ``pass_word``,
+``p a s s w o r d``, Cyrillic letters that look Latin), whose value is then read as under the label
+itself."""
 
 from __future__ import annotations
 
@@ -54,9 +55,8 @@ _LOOKALIKES = str.maketrans({"4": "a", "@": "a", "0": "o", "3": "e", "1": "i", "
                              "а": "a", "о": "o", "р": "p", "с": "c", "е": "e", "ѕ": "s", "ԁ": "d", "ο": "o",
                              "α": "a", "ρ": "p", "_": None, "-": None, " ": None, "\t": None})
 _MISSPELT_LABEL = re.compile(
-    # Every such spelling keeps an s-like letter near its start and the w: most words that start
-    # with p are ruled out before anything else is read.
-    # The first letter leads the pattern, so the scan skips ahead to one.
+    # The first letter leads the pattern, so the scan skips ahead to one; every such spelling keeps
+    # an s-like letter near its start and the w, so most words that start with p are ruled out at once.
     r"(?P<label>[PpРрΡρ](?<![\w@$][PpРрΡρ])(?:(?=[\w@$-]{0,3}[sS5$ѕ])(?=[\w@$-]{1,7}[wW])[\w@$-]{4,10}"
     r"|(?:[ \t][A-Za-z0-9@$]){5,10}))(?![\w@$])"
     r"(?:(?P<sep>[ \t]*(?:[:=]|->|=>)[ \t]*)"
