@@ -58,6 +58,9 @@ def userinfo(text: str) -> Iterator[Hit]:
         if authority is None:
             continue
         candidate = authority.group(0)
+        # A userinfo ends before the next URL starts (``…?next=https://x:${TOKEN}@…``): its "@" is not this one's.
+        if (following := _SCHEME.search(candidate, 1)) is not None:
+            candidate = candidate[:following.start()]
         at = candidate.rfind("@")
         while at > 0 and not _HOST.match(candidate, at + 1):
             at = candidate.rfind("@", 0, at)
