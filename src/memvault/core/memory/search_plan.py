@@ -29,7 +29,7 @@ def search_plan(
 ) -> Plan[list[Candidate]]:
     """Keyword and vector candidates, then the messages of the best chunks found as context, with
     near-duplicates marked. ``codes`` is the vault's in-memory index; without it codes are read."""
-    keyword = yield from keyword_plan(table, query, tuning.keyword_postings)
+    keyword = yield from keyword_plan(table, query, tuning.keyword_postings, None if resident is None else resident.rows)
     return (yield from after_keywords_plan(table, query, tuning, keyword, codes, resident))
 
 

@@ -257,10 +257,10 @@ class VaultStore:
         self._forget_if_written_elsewhere()
         # The generation is read before the rows: a write after it makes the candidates unusable.
         generation = changelog.head(self._sql)
+        resident, _ = self._searched()
         query = SearchQuery(text=text, vector=None, depth=depth)
-        found = run_sync(keyword_plan(VAULT_TABLE, query, self._tuning.keyword_postings), self._sql.execute)
-        self._prepared.keep((text, depth, generation), found)
-        self._searched()
+        plan = keyword_plan(VAULT_TABLE, query, self._tuning.keyword_postings, None if resident is None else resident.rows)
+        self._prepared.keep((text, depth, generation), run_sync(plan, self._sql.execute))
 
     def search(self, query: SearchQuery) -> list[Candidate]:
         self._forget_if_written_elsewhere()
