@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from suites.search_plan import SMALL_CHUNKS, conversation, vector_of
 
 from memvault.adapters.local.sqlite_sql import SqliteSql
+from memvault.core.memory import resident
 from memvault.core.memory.store import VaultLimits, VaultStore
 from memvault.core.models import Candidate, SearchQuery
 
@@ -110,3 +112,20 @@ def test_rows_past_the_budget_are_read_from_sql_and_held_again_once_they_fit(tmp
     remaining = found(store, "Turn 1 of m")
     assert sources(remaining) <= {"m0", "m1"}
     assert store.stats().search_memory_bytes > 0
+
+
+def test_a_copy_read_over_several_searches_misses_no_change_made_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resident, "LOAD_ROWS", 20)  # 120 messages and their chunks: several pages
+    path = tmp_path / "a.sqlite3"
+    server = filled(path, HELD)
+    for step in range(12):  # its own writes, between the pages it reads
+        server.forget([f"m{step * 9 + 4}"])
+        state = server.append(conversation(3, prefix=f"n{step}-", start=2_000_000.0 + step * 1000))
+        server.attach_embeddings("bag-of-words", {row.id: vector_of(row.text) for row in state.rows})
+        for text in ("copper lantern", f"Turn 1 of n{step}-", "Turn 4 of m"):
+            server.prepare_search(text, 40)
+            assert shape(found(server, text)) == shape(found(opened(path, 0), text)), (step, text)
+    # Held in memory by now: the rows and their vectors take far more than the codes could.
+    assert server.stats().search_memory_bytes > 100_000

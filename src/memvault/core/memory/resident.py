@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from memvault.core.memory import changelog
 from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql
@@ -21,10 +22,12 @@ from memvault.core.ports import SyncSql
 from memvault.core.sql import Row, in_batches, placeholders
 from memvault.core.vectors import VectorSlots
 
+# Rows read into memory a search (in its keyword stage, while the query is embedded): about 25 ms
+# of work on a 2-core machine, so a vault of thousands of rows is read over its first searches.
+LOAD_ROWS = 500
 # What a row costs beside its text and vector: the row object, its other strings and the maps over
 # it (tracemalloc over the 472 rows of a LoCoMo conversation held: 1,073 bytes a row).
 ROW_BYTES = 1100
-PAGE_ROWS = 2000
 
 
 class ResidentSet:
@@ -87,42 +90,86 @@ class ResidentSet:
         return [self.rows[i] for parent in parents for i in sorted(self._children.get(parent, ()))]
 
 
+@dataclass
+class _Loading:
+    """A copy being read in pages: the rows so far, the last row number read, and the log's head
+    when the reading began (what changed since is re-read once the last page is in)."""
+
+    held: ResidentSet
+    after: int
+    began: int
+
+
 class ResidentRows:
-    """One vault's ``ResidentSet``, kept at its change log's head within ``budget`` bytes."""
+    """One vault's ``ResidentSet``, kept at its change log's head within ``budget`` bytes. It is
+    read ``LOAD_ROWS`` rows a search, so opening a large vault costs no single search much;
+    searches read from SQL until the whole copy is in."""
 
     def __init__(self, sql: SyncSql, budget: int) -> None:
         self._sql = sql
         self._budget = budget
         self._held: ResidentSet | None = None
         self._head: int | None = None  # the log's head the held rows (or the verdict "too big") are at
+        self._loading: _Loading | None = None
         self._dimension: int | None = None
 
     @property
     def memory_bytes(self) -> int:
-        return 0 if self._held is None else self._held.memory_bytes
+        return (0 if self._held is None else self._held.memory_bytes) + (
+            0 if self._loading is None else self._loading.held.memory_bytes)
 
     def drop(self) -> None:
-        self._held, self._head = None, None
+        self._held, self._head, self._loading = None, None, None
 
-    def current(self, dimension: int | None) -> ResidentSet | None:
-        """The vault's rows as its log's head says they are now; None when they do not fit."""
+    def current(self, dimension: int | None, load: bool = True) -> ResidentSet | None:
+        """The vault's rows as its log's head says they are now; None while they are being read
+        (``load``: read one more page now) or when they do not fit."""
         head = changelog.head(self._sql)
         if dimension != self._dimension:
             self.drop()
             self._dimension = dimension
+        if self._head is None and self._loading is None:
+            self._loading = _Loading(ResidentSet(dimension), -1, head)
+        if self._loading is not None:
+            if load:
+                self._read_page(head)
+            return self._held if self._loading is None else None
         if self._head == head:
             return self._held
         changes = None if self._head is None else self._since(self._head, head)
-        if changes is None:
-            self._held = self._load(dimension)
-        elif self._held is not None:
+        if changes is None or (self._held is None and changes[0]):
+            # The log cannot say what changed, or rows went from a copy too big: read it again.
+            self.drop()
+            return self.current(dimension, load)
+        if self._held is not None:
             self._apply(self._held, changes[1])
             if self._held.memory_bytes > self._budget:
                 self._held = None
-        elif changes[0]:  # too big before, but rows went since: they may fit now
-            self._held = self._load(dimension)
         self._head = head
         return self._held
+
+    def _read_page(self, head: int) -> None:
+        loading = self._loading
+        assert loading is not None
+        page = self._sql.execute(
+            f"SELECT rowid AS rid, {ROW_COLUMNS}, embedding AS vector FROM rows WHERE rowid > ? ORDER BY rowid LIMIT ?",
+            (loading.after, LOAD_ROWS),
+        )
+        loading.held.put(page)
+        if loading.held.memory_bytes > self._budget:
+            self._loading, self._held, self._head = None, None, head
+            return
+        if len(page) == LOAD_ROWS:
+            loading.after = int(page[-1]["rid"])
+            return
+        self._loading = None
+        changes = self._since(loading.began, head)
+        if changes is None:
+            self._loading = _Loading(ResidentSet(self._dimension), -1, head)
+            return
+        self._apply(loading.held, changes[1])
+        fits = loading.held.memory_bytes <= self._budget
+        self._held, self._head = (loading.held if fits else None), head
 
     def _since(self, after: int, head: int) -> tuple[bool, set[str]] | None:
         """Whether rows were deleted since ``after``, and the ids of rows written since; None when
@@ -148,17 +195,3 @@ class ResidentRows:
         present = {str(data["id"]) for data in found}
         held.remove([i for i in ids if i not in present])
         held.put(found)
-
-    def _load(self, dimension: int | None) -> ResidentSet | None:
-        """Every row, read in pages; None as soon as they pass the budget."""
-        held = ResidentSet(dimension)
-        after = -1
-        while page := self._sql.execute(
-            f"SELECT rowid AS rid, {ROW_COLUMNS}, embedding AS vector FROM rows WHERE rowid > ? ORDER BY rowid LIMIT ?",
-            (after, PAGE_ROWS),
-        ):
-            held.put(page)
-            if held.memory_bytes > self._budget:
-                return None
-            after = int(page[-1]["rid"])
-        return held

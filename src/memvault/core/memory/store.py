@@ -257,7 +257,7 @@ class VaultStore:
         self._forget_if_written_elsewhere()
         # The generation is read before the rows: a write after it makes the candidates unusable.
         generation = changelog.head(self._sql)
-        resident, _ = self._searched()
+        resident, _ = self._searched(load=True)
         query = SearchQuery(text=text, vector=None, depth=depth)
         plan = keyword_plan(VAULT_TABLE, query, self._tuning.keyword_postings, None if resident is None else resident.rows)
         self._prepared.keep((text, depth, generation), run_sync(plan, self._sql.execute))
@@ -265,7 +265,8 @@ class VaultStore:
     def search(self, query: SearchQuery) -> list[Candidate]:
         self._forget_if_written_elsewhere()
         prepared = self._prepared.take((query.text, query.depth, changelog.head(self._sql))) if self._prepared else None
-        resident, codes = self._searched()
+        # Rows are read into memory in the keyword stage, which waits for the query's vector anyway.
+        resident, codes = self._searched(load=prepared is None)
         if prepared is None:
             plan = search_plan(VAULT_TABLE, query, self._tuning, codes, resident)
         else:
@@ -281,11 +282,11 @@ class VaultStore:
             self._codes.drop()
             self._resident.drop()
 
-    def _searched(self) -> tuple[ResidentSet | None, CodeIndex | None]:
-        """What a search reads in memory: the rows at the vault's head when they fit, else the
-        vector codes when they fit."""
+    def _searched(self, load: bool) -> tuple[ResidentSet | None, CodeIndex | None]:
+        """What a search reads in memory: the rows at the vault's head when they fit and are all
+        read (``load``: read a page more now), else the vector codes when they fit."""
         dimension = self._dimension()
-        resident = self._resident.current(dimension)
+        resident = self._resident.current(dimension, load)
         if resident is not None:
             self._codes.drop()
             return resident, None
