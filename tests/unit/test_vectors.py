@@ -102,3 +102,31 @@ def test_hamming_distances_agree_without_a_popcount_instruction(monkeypatch: pyt
         with monkeypatch.context() as patched:
             patched.delattr(np, "bitwise_count")
             assert vectors.hamming_nearest(list(range(500)), codes, codes[7], 50) == expected
+
+
+@pytest.mark.parametrize("with_numpy", [True, False])
+def test_vector_slots_changed_in_place_answer_as_the_vectors_they_hold(
+    with_numpy: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not with_numpy:
+        monkeypatch.setattr(vectors, "_np", None)
+    rows = clustered_vectors(600, 16)
+    blobs = {f"r{i:03d}": pack(r) for i, r in enumerate(rows)}
+    slots = vectors.VectorSlots(16)
+    for start in range(0, 600, 70):  # grown several times
+        slots.put(list(blobs.items())[start : start + 70])
+    gone = [f"r{i:03d}" for i in range(0, 600, 3)]
+    slots.remove(gone)
+    moved = {f"r{i:03d}": pack(rows[(i * 7) % 600]) for i in range(1, 600, 5)}
+    slots.put(list(moved.items()))
+    slots.put([("r002", pack([1.0] * 3))])  # another dimension: its earlier vector goes too
+    held = {i: blob for i, blob in {**{i: b for i, b in blobs.items() if i not in gone}, **moved}.items() if i != "r002"}
+    assert len(slots) == len(held)
+    for probe in (1, 250, 599):
+        expected = vectors.exact_top(rows[probe], list(held.items()), 25)
+        found = slots.top(rows[probe], 25)
+        assert [i for i, _ in found] == [i for i, _ in expected]
+        assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=1e-6)
+    ids = sorted(held)[:40]
+    assert slots.similar_pairs([*ids, "r000", "nope"], 0.8) == (ids, vectors.similar_pairs([held[i] for i in ids], 16, 0.8))
+    assert slots.top(rows[1][:8], 5) == []  # a query of another dimension finds nothing

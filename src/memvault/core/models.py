@@ -260,7 +260,7 @@ class VaultStats(Plain):
     dimension: int | None
     oldest: float | None
     newest: float | None
-    search_memory_bytes: int = 0  # the vector codes held in memory (0 when they are read from SQL)
+    search_memory_bytes: int = 0  # what its searches hold in memory: its rows and vectors, or its vector codes (0: none)
 
 
 @dataclass

@@ -69,26 +69,116 @@ class VectorSet:
             return []
         if len(query) != self.dimension:
             raise ValueError(f"query has dimension {len(query)}, the stored vectors {self.dimension}")
+        return _top(self._rows, self.ids, query, k)
+
+
+class VectorSlots:
+    """Unit vectors by id that change in place: a vault's stored vectors held in memory and
+    searched exactly. A removed vector leaves a hole, closed before the next search."""
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self._ids: list[str | None] = []
+        self._slot: dict[str, int] = {}
+        self._holes = 0
+        self._rows: Any = [] if _np is None else _np.empty((0, dimension), dtype=_np.float32)
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    @property
+    def memory_bytes(self) -> int:
+        capacity = len(self._rows) if _np is not None else len(self._ids)
+        return capacity * 4 * self.dimension + 100 * len(self._ids)
+
+    def put(self, vectors: Sequence[tuple[str, bytes]]) -> None:
+        """Hold these (id, packed vector) pairs, replacing an id's earlier vector; a vector of
+        another dimension is not held (and its id's earlier one is let go)."""
+        fitting = [(i, blob) for i, blob in vectors if len(blob) == 4 * self.dimension]
+        self.remove([i for i, blob in vectors if len(blob) != 4 * self.dimension])
+        if not fitting:
+            return
+        units = _unit_rows([blob for _, blob in fitting], self.dimension)
+        slots: list[int] = []
+        for row_id, _ in fitting:
+            slot = self._slot.get(row_id)
+            if slot is None:
+                slot = self._slot[row_id] = len(self._ids)
+                self._ids.append(row_id)
+            slots.append(slot)
+        if _np is None:
+            self._rows.extend([None] * (len(self._ids) - len(self._rows)))
+            for slot, unit in zip(slots, units, strict=True):
+                self._rows[slot] = unit
+            return
+        if len(self._ids) > len(self._rows):
+            grown = _np.empty((max(len(self._ids), int(len(self._rows) * GROWTH), 256), self.dimension), dtype=_np.float32)
+            grown[: len(self._rows)] = self._rows
+            self._rows = grown
+        self._rows[_np.asarray(slots, dtype=_np.int64)] = units
+
+    def remove(self, ids: Sequence[str]) -> None:
+        for row_id in ids:
+            slot = self._slot.pop(row_id, None)
+            if slot is not None:
+                self._ids[slot] = None
+                self._holes += 1
+
+    def top(self, query: Sequence[float], count: int) -> list[tuple[str, float]]:
+        """The ``count`` vectors most similar to ``query``, best first, ties by id (as ``exact_top``)."""
+        if len(query) != self.dimension or not self._slot or count <= 0:
+            return []
+        self._close_holes()
+        return _top(self._rows[: len(self._ids)], self._ids, query, count)
+
+    def similar_pairs(self, ids: Sequence[str], threshold: float) -> tuple[list[str], list[tuple[int, int]]]:
+        """Those of ``ids`` held here, in id order, and the index pairs among them whose cosine is
+        at least ``threshold`` (as ``similar_pairs``)."""
+        held = sorted(i for i in set(ids) if i in self._slot)
+        if _np is None:
+            return held, _similar_units([self._rows[self._slot[i]] for i in held], threshold)
+        return held, _similar_units(self._rows[_np.asarray([self._slot[i] for i in held], dtype=_np.int64)], threshold)
+
+    def _close_holes(self) -> None:
+        if not self._holes:
+            return
+        kept = [slot for slot, row_id in enumerate(self._ids) if row_id is not None]
+        self._rows = [self._rows[slot] for slot in kept] if _np is None else self._rows[_np.asarray(kept, dtype=_np.int64)]
+        self._ids = [self._ids[slot] for slot in kept]
+        self._slot = {str(row_id): slot for slot, row_id in enumerate(self._ids)}
+        self._holes = 0
+
+
+def _top(rows: Any, ids: Sequence[str | None], query: Sequence[float], k: int) -> list[tuple[str, float]]:
+    k = min(k, len(ids))
+    if _np is not None:
+        scores = rows @ _unit_query(query)
+        kth = scores[_np.argpartition(-scores, k - 1)[k - 1]]
+        # Every vector tied with the k-th best stays in the running, so ties are cut by id.
+        scored = [(str(ids[i]), float(scores[i])) for i in _np.flatnonzero(scores >= kth)]
+    else:
         unit = normalize(query)
-        k = min(k, len(self.ids))
-        if _np is not None:
-            vector = _np.asarray(unit, dtype=_np.float32)
-            scores = self._rows @ vector
-            kth = scores[_np.argpartition(-scores, k - 1)[k - 1]]
-            # Every vector tied with the k-th best stays in the running, so ties are cut by id.
-            scored = [(self.ids[i], float(scores[i])) for i in _np.flatnonzero(scores >= kth)]
-        else:
-            scored = [(self.ids[i], sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(self._rows)]
-        scored.sort(key=lambda item: (-item[1], item[0]))
-        return scored[:k]
+        scored = [(str(ids[i]), sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(rows)]
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    return scored[:k]
+
+
+def _unit_query(query: Sequence[float]) -> Any:
+    """``normalize(query)`` as float32 (computed in float64, as the pure-Python one is)."""
+    vector = _np.asarray(query, dtype=_np.float64)
+    norm = float(_np.sqrt(vector @ vector))
+    return (vector / norm if norm else vector * 0.0).astype(_np.float32)
 
 
 def similar_pairs(blobs: Sequence[bytes], dimension: int, threshold: float) -> list[tuple[int, int]]:
     """Index pairs ``(i, j)``, ``i < j``, of the stored vectors whose cosine is at least ``threshold``."""
-    rows = _unit_rows(blobs, dimension)
+    return _similar_units(_unit_rows(blobs, dimension), threshold)
+
+
+def _similar_units(rows: Any, threshold: float) -> list[tuple[int, int]]:
     if _np is not None:
-        similar = _np.triu(rows @ rows.T, k=1) >= threshold
-        return [(int(i), int(j)) for i, j in zip(*_np.nonzero(similar), strict=True)]
+        first, second = _np.nonzero(rows @ rows.T >= threshold)
+        return [(int(i), int(j)) for i, j in zip(first, second, strict=True) if i < j]
     return [
         (i, j)
         for i in range(len(rows))
@@ -252,10 +342,10 @@ def exact_top(query: Sequence[float], stored: Sequence[tuple[str, bytes]], count
     dimension = len(query)
     ids = [i for i, _ in stored]
     rows = _unit_rows([blob for _, blob in stored], dimension)
-    unit = normalize(query)
     if _np is not None:
-        scores = (rows @ _np.asarray(unit, dtype=_np.float32)).tolist()
+        scores = (rows @ _unit_query(query)).tolist()
     else:
+        unit = normalize(query)
         scores = [sum(x * y for x, y in zip(row, unit, strict=True)) for row in rows]
     ranked = sorted(zip(ids, (float(s) for s in scores), strict=True), key=lambda item: (-item[1], item[0]))
     return ranked[:count]

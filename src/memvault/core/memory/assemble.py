@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from memvault.core.memory.buffer_channel import is_pending
+from memvault.core.memory.buffer_channel import OPEN_CHUNK
 from memvault.core.memory.fusion import fuse_candidates
 from memvault.core.memory.question_forms import asks_for_several
 from memvault.core.memory.speakers import named_among, speaker_of
@@ -57,23 +57,29 @@ def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy,
     newer first among equals. Every candidate is scored, but items are made as they are taken:
     a budget takes a few dozen of the hundreds a search finds."""
     periods = query_periods(query, now)
-    labels = {c.row.id: speaker_of(c.row.text) for answer in answers for c in answer.candidates if c.row.kind == "message"}
+    labels: dict[str, str | None] = {}
+    for answer in answers:
+        for c in answer.candidates:
+            if c.row.kind == "message" and c.row.id not in labels:
+                labels[c.row.id] = speaker_of(c.row.text)
     named = named_among(query, labels.values())
-    speaker_weight = LISTING_SPEAKER_WEIGHT if asks_for_several(query) else SPEAKER_WEIGHT
+    said_more = 1.0 + (LISTING_SPEAKER_WEIGHT if asks_for_several(query) else SPEAKER_WEIGHT)
 
     def weigh(relevance: float, row: MemoryRow) -> float:
-        asking = ASKING_WEIGHT if asks(row.text) else 1.0
-        said = 1.0 + speaker_weight if named and labels.get(row.id) in named else 1.0
-        near = 1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, row.ts_end) if periods else 1.0
-        return relevance * asking * said * near
+        if asks(row.text):
+            relevance *= ASKING_WEIGHT
+        if named and labels.get(row.id) in named:
+            relevance *= said_more
+        if periods:
+            relevance *= 1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, row.ts_end)
+        return relevance * policy.recency_factor(row.ts_end, now)
 
     scored: list[tuple[float, float, tuple[str, ...], MemoryRow, str, str]] = []
     for answer in answers:
         vault = "core" if answer.name.endswith(":core") else "session"
         for row, relevance in fuse_candidates(answer.candidates):
-            origin = "buffer" if is_pending(row) else answer.source
-            score = round(weigh(relevance, row) * policy.recency_factor(row.ts_end, now), 6)
-            scored.append((-score, -row.ts_end, row.source_ids, row, origin, vault))
+            origin = "buffer" if row.parent_id == OPEN_CHUNK else answer.source
+            scored.append((-round(weigh(relevance, row), 6), -row.ts_end, row.source_ids, row, origin, vault))
     scored.sort(key=lambda entry: entry[:3])
     for negative, _, _, row, origin, vault in scored:
         yield SearchItem(text=row.text, score=-negative, window=policy.window_of(row.ts_end, now), ts_start=row.ts_start,

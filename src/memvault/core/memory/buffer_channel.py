@@ -65,7 +65,7 @@ def with_buffer(
             own = [Candidate(rows[i], "vector", 0, scored[i]) for i, _ in stored]
             hits += [(c.row, c.score, c) for c in [*own, Candidate(chunk, "vector", 0, scored[""])]]
     hits.sort(key=lambda hit: (-hit[1], hit[0].id))
-    found += [replace(c, rank=rank) for rank, (_, _, c) in enumerate(hits[: query.depth], start=1)]
+    found += [Candidate(c.row, c.channel, rank, c.score, c.twin_of) for rank, (_, _, c) in enumerate(hits[: query.depth], start=1)]
     found += _term_candidates(pending, rows, chunk, query.text)
     return found + _context(found, rows)
 

@@ -61,6 +61,11 @@ def head(sql: SyncSql) -> int:
     return _counter(sql, "log_head")
 
 
+def floor(sql: SyncSql) -> int:
+    """The last entry trimmed: every entry after it is still in the log."""
+    return _counter(sql, "log_floor")
+
+
 def read(sql: SyncSql, after: int, max_entries: int, max_rows: int) -> ChangeBatch:
     """Entries after ``after``, oldest first: as many as fit ``max_entries`` and (but for the first)
     ``max_rows`` resolved rows."""
@@ -89,7 +94,7 @@ def read(sql: SyncSql, after: int, max_entries: int, max_rows: int) -> ChangeBat
         for seq, kind, ids in taken
     )
     buffer = replace(buffer_state(sql), vectors=buffer_vectors(sql))
-    return ChangeBatch(changes=changes, buffer=buffer, head=head(sql), floor=_counter(sql, "log_floor"))
+    return ChangeBatch(changes=changes, buffer=buffer, head=head(sql), floor=floor(sql))
 
 
 def trim(sql: SyncSql, upto: int) -> None:

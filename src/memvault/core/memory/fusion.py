@@ -56,8 +56,10 @@ def fuse_candidates(
     lent = [relevance.get(row.parent_id, 0.0) if row.parent_id else 0.0 for row in ordered]
     best: dict[str, float] = {}
     for row, score in zip(ordered, with_borrowed(own, [r.ts_end for r in ordered], lent, weights), strict=True):
-        keeper = stands_for.get(row.id, row.id) if stands_for.get(row.id) in rows else row.id
-        best[keeper] = max(best.get(keeper, 0.0), score)
+        twin = stands_for.get(row.id)
+        keeper = twin if twin is not None and twin in rows else row.id
+        if score > best.get(keeper, 0.0) or keeper not in best:
+            best[keeper] = max(score, 0.0)
     scored = [(rows[row_id], score) for row_id, score in best.items()]
     scored.sort(key=lambda item: (-item[1], -item[0].ts_end, item[0].id))
     return scored
@@ -90,12 +92,14 @@ def with_borrowed(
     """The scores of messages given in time order with their own relevance, their times and their
     chunks' relevance: each adds a share of its chunk's and of the best own relevance among the
     ``reach`` messages either side of it said within ``gap`` of it."""
-    reach, gap = weights.reach, weights.gap
+    reach, gap, count = weights.reach, weights.gap, len(own)
     scores = []
     for i, mine in enumerate(own):
-        beside = [own[j] for j in range(max(0, i - reach), min(len(own), i + reach + 1))
-                  if j != i and abs(times[j] - times[i]) <= gap]
-        scores.append(mine + weights.chunk * chunk[i] + weights.neighbour * max(beside, default=0.0))
+        when, beside = times[i], 0.0
+        for j in range(max(0, i - reach), min(count, i + reach + 1)):
+            if j != i and own[j] > beside and abs(times[j] - when) <= gap:
+                beside = own[j]
+        scores.append(mine + weights.chunk * chunk[i] + weights.neighbour * beside)
     return scores
 
 

@@ -19,6 +19,7 @@ from memvault.core.memory.intake import new_messages
 from memvault.core.memory.keyword_channel import keyword_plan
 from memvault.core.memory.listing import message_page
 from memvault.core.memory.prepared_search import PreparedSearches
+from memvault.core.memory.resident import ResidentRows, ResidentSet
 from memvault.core.memory.rows import (
     ROW_COLUMNS,
     chunk_row,
@@ -48,22 +49,25 @@ from memvault.core.ports import SyncSql
 from memvault.core.settings import Settings
 from memvault.core.sql import run_sync
 from memvault.core.tuning import Tuning
-from memvault.core.vectors import unpack
+from memvault.core.vectors import CodeIndex, unpack
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class VaultLimits:
-    """What a vault works within, wherever it runs: the memory its vector codes may take (a
-    setting) and the product's tuning (chunk shape, bounds of the search channels)."""
+    """What a vault works within, wherever it runs: the memory its vector codes may take and the
+    memory its rows may take held for searches (settings; the rows' is capped by the codes'), and
+    the product's tuning (chunk shape, bounds of the search channels)."""
 
     memory_bytes: int
     tuning: Tuning = field(default_factory=Tuning)
+    rows_bytes: int = 16 * 1024 * 1024
 
     @classmethod
     def of(cls, settings: Settings, tuning: Tuning | None = None) -> VaultLimits:
-        return cls(settings.vector_memory_mb * 1024 * 1024, tuning or Tuning())
+        mb = 1024 * 1024
+        return cls(settings.vector_memory_mb * mb, tuning or Tuning(), settings.search_rows_mb * mb)
 
 
 def _never() -> bool:
@@ -81,6 +85,7 @@ class VaultStore:
         self._written_elsewhere = written_elsewhere
         self._tuning = limits.tuning
         self._codes = VaultCodes(sql, limits.memory_bytes, limits.tuning.code_page_rows)
+        self._resident = ResidentRows(sql, min(limits.rows_bytes, limits.memory_bytes))
         self._coded: list[str] = []  # rows the running mutation gave a vector, for the codes in memory
         self._prepared = PreparedSearches()
         migrate(sql)
@@ -245,30 +250,47 @@ class VaultStore:
         return self._written(work)
 
     def prepare_search(self, text: str, depth: int) -> None:
-        """Run the keyword stage of a coming search of ``text`` (``depth`` candidates), and load the
-        vector codes if they are not in memory: the vault's work that needs no query vector, done
-        while the query is embedded. The candidates wait for that search (``search``)."""
-        if self._written_elsewhere():
-            self._codes.drop()
+        """Run the keyword stage of a coming search of ``text`` (``depth`` candidates), and bring
+        the rows held in memory to the vault's head (or load the vector codes when the rows do not
+        fit): the vault's work that needs no query vector, done while the query is embedded. The
+        candidates wait for that search (``search``)."""
+        self._forget_if_written_elsewhere()
         # The generation is read before the rows: a write after it makes the candidates unusable.
         generation = changelog.head(self._sql)
+        resident, _ = self._searched(load=True)
         query = SearchQuery(text=text, vector=None, depth=depth)
-        found = run_sync(keyword_plan(VAULT_TABLE, query, self._tuning.keyword_postings), self._sql.execute)
-        self._prepared.keep((text, depth, generation), found)
-        self._codes.index(self._dimension())
+        plan = keyword_plan(VAULT_TABLE, query, self._tuning.keyword_postings, None if resident is None else resident.rows)
+        self._prepared.keep((text, depth, generation), run_sync(plan, self._sql.execute))
 
     def search(self, query: SearchQuery) -> list[Candidate]:
-        if self._written_elsewhere():
-            self._codes.drop()  # the codes in memory may miss rows the other process changed
+        self._forget_if_written_elsewhere()
         prepared = self._prepared.take((query.text, query.depth, changelog.head(self._sql))) if self._prepared else None
-        codes = self._codes.index(self._dimension())
+        # Rows are read into memory in the keyword stage, which waits for the query's vector anyway.
+        resident, codes = self._searched(load=prepared is None)
         if prepared is None:
-            plan = search_plan(VAULT_TABLE, query, self._tuning, codes)
+            plan = search_plan(VAULT_TABLE, query, self._tuning, codes, resident)
         else:
-            plan = after_keywords_plan(VAULT_TABLE, query, self._tuning, prepared, codes)
+            plan = after_keywords_plan(VAULT_TABLE, query, self._tuning, prepared, codes, resident)
         found = run_sync(plan, self._sql.execute)
         pending = changelog.buffer_state(self._sql).messages
         return with_buffer(found, pending, vault_vectors.pending_vectors(self._sql) if pending else {}, query)
+
+    def _forget_if_written_elsewhere(self) -> None:
+        if self._written_elsewhere():
+            # What is in memory may miss rows the other process changed (its log says which, but
+            # the file may also have been replaced).
+            self._codes.drop()
+            self._resident.drop()
+
+    def _searched(self, load: bool) -> tuple[ResidentSet | None, CodeIndex | None]:
+        """What a search reads in memory: the rows at the vault's head when they fit and are all
+        read (``load``: read a page more now), else the vector codes when they fit."""
+        dimension = self._dimension()
+        resident = self._resident.current(dimension, load)
+        if resident is not None:
+            self._codes.drop()
+            return resident, None
+        return None, self._codes.index(dimension)
 
     def pending(self) -> list[Message]:
         return list(changelog.buffer_state(self._sql).messages)
@@ -364,5 +386,5 @@ class VaultStore:
             dimension=None if dimension is None else int(dimension),
             oldest=oldest,
             newest=newest,
-            search_memory_bytes=self._codes.memory_bytes,
+            search_memory_bytes=self._codes.memory_bytes + self._resident.memory_bytes,
         )

@@ -30,11 +30,14 @@ class RowTable:
     def where(self, condition: str) -> str:
         return f"{self.owner} AND {condition}" if self.owner else condition
 
-    def keyword(self, expression: str, depth: int, from_rowid: int | None = None) -> Statement:
+    def keyword(self, expression: str, depth: int, from_rowid: int | None = None, ids_only: bool = False) -> Statement:
+        """The best ``depth`` rows for an FTS expression with their scores; ``ids_only`` reads their
+        ids alone (for a reader holding the rows)."""
         # Ties in score are broken by id, so every copy of the same rows ranks them alike.
         condition = f"{self.fts} MATCH ?" + ("" if from_rowid is None else f" AND {self.fts}.rowid >= ?")
+        columns = "r.id" if ids_only else _COLUMNS
         return (
-            f"SELECT {_COLUMNS}, {self.fts}.rank AS score FROM {self.fts} JOIN {self.rows} r ON r.rowid = {self.fts}.rowid "
+            f"SELECT {columns}, {self.fts}.rank AS score FROM {self.fts} JOIN {self.rows} r ON r.rowid = {self.fts}.rowid "
             f"WHERE {self.where(condition)} ORDER BY {self.fts}.rank, r.id LIMIT ?",
             (*self.owner_params, expression, *(() if from_rowid is None else (from_rowid,)), depth),
         )

@@ -90,7 +90,7 @@ def twins_plan(table: RowTable, candidates: Sequence[Candidate]) -> Plan[dict[st
     """Near-duplicate messages among the candidates (vectors at least ``NEAR_DUPLICATE`` alike and
     the same numbers, codes and names), each mapped to the newest of its group, which stands for
     them all. Only messages a channel ranked within ``TWIN_DEPTH`` are compared."""
-    rows = {c.row.id: c.row for c in candidates if c.row.kind == "message" and c.channel != "context" and c.rank <= TWIN_DEPTH}
+    rows = compared_for_twins(candidates)
     if len(rows) < 2:
         return {}
     stored: dict[str, bytes] = {}
@@ -99,6 +99,17 @@ def twins_plan(table: RowTable, candidates: Sequence[Candidate]) -> Plan[dict[st
     ids = [i for i in sorted(stored) if len(stored[i]) == len(next(iter(stored.values())))]
     if len(ids) < 2:
         return {}
+    return twins_among(rows, ids, similar_pairs([stored[i] for i in ids], len(stored[ids[0]]) // 4, NEAR_DUPLICATE))
+
+
+def compared_for_twins(candidates: Sequence[Candidate]) -> dict[str, MemoryRow]:
+    """The messages a search compares for near-duplicates, by id."""
+    return {c.row.id: c.row for c in candidates if c.row.kind == "message" and c.channel != "context" and c.rank <= TWIN_DEPTH}
+
+
+def twins_among(rows: dict[str, MemoryRow], ids: Sequence[str], pairs: Sequence[tuple[int, int]]) -> dict[str, str]:
+    """Each of ``ids`` that has a twin mapped to the newest of its group, given the index pairs
+    (into ``ids``) whose vectors are alike; a pair is twins only if it shares its exact tokens."""
     parent = {i: i for i in ids}
 
     def root(i: str) -> str:
@@ -106,7 +117,7 @@ def twins_plan(table: RowTable, candidates: Sequence[Candidate]) -> Plan[dict[st
             i = parent[i]
         return i
 
-    for a, b in similar_pairs([stored[i] for i in ids], len(stored[ids[0]]) // 4, NEAR_DUPLICATE):
+    for a, b in pairs:
         first, second = rows[ids[a]], rows[ids[b]]
         if exact_tokens(first.text) == exact_tokens(second.text):
             parent[root(ids[b])] = root(ids[a])
@@ -118,4 +129,3 @@ def twins_plan(table: RowTable, candidates: Sequence[Candidate]) -> Plan[dict[st
         newest = max(members, key=lambda r: (r.ts_end, r.id))
         twins.update((r.id, newest.id) for r in members if r.id != newest.id)
     return twins
-
