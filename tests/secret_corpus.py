@@ -160,6 +160,19 @@ def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
 
 
 _SHORT_SECRET = 8
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+
+
+def _standing_alone(form: str, text: str) -> bool:
+    """``form`` occurs in ``text`` with no ASCII letter or digit on either side. A scan with
+    ``str.find`` rather than a look-behind pattern, which reads a long text many times slower."""
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or text[start - 1] not in _ALNUM) and (end == len(text) or text[end] not in _ALNUM):
+            return True
+        start = text.find(form, start + 1)
+    return False
 
 
 def leaks(cases: Iterable[Case], text: str) -> list[str]:
@@ -174,8 +187,7 @@ def leaks(cases: Iterable[Case], text: str) -> list[str]:
         assert case.secret is not None
         forms = {case.secret, quote(case.secret, safe=""), quote_plus(case.secret)}
         if len(case.secret) < _SHORT_SECRET:
-            alone = re.compile("|".join(rf"(?<![0-9A-Za-z]){re.escape(form)}(?![0-9A-Za-z])" for form in forms))
-            leaked = bool(alone.search(text) or alone.search(plain))
+            leaked = any(_standing_alone(form, text) or _standing_alone(form, plain) for form in forms)
         else:
             leaked = any(form in text for form in forms) or case.secret in plain
         if leaked:
