@@ -148,6 +148,10 @@ def test_a_leak_is_a_long_secret_anywhere_or_a_short_one_standing_alone() -> Non
     assert leaks([pin], "a12/4 then 12/4.") == ["pin: 12/4"]  # the second time it stands alone
     assert leaks([pin], "?q=12%2F4&") == leaks([pin], "?q=12%2f4&") == ["pin: 12/4"]
     assert leaks([pin, token], "a12%2F4b Ab3Cd4E f5") == []
+    for before in range(9):  # at every place in the 4-character grid leaks() indexes the text by
+        assert leaks([token], "." * before + "Ab3Cd4Ef5") == leaks([token], "." * before + "Ab3Cd4Ef5..") == ["key: Ab3Cd4Ef5"]
+        assert leaks([token], "." * before + "Ab3%43d4Ef5") == ["key: Ab3Cd4Ef5"]  # found unescaped
+        assert leaks([token], "." * before + "Ab3Cd4Ef") == []
 
 
 # The suite times 50 KB of each adversarial input; the size docs/security.md states is a longer run:
