@@ -85,6 +85,13 @@ async def test_scope_and_type_come_from_front_matter_then_the_path_map_then_the_
         assert server.current()["files:family/own.md"]["scope"] == "family"
         assert [row["scope"] for row in server.export() if row["source"] == "files:family/own.md"] == [
             "personal", "family"]
+        # With its text unchanged too: each scope holds its own version of the note.
+        write(folder, {"family/own.md": "---\nscope: personal\ntype: user\n---\n\nWe all prefer window seats."})
+        back = await push_folder(server, folder)
+        assert back.paths("sent") == ["family/own.md"] and "family/own.md" not in back.paths("refused")
+        assert server.current()["files:family/own.md"]["scope"] == "personal"
+        assert [(row["scope"], row["current"]) for row in server.export()
+                if row["source"] == "files:family/own.md"] == [("personal", False), ("family", False), ("personal", True)]
 
 
 async def test_a_scope_the_credential_cannot_write_is_refused_for_that_file_alone(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The secret corpus (tests/secret_corpus.py): every secret the gate was tuned on disappears and
 every tuned look-alike comes back verbatim; over the whole corpus, held-out splits included, at least
-97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to fifth
+97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to sixth
 held-out splits keep the rates measured on them; the share per family and
 split is printed. Redaction is idempotent, and adversarial input costs CPU linear in its size."""
 
@@ -39,6 +39,9 @@ def test_the_corpus_holds_150_secrets_and_150_look_alikes_with_a_held_out_split(
     fifth = [case for case in SECRETS if case.split == "heldout5"]
     assert len(fifth) >= 200 and len({case.family for case in fifth}) >= 150
     assert sum(case.split == "heldout5" for case in HARMLESS) >= 150
+    sixth = [case for case in SECRETS if case.split == "heldout6"]
+    assert len(sixth) >= 250 and len({case.family for case in sixth}) >= 250
+    assert sum(case.split == "heldout6" for case in HARMLESS) >= 150
     assert all(case.secret and case.secret in case.text for case in SECRETS)
 
 
@@ -94,28 +97,29 @@ def test_the_third_held_out_split_holds_the_rates_measured_when_its_misses_were_
 
 def test_the_fourth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
     # Measured first at 186/238 caught and 0/183 touched; after the rules it exposed were
-    # generalised, 232/238 and none; 233 since the fifth split's rules read a code told as sent.
-    # Left: a passphrase of plain words after "Password:", a login pair with no login word, a
-    # card's code told as "the three digits on the back", a one-time code after a Hindi label, and
-    # an alarm's code under a German compound.
+    # generalised, 232/238 and none; 233 since the fifth split's rules read a code told as sent,
+    # 234 since the sixth's read a password rule's shape with no label (a login pair with no login
+    # word). Left: a passphrase of plain words after "Password:", a card's code told as "the three
+    # digits on the back", a one-time code after a Hindi label, and an alarm's code under a German
+    # compound.
     secrets = [case for case in SECRETS if case.split == "heldout4"]
     harmless = [case for case in HARMLESS if case.split == "heldout4"]
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
-    assert len(missed) <= 5, missed
+    assert len(missed) <= 4, missed
     assert not touched, touched
 
 
 def test_the_fifth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
     # Measured first at 318/353 caught and 6/202 touched; after the rules it exposed were
-    # generalised, 350/353 and none. Left: a bare 40-character run with no word beside it, a
-    # password spelled out with dashes under no label, and one given in a chat as the answer to
-    # another speaker's question on the line before.
+    # generalised, 350/353 and none; 352 since the sixth split's rules read a password rule's shape
+    # with no label and an answer below a question asking for a credential. Left: a bare
+    # 40-character run with no word beside it.
     secrets = [case for case in SECRETS if case.split == "heldout5"]
     harmless = [case for case in HARMLESS if case.split == "heldout5"]
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
-    assert len(missed) <= 3, missed
+    assert len(missed) <= 1, missed
     assert not touched, touched
 
 
@@ -294,3 +298,50 @@ def _timed(text: str) -> float:
     start = time.thread_time()
     redact(text)
     return time.thread_time() - start
+
+
+def test_the_sixth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
+    # Measured first at 302/396 caught and 6/229 touched; after the rules it exposed were
+    # generalised, 385/396 and none. Left: three passwords of words, digits and dashes or a dot
+    # with no label or question before them ("try Hq4-bravo-Tango-7"), one spelled in the NATO
+    # alphabet, a locker's combination and a door's code (household knowledge), an OpenVPN auth
+    # file's second line, a password split over "part 1:", "part 2:" lines, a passphrase of plain
+    # words, one after Chinese's "password" in pinyin, and an access code written like a date.
+    secrets = [case for case in SECRETS if case.split == "heldout6"]
+    harmless = [case for case in HARMLESS if case.split == "heldout6"]
+    missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
+    touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
+    assert len(missed) <= 11, missed
+    assert not touched, touched
+
+
+# The starts of the rules the sixth split brought, each repeated without ever completing.
+SIXTH_SPLIT_ADVERSARIAL = {
+    "rule-shaped runs": _fill("aB3!aB3 "),
+    "one rule-shaped run": _fill("aB3!"),
+    "questions and answers": _fill("what's the password?\naB3-x\n"),
+    "question lines": _fill("password?\n"),
+    "misspelt labels": _fill("p4ssw0rd "),
+    "spaced labels": _fill("p a s s w o r d "),
+    "misspelt labels in prose": _fill("pasword for a b c "),
+    "groups without spaces": _fill("aB3 (no spaces) "),
+    "insert values": "INSERT INTO t (password) VALUES (" + _fill("'a',"),
+    "prompts": _fill(">>> password\n"),
+    "environment fallbacks": _fill("os.getenv('PASSWORD', '"),
+    "setters": _fill("setPassword('"),
+    "set to": _fill("set `password` to "),
+    "property lists": _fill("<key>password</key>\n"),
+    "openssl passwd": _fill("openssl passwd -1 -1 "),
+    "to log in": _fill("to log in a "),
+    "second factor words": _fill("totp ABCDEFGH2345"),
+    "remarks after labels": _fill("password (a) "),
+    "given as": _fill("password for a given as "),
+    "echoed into sudo": _fill("echo a | sudo -S "),
+    "secure strings": _fill("ConvertTo-SecureString 'a' "),
+    "users and slashes": _fill("admin / aB3!"),
+}
+
+
+@pytest.mark.parametrize("text", SIXTH_SPLIT_ADVERSARIAL.values(), ids=SIXTH_SPLIT_ADVERSARIAL.keys())
+def test_a_200_kb_input_against_the_sixth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
+    test_a_200_kb_adversarial_input_is_redacted_in_linear_time(text)

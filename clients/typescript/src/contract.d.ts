@@ -499,7 +499,7 @@ export interface StoreRequest {
   session_id?: string | number | null;
 }
 
-/** One fact (the fields of FactIn) or a batch in `facts`, whose `source`, `scope` and `entry_type` are its facts' defaults. Idempotent per source and text. */
+/** One fact (the fields of FactIn) or a batch in `facts`, whose `source`, `scope` and `entry_type` are its facts' defaults. Idempotent per scope, source and text. */
 export interface WriteFactsIn {
   /** The fact; secrets in it are redacted before storage. */
   content?: string | null;

@@ -6,6 +6,7 @@ malformed JSON)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from typing import Any
 
@@ -237,6 +238,23 @@ async def test_broken_and_cyclic_chains_are_reported(plain: Brain) -> None:
     assert (await _consolidate(plain, as_="family+shared-writer"))["chains"] == {"broken": [], "cyclic": []}
 
 
+async def test_a_chain_reported_to_a_walled_writer_ends_at_its_wall(plain: Brain) -> None:
+    """A business fact superseded by a family one: how long the family chain runs on (past the
+    64 links that make a chain cyclic, or not) changes nothing a business writer is told."""
+    reports = []
+    for length in (2, 70):
+        head = await _write_unbanded(plain, f"The van is parked in bay 1 ({length}).")
+        batch = await plain.write({"source": f"yard-{length}", "scope": "family", "facts": [
+            {"content": f"The van is parked in bay {n} ({length})."} for n in range(2, length + 2)]}, bands="off")
+        chain = [head, *batch["ids"]]
+        await plain.deps.db.batch([("UPDATE memory SET superseded_at = 1, superseded_by = ? WHERE id = ?", (later, fid))
+                                   for fid, later in itertools.pairwise(chain)])
+        reports.append((await _consolidate(plain, as_="biz-writer"))["chains"])
+        # A writer of both scopes walks the whole chain.
+        assert (head in (await _consolidate(plain))["chains"]["cyclic"]) == (length > 64)
+    assert reports == [{"broken": [], "cyclic": []}] * 2
+
+
 async def test_skills_of_one_slug_family_are_consolidated(plain: Brain) -> None:
     old = await _skill(plain, "business", "invoice-chase", "Email the client, then call after 7 days.")
     plain.clock.advance(60)
@@ -383,6 +401,7 @@ async def test_old_unhashed_rows_past_the_batch_are_hashed_and_compared(tmp_path
     brain = await open_brain(tmp_path, Tuning(consolidate_batch=2))
     try:
         first = await _write_unbanded(brain, "The loft ladder is in the garage.")
+        brain.clock.advance(60)  # the newer one is kept
         second = await _write_unbanded(brain, "the loft ladder is in the garage", source="note")
         for n in range(3):
             brain.clock.advance(60)

@@ -103,6 +103,17 @@ async def test_retiring_twice_or_a_superseded_fact_is_a_conflict_that_changes_no
     assert (await _history(brain, old))[0].get("retirement") is None
 
 
+async def test_a_fact_superseded_past_the_wall_is_refused_as_one_retired(brain: Brain) -> None:
+    """Whether a fact's successor lives behind the wall or it has none, the refusal reads the same."""
+    retired = await _write(brain, "The boat is moored at pier 3.", source="harbour")
+    await _retire(brain, retired, {"reason": "sold"})
+    crossed = await _write(brain, "The van is parked in bay 2.", source="yard")
+    await brain.write({"content": "The van is parked in bay 5.", "source": "yard", "scope": "family",
+                       "supersedes": crossed}, bands="off")
+    answers = [await _retire(brain, fid, {"reason": "again"}, as_="biz-writer", expect=409) for fid in (retired, crossed)]
+    assert [a["error"]["message"] for a in answers] == [f"fact {fid} is already retired" for fid in (retired, crossed)]
+
+
 async def test_two_racing_retirements_leave_one_reason_and_one_conflict(brain: Brain) -> None:
     fact = await _write(brain, "The spare key is with the neighbour at number 12.")
     answers = await asyncio.gather(*(brain.client.post(

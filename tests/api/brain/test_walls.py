@@ -161,25 +161,28 @@ def test_no_read_path_returns_a_row_or_a_link_outside_the_credentials_scopes(fac
 
 
 async def _errors_name_nothing_behind_the_wall(brain: Brain, writer: str, written: dict[str, Written]) -> None:
-    """A writer that supersedes an already superseded fact, or sends a fact whose id lives in a
-    scope it cannot read, is refused by a message naming only what it sent or may read."""
+    """A writer that supersedes an already superseded fact is refused by a message naming only
+    what it sent or may read; one that sends the source and text of a fact it cannot read stores
+    its own fact, and its answer names nothing of the other."""
     allowed = set(CREDENTIALS[writer][0])
     readable = {fact_id for fact_id, fact in written.items() if fact.scope in allowed}
     retired = {r["id"] for r in await brain.deps.db.query("SELECT id FROM memory WHERE superseded_at IS NOT NULL")}
-    rows = await brain.count()
     for fact_id, fact in sorted(written.items()):
-        if fact.scope in allowed and fact_id in retired:
-            attempt = {"content": f"rival of {fact_id}", "scope": fact.scope, "source": "rival", "supersedes": fact_id}
-        elif fact.scope not in allowed:
-            attempt = {"content": fact.content, "source": fact.source, "scope": sorted(allowed)[0]}
-        else:
-            continue
-        response = await brain.client.post("/memory/write", json=attempt, headers=brain.headers(writer))
-        assert response.status_code == 409, (writer, attempt, response.text)
-        message = response.json()["error"]["message"]
-        assert ID.findall(message) and set(ID.findall(message)) <= readable | {fact_id}, (writer, message)
-        assert not {scope for scope in ALL_SCOPES if scope in message} - allowed, (writer, message)
-    assert await brain.count() == rows
+        if fact.scope not in allowed:
+            copy = {"content": fact.content, "source": fact.source, "scope": sorted(allowed)[0]}
+            response = await brain.client.post("/memory/write", json=copy, headers=brain.headers(writer))
+            assert response.status_code == 200, (writer, copy, response.text)
+            assert not _ids_in(response.json()) & set(written), (writer, response.json())
+            assert set(_scopes_of(response.json())) <= allowed, (writer, response.json())
+        elif fact_id in retired:
+            rows = await brain.count()
+            rival = {"content": f"rival of {fact_id}", "scope": fact.scope, "source": "rival", "supersedes": fact_id}
+            response = await brain.client.post("/memory/write", json=rival, headers=brain.headers(writer))
+            assert response.status_code == 409, (writer, rival, response.text)
+            message = response.json()["error"]["message"]
+            assert ID.findall(message) and set(ID.findall(message)) <= readable | {fact_id}, (writer, message)
+            assert not {scope for scope in ALL_SCOPES if scope in message} - allowed, (writer, message)
+            assert await brain.count() == rows
 
 
 # Readers that some scope is hidden from, and what they search for.

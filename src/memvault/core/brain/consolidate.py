@@ -93,8 +93,10 @@ async def _unembedded(deps: Deps, credential: Credential) -> int:
 
 
 async def chain_report(deps: Deps, credential: Credential) -> Chains:
-    """Facts whose successor is missing (or that name one while current), and facts on a cycle."""
+    """Facts whose successor is missing (or that name one while current), and facts on a cycle.
+    The walk stops at the wall, so how a chain goes on behind it changes nothing reported."""
     wall, params = scope_filter(credential, "m.scope")
+    next_wall, _ = scope_filter(credential, "n.scope")
     broken = await deps.db.query(
         f"SELECT m.id FROM memory m LEFT JOIN memory s ON s.id = m.superseded_by WHERE {wall} "
         "AND m.superseded_by IS NOT NULL AND (s.id IS NULL OR m.superseded_at IS NULL) ORDER BY m.id LIMIT ?",
@@ -104,9 +106,9 @@ async def chain_report(deps: Deps, credential: Credential) -> Chains:
         f" SELECT m.id, m.superseded_by, 1 FROM memory m WHERE {wall} AND m.superseded_by IS NOT NULL"
         " UNION ALL"
         " SELECT w.start, n.superseded_by, w.depth + 1 FROM walk w JOIN memory n ON n.id = w.at"
-        " WHERE n.superseded_by IS NOT NULL AND w.at != w.start AND w.depth < ?)"
+        f" WHERE {next_wall} AND n.superseded_by IS NOT NULL AND w.at != w.start AND w.depth < ?)"
         " SELECT DISTINCT start AS id FROM walk WHERE at = start OR depth >= ? ORDER BY start LIMIT ?",
-        [*params, MAX_CHAIN, MAX_CHAIN, REPORTED])
+        [*params, *params, MAX_CHAIN, MAX_CHAIN, REPORTED])
     return Chains(broken=[r["id"] for r in broken], cyclic=[r["id"] for r in cyclic])
 
 

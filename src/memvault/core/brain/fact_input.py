@@ -1,11 +1,12 @@
 """The brain write's input and its one parser: one fact or a batch, each fact redacted, given its
-deterministic id, and checked against the writer's scopes. Any problem is raised before the
+deterministic id in its scope, and checked against the writer's scopes. Any problem is raised before the
 first write, naming the field."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
@@ -47,7 +48,7 @@ class FactIn:
 @shape
 class WriteFactsIn(FactIn):
     """One fact (the fields of FactIn) or a batch in `facts`, whose `source`, `scope` and
-    `entry_type` are its facts' defaults. Idempotent per source and text."""
+    `entry_type` are its facts' defaults. Idempotent per scope, source and text."""
 
     EXAMPLES: ClassVar[list[dict[str, Any]]] = [{
         "source": "notes:family", "scope": "family",
@@ -86,10 +87,14 @@ class FactInput:
     def norm_hash(self) -> str:
         return norm_hash(self.content)
 
+    @property
+    def legacy_id(self) -> str:
+        return legacy_fact_id(self.source, self.content)
+
     def with_content(self, text: str) -> FactInput:
         """The same fact saying ``text`` instead (a merge's wording): gated, hashed and named anew."""
         gate = redact(text.strip())
-        return dataclasses.replace(self, id=fact_id(self.source, gate.text), content=gate.text,
+        return dataclasses.replace(self, id=fact_id(self.scope, self.source, gate.text), content=gate.text,
                                    content_hash=content_hash(gate.text),
                                    redacted=tuple(sorted({*self.redacted, *gate.kinds})))
 
@@ -106,8 +111,17 @@ class WriteFacts:
     bands: bool = True
 
 
-def fact_id(source: str, content: str) -> str:
-    """Deterministic, so re-sending the same fact from the same source is a no-op."""
+def fact_id(scope: str, source: str, content: str) -> str:
+    """Deterministic, so re-sending the same fact from the same source to the same scope is a
+    no-op; the scope is part of it, so no write ever meets a row of another scope under its id.
+    Hashed unlike ``legacy_fact_id`` so that no chosen source and text give a legacy row's id."""
+    key = json.dumps([scope, source, content], ensure_ascii=False)
+    return "mem-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def legacy_fact_id(source: str, content: str) -> str:
+    """The id facts stored before ids named their scope still carry (clients, links, vectors and
+    receipts hold it): a write finds such a row by it, only within the fact's own scope."""
     return "mem-" + hashlib.md5(f"{source}|{content}".encode()).hexdigest()[:16]
 
 
@@ -152,12 +166,13 @@ def check_item(raw: FactIn, defaults: FactIn, credential: Credential, settings: 
         raise InvalidField(f"{where}supersedes must be the id of a fact (mem-...)")
     gate = redact(text.strip())
     source = _source(raw.source if raw.source is not None else defaults.source or "api", where)
+    scope = _scope(raw.scope if raw.scope is not None else defaults.scope, credential, settings, where)
     return FactInput(
-        id=fact_id(source, gate.text),
+        id=fact_id(scope, source, gate.text),
         content=gate.text,
         content_hash=content_hash(gate.text),
         source=source,
-        scope=_scope(raw.scope if raw.scope is not None else defaults.scope, credential, settings, where),
+        scope=scope,
         entry_type=str(raw.entry_type or defaults.entry_type or "fact"),
         source_tier=2 if raw.source_tier is None else raw.source_tier,
         confidence=1.0 if raw.confidence is None else raw.confidence,

@@ -37,14 +37,30 @@ def hook_of(content: str, limit: int) -> str:
     return cut.rstrip() + "…"
 
 
-async def _existing(deps: Deps, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    # Identity check of the write path: it returns no content, only whether an id is taken.
-    found: dict[str, dict[str, Any]] = {}
-    for group in in_batches(list(ids)):
-        sql = f"SELECT id, scope, superseded_at, {', '.join(_META)} FROM memory WHERE id IN ({placeholders(len(group))})"
-        for row in await deps.db.query(sql, list(group)):
-            found[row["id"]] = row
-    return found
+async def _identified(
+    deps: Deps, credential: Credential, items: Sequence[FactInput]
+) -> tuple[dict[str, FactInput], dict[str, dict[str, Any]]]:
+    """Each item (by the id it came with) under the id its scope already stores it by, and the
+    stored rows by id. A fact stored before ids named their scope keeps its legacy id; any other
+    takes its scoped id. Only rows of the item's own scope count, so what other scopes hold
+    changes neither an item's id nor whether it is new."""
+    wall, params = scope_filter(credential)
+    wanted = sorted({i.id for i in items} | {i.legacy_id for i in items})
+    rows: dict[str, dict[str, Any]] = {}
+    for group in in_batches(wanted):
+        sql = (f"SELECT id, scope, superseded_at, {', '.join(_META)} FROM memory WHERE {wall} "
+               f"AND id IN ({placeholders(len(group))})")
+        for row in await deps.db.query(sql, [*params, *group]):
+            rows[row["id"]] = row
+    named: dict[str, FactInput] = {}
+    existing: dict[str, dict[str, Any]] = {}
+    for item in items:
+        stored = next((fid for fid in (item.legacy_id, item.id) if fid in rows and rows[fid]["scope"] == item.scope),
+                      None)
+        named[item.id] = item if stored in (None, item.id) else dataclasses.replace(item, id=stored)
+        if stored is not None:
+            existing[stored] = rows[stored]
+    return named, existing
 
 
 async def _retire_candidates(deps: Deps, credential: Credential, request: WriteFacts) -> list[dict[str, Any]]:
@@ -111,13 +127,6 @@ async def _store_body(deps: Deps, item: FactInput) -> tuple[str, str | None]:
     return content, BODY_PREFIX + key
 
 
-def _taken_elsewhere(credential: Credential, item: FactInput, scope: str) -> str:
-    """Ids are md5(source|fact) across scopes, so the same source and text cannot live in two
-    scopes. The refusal names the caller's own id, and the other scope only if it may read it."""
-    where = f"in scope {scope!r}" if scope in credential.scopes else "in another scope"
-    return f"fact {item.id} already exists {where}; give it another source to store it in {item.scope!r}"
-
-
 def _sole_successors(items: Sequence[FactInput]) -> dict[str, str]:
     """A source whose new version is exactly one fact (a file, a skill) gets a supersession chain."""
     by_source: dict[str, list[str]] = {}
@@ -130,15 +139,6 @@ async def plan_facts(deps: Deps, credential: Credential, request: WriteFacts) ->
     """Every check, read and blob write of a brain write (no bands), returning its statements
     unrun, for a caller that runs them inside its own batch (skill registration)."""
     return await plan_request(deps, credential, request, bands=False)
-
-
-async def _checked_existing(deps: Deps, credential: Credential, items: Sequence[FactInput]) -> dict[str, Any]:
-    existing = await _existing(deps, [item.id for item in items])
-    for item in items:
-        row = existing.get(item.id)
-        if row is not None and row["scope"] != item.scope:
-            raise Conflict(_taken_elsewhere(credential, item, row["scope"]))
-    return existing
 
 
 def _screened(items: Sequence[FactInput], screening: Screening) -> list[tuple[FactInput, FactInput | None, Verdict]]:
@@ -158,21 +158,26 @@ def _screened(items: Sequence[FactInput], screening: Screening) -> list[tuple[Fa
 
 
 async def plan_request(deps: Deps, credential: Credential, request: WriteFacts, bands: bool) -> Plan:
-    existing = await _checked_existing(deps, credential, request.items)
+    named, existing = await _identified(deps, credential, request.items)
+    incoming = [named[item.id] for item in request.items]
     screening = Screening()
     if bands:
         hook_chars = deps.tuning.brain_hook_chars
-        hooks = {i.id: hook_of(i.content, hook_chars) for i in request.items if i.id not in existing}
-        screening = await screen(deps, request.items, hooks)
-    screened = _screened(request.items, screening)
-    items = list(dict.fromkeys(stored for _, stored, _ in screened if stored is not None))
+        hooks = {i.id: hook_of(i.content, hook_chars) for i in incoming if i.id not in existing}
+        screening = await screen(deps, incoming, hooks)
+    screened = _screened(incoming, screening)
     merged = [stored for item, stored, _ in screened if stored is not None and stored.id != item.id]
     if merged:
-        existing.update(await _checked_existing(deps, credential, merged))
+        renamed, found = await _identified(deps, credential, merged)
+        existing.update(found)
+        screened = [(item, renamed.get(stored.id, stored) if stored is not None else None, verdict)
+                    for item, stored, verdict in screened]
+    items = list(dict.fromkeys(stored for _, stored, _ in screened if stored is not None))
     request = dataclasses.replace(request, items=tuple(items))
     targets = await _superseded_targets(deps, credential, request.items)
     retiring = await _retire_candidates(deps, credential, request) if request.reconcile else []
     plan = Plan(deps.clock(), credential.name)
+    plan.incoming = incoming
     plan.vectors = screening.vectors
     for item in request.items:
         row = existing.get(item.id)
@@ -235,17 +240,17 @@ async def write_facts(deps: Deps, credential: Credential, request: WriteFacts) -
     embedding = await embed_facts(
         deps, [FactText(i.id, hook_of(i.content, hook_chars), i.scope, i.entry_type) for i in plan.touched], plan.vectors,
         plan.replaced)
-    return written(plan, request, embedding)
+    return written(plan, embedding)
 
 
-def written(plan: Plan, request: WriteFacts, embedding: str) -> FactsWritten:
+def written(plan: Plan, embedding: str) -> FactsWritten:
     counts = plan.counts
     return FactsWritten(
         written=counts["written"], unchanged=counts["unchanged"], updated=counts["updated"],
         revived=counts["revived"], superseded=counts["superseded"], retired=counts["retired"],
         linked=counts["linked"], blocked=counts["blocked"],
         ids=list(dict.fromkeys(d.id for d in plan.decisions if d.id is not None)),
-        redacted=[Redaction(i.id, list(i.redacted)) for i in request.items if i.redacted],
+        redacted=[Redaction(i.id, list(i.redacted)) for i in plan.incoming if i.redacted],
         embedding=embedding, decisions=plan.decisions)
 
 

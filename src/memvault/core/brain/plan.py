@@ -41,6 +41,7 @@ class Plan:
         self.counts = dict.fromkeys(
             ("written", "unchanged", "updated", "revived", "superseded", "retired", "linked", "blocked"), 0)
         self.touched: list[FactInput] = []
+        self.incoming: list[FactInput] = []  # the write's facts, each under the id it is stored by
         self.decisions: list[Decision] = []
         self.vectors: dict[str, list[float]] = {}  # hook vectors the bands computed
         self.scopes: set[str] = set()  # written to, so their cached reads move on

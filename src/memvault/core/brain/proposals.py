@@ -212,7 +212,8 @@ async def _accept_facts(deps: Deps, credential: Credential, proposal: dict[str, 
                                  pinned=any(bool(r["pinned"]) for r in merged),
                                  importance=max(int(r["importance"]) for r in merged)), FactIn(), credential, deps.settings)
         plan = await plan_request(deps, credential, WriteFacts((item,), False, None, (item.source,)), bands=False)
-        heir = item.id
+        # The id its scope already stores the merged text by, if it does.
+        heir = plan.incoming[0].id
     for fid in ids:
         if fid != heir:
             plan.retire("superseded", current[fid], plan.now, heir)

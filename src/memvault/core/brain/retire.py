@@ -72,13 +72,12 @@ async def _current_row(deps: Deps, credential: Credential, fact_id: str) -> dict
 
 
 async def _ended(deps: Deps, credential: Credential, row: dict[str, Any]) -> str:
+    # A successor past the caller's wall is not named, nor told apart from none: such a fact reads
+    # as retired, as its history shows it.
     successor = row["superseded_by"]
-    if successor is None:
-        return f"fact {row['id']} is already retired"
-    # A successor past the caller's wall is not named.
-    if successor in await readable_ids(deps, credential, [successor]):
+    if successor is not None and successor in await readable_ids(deps, credential, [successor]):
         return f"fact {row['id']} is already superseded by {successor}"
-    return f"fact {row['id']} is already superseded"
+    return f"fact {row['id']} is already retired"
 
 
 async def retirements_of(deps: Deps, rows: Sequence[dict[str, Any]]) -> dict[str, FactRetirement]:

@@ -10,7 +10,8 @@ puts in a credential's place (``positions``); URL userinfo and random runs besid
 (``urls``); private keys of every common format and wallet seeds (``blocks``); authenticator
 setup keys, recovery and one-time codes (``codes``); answers to security questions (``questions``);
 values set apart from their label (``layouts``); base64
-that the text decodes (``wrapped``). What does not —
+that the text decodes (``wrapped``); values no label names, known by their shape, by the question
+they answer or by a label written wrong (``unlabelled``). What does not —
 placeholders, masks, references, code, prose and vendors' documented example keys — is decided in
 ``values``. Rules read the text normalised (``spans``: NFKC, format characters dropped, Unicode
 spaces and dashes made plain), and what they find is cut from the text as it was sent.
@@ -37,16 +38,20 @@ from memvault.core.redaction.codes import one_time_codes
 from memvault.core.redaction.labels import PASSWORD, TOKEN, assignments, elements, kind_of, value_is_secret
 from memvault.core.redaction.layouts import (
     csv_columns,
+    inserted_values,
     label_lines,
     login_pairs,
     next_line_values,
+    printed_values,
     reversed_assignments,
+    set_to,
     table_cells,
 )
 from memvault.core.redaction.numbers import CARD_NUMBER, SSN, cards, luhn_valid, ssns
 from memvault.core.redaction.positions import command_lines, cookies, credential_files, headers, password_arguments
 from memvault.core.redaction.questions import security_answers
 from memvault.core.redaction.spans import Hit, merged, normalise
+from memvault.core.redaction.unlabelled import answers, misspelt_labels, rule_shaped, spaced_groups
 from memvault.core.redaction.urls import near_credential_words, userinfo
 from memvault.core.redaction.vendors import API_KEY, vendor_tokens
 from memvault.core.redaction.wrapped import base64_wrapped
@@ -61,7 +66,8 @@ RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
     password_arguments, cookies, credential_files, assignments, reversed_assignments, next_line_values, label_lines,
     login_pairs,
     one_time_codes, elements, near_credential_words, ssns, cards, base64_wrapped, table_cells, security_answers,
-    csv_columns,
+    csv_columns, inserted_values, set_to, printed_values, rule_shaped, answers, misspelt_labels,
+    spaced_groups,
 )
 
 

@@ -23,6 +23,9 @@ _SETUP_WORD = re.compile(
     r"(?![a-z])"
 )
 _SETUP_REACH = 40
+# Ungrouped, a base32 run is a setup key only after a word that names a second factor itself.
+_SECOND_FACTOR_WORD = re.compile(r"(?i)(?<![a-z0-9])(?:2fa|mfa|totp|otp|two[ -]factor|authenticator|setup[ _-]?key)(?![a-z])")
+_BASE32_RUN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{16,64}|[a-z2-7]{16,64})(?![A-Za-z0-9])")
 # Either case, as one app prints upper and another lower; the groups hold base32's digits 2-7.
 _GROUPED_BASE32 = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,15}|[a-z2-7]{4}(?: [a-z2-7]{4}){3,15})"
                              r"(?![A-Za-z0-9])")
@@ -69,6 +72,10 @@ def one_time_codes(text: str) -> Iterator[Hit]:
         digits = sum(c in "234567" for c in match.group(0))
         if digits >= 2 and _SETUP_WORD.search(text, max(0, match.start() - _SETUP_REACH), match.start()):
             yield Hit(match.start(), match.end(), TOTP_SECRET)
+    for word in _SECOND_FACTOR_WORD.finditer(text):
+        run = _BASE32_RUN.search(text, word.end(), word.end() + _SETUP_REACH)
+        if run is not None and sum(c in "234567" for c in run.group(0)) >= 2 and sum(c.isalpha() for c in run.group(0)) >= 4:
+            yield Hit(run.start(), run.end(), TOTP_SECRET)
     if _FOUR_DIGITS.search(text):  # far cheaper than looking for the whole shape in text without one
         for match in _CODE_FIRST.finditer(text):
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)

@@ -56,7 +56,7 @@ _SECRET_CODE_WORDS = frozenset({"unlock", "disarm", "security", "access", "alarm
 # A code that signs someone in once is a one-time code, not a password to keep.
 _ONE_TIME_CODE_WORDS = frozenset({"verification", "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
 ONE_TIME_CODE = "one_time_code"
-# Upper-case names run words together (``SSHPASS``, ``REDISPASS``): one ending in PASS is a
+# Names in one case run words together (``SSHPASS``, ``newpass``): one ending in "pass" is a
 # password's unless it is an English word ending so.
 _PASS_WORDS_NOT_PASSWORDS = ("bypass", "compass", "surpass", "trespass", "overpass", "underpass", "encompass")
 # A key named for something that is not a credential: its value is an identifier or is public.
@@ -66,7 +66,7 @@ _NOT_CREDENTIAL_KEYS = frozenset(
     "kms publishable".split()
 )
 # Words after a credential's name that say the value is the credential in another form.
-_ENCODINGS = r"[_-](?i:base64|base|b64|hex|value|raw|bytes|material)(?![A-Za-z0-9])"
+_ENCODINGS = r"[_-](?i:base64|base|b64|hex|value|raw|bytes|material|plain|plaintext|clear|cleartext)(?![A-Za-z0-9])"
 _ENCODED = re.compile(_ENCODINGS + r"\Z")
 _STRONG_KEYS = frozenset(
     "private secret api access account shared preshared master signing encryption decryption client app auth sas "
@@ -105,9 +105,10 @@ _VALUE = (r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300})\\?\"|\\?'(?P<sq>(?:[^
 # percent-escaped ``=`` (a query string inside another URL's parameter).
 _SEP = (r"(?P<sep>[ \t]*(?::=|=>|->|=|:[ \t]*&?(?:'\w+[ \t]+)?[A-Za-z_][\w.<>?\[\]]{0,40}[ \t]+=(?!=)"
         r"|(?<=[\"'])[ \t]*,(?=[ \t]*[\"'])|%3[Dd]|:(?!//))[ \t]*)")
-# "is", and how a sentence says a password was changed ("is now", "got changed to", "was reset to").
+# "is", how a sentence says a password was changed ("is now", "got changed to", "was reset to"), and
+# how a log tells one given ("given as", "entered as").
 _IS = (r"(?:(?:(?:is|was|has[ \t]+been|have[ \t]+been|got|just)[ \t]+)?(?:changed|set|updated|reset)[ \t]+to"
-       r"|(?:is|was|are)(?:[ \t]+(?:now|still|currently|actually|also))?|=)")
+       r"|(?:is|was|are|IS|WAS|ARE)(?:[ \t]+(?:now|still|currently|actually|also))?|(?:given|entered|typed|sent)[ \t]+as|=)")
 _PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + IS_ABROAD + r"):?[ \t]+"
           r"|[ \t]*(?P<cjk>" + IS_UNSPACED + r")[ \t]*(?=[!-~]))")
 # Words of a language without a list of its own between the label and the value ("كلمة السر
@@ -119,9 +120,11 @@ _ASSIGNMENT = re.compile(
     # An encoding's word after the name only before ``=`` or ``:`` (``SECRET_KEY_BASE=…``).
     r"(?:" + _ENCODINGS + r"(?=\\?[\"']?[ \t]*[:=]))?)"
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на|k|ke|za|pro|as)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
-    r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?)(?:" + _SEP + "|" + _PROSE + r")"
+    r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?"
+    # A remark in brackets between the label and its separator ("password (case sensitive): …").
+    r"|[ \t]*\([^()\n]{1,60}\))(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
     + _PROSE.replace("prose", "prose2").replace("abroad", "abroad2").replace("cjk", "cjk2") + "|" + _OWN_WORDS
     + r"|(?P<space>[ \t]+))"
@@ -139,6 +142,8 @@ _LABEL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_.-% ")
 _ELEMENT = re.compile(
     r"<(?P<label>[A-Za-z_][\w.:-]{0,60})(?:[ \t][^<>\n]{0,200})?>(?P<value>[^<>\n]{1,300})</(?P=label)>"
 )
+# A property list gives a key's value in the element after it (``<key>APIToken</key><string>…</string>``).
+_PLIST_ENTRY = re.compile(r"<key>(?P<label>[^<>\n]{1,60})</key>[ \t\r\n]{0,200}<string>(?P<value>[^<>\n]{1,300})</string>")
 _ATTRIBUTES = re.compile(
     r"(?i:key|name)[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,60})\"[ \t]+(?i:value)[ \t]*=[ \t]*\"(?P<value>[^\"\n]{1,300})\""
 )
@@ -147,6 +152,12 @@ _ATTRIBUTES = re.compile(
 # unspaced).
 _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
 _PUBLIC_KEY_TYPE = re.compile(r"^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh|ecdsa)-[\w@.-]+)$")
+# What is public though a key's label names it: an OpenPGP key's id as GnuPG prints it (``4096R/…``,
+# ``rsa4096/0x…``) and a publishable key (Mapbox's ``pk.eyJ…``, Stripe's ``pk_live_…``), made to ship in pages.
+_PUBLIC_KEY_VALUE = re.compile(r"^(?:\d{3,5}[RDGE]|(?:rsa|dsa|elg)\d{4}|ed25519|cv25519|nistp\d{3})/(?:0x)?[0-9A-Fa-f]{8,40}$"
+                               r"|^pk(?:\.eyJ|_(?:live|test)_)")
+# A quantity (``Token: 0.0042 ETH``) is a number with a fraction; a token or key never is.
+_DECIMAL = re.compile(r"^\d+[.,]\d+$")
 _DATE = re.compile(r"^\d{1,4}([-/.])\d{1,2}\1\d{1,4}$")
 _WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
@@ -158,6 +169,10 @@ _REST_OF_LINE = re.compile(r"(?:[ \t]+\S{1,24}){1,8}(?=[ \t]*\r?\n|[ \t]*\Z)")
 _NOT_PRINTABLE_ASCII = re.compile(r"[^!-~]")
 _NEXT_SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}=")
 _SPELLED_OUT = re.compile(r"\S(?:[ \t]\S(?![^\s.,;:)])){5,63}")
+# An ARN's resource type (``arn:aws:secretsmanager:…:secret:prod/db``) names the kind of what the ARN
+# points at; the name after it is a path, not the secret.
+_ARN_BEFORE = re.compile(r"(?<![\w:])arn:[\w.-]{1,30}:[\w.-]{1,60}:[\w.-]{0,30}:\d{0,12}:\Z")
+_ARN_REACH = 140
 # A label that a condition leads (``if not password:``) is code testing a variable, and its colon
 # opens a block rather than a value.
 _CONDITION_WORDS = frozenset({"if", "elif", "while", "not", "unless", "until", "assert"})
@@ -183,7 +198,7 @@ def _digits_only(label: str) -> tuple[int, int] | None:
 
 
 def _pass_run_together(label: str, last: str) -> bool:
-    return label.isupper() and last.endswith("pass") and not last.endswith(_PASS_WORDS_NOT_PASSWORDS)
+    return (label.isupper() or label.islower()) and last.endswith("pass") and not last.endswith(_PASS_WORDS_NOT_PASSWORDS)
 
 
 @lru_cache(maxsize=1024)
@@ -252,6 +267,8 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
         return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
     if _PUBLIC_KEY_TYPE.match(value):
         return False  # an SSH public key's type, its body after it: "my key: ssh-ed25519 AAAA…"
+    if _PUBLIC_KEY_VALUE.match(value) or (kind_of(label) != PASSWORD and _DECIMAL.match(value)):
+        return False
     if value.isdigit() and label.lower().endswith(PASSWORD_OR_CODE_ABROAD):
         return False
     if (sizes := _digits_only(label)) is not None:
@@ -323,7 +340,8 @@ def assignments(text: str) -> Iterator[Hit]:
             return
         position = match.end("label")
         label = match.group("label")
-        if _condition(label, match) or _variable(text, match) or _english_goes_on(label, match):
+        if _condition(label, match) or _variable(text, match) or _english_goes_on(label, match) \
+                or _ARN_BEFORE.search(text, max(0, match.start("label") - _ARN_REACH), match.start("label")):
             continue
         label = _qualified(label, match.group("qual"))
         value, start, end = _value(match)
@@ -382,7 +400,7 @@ def _qualified(label: str, qualifier: str | None) -> str:
     one ("the code to unlock the phone is …")."""
     if qualifier is None or _words_of(label)[-1] != "code":
         return label
-    found = _SECRET_CODE_WORDS.intersection(qualifier.lower().split())
+    found = _SECRET_CODE_WORDS.intersection(re.split(r"[\s']+", qualifier.lower()))
     return f"{min(found)} {label}" if found else label
 
 
@@ -421,8 +439,9 @@ def _condition(label: str, match: re.Match[str]) -> bool:
 
 
 def elements(text: str) -> Iterator[Hit]:
-    """``<password>…</password>`` and ``<add key="SmtpPassword" value="…"/>``."""
-    for pattern in (_ELEMENT, _ATTRIBUTES):
+    """``<password>…</password>``, ``<add key="SmtpPassword" value="…"/>`` and a property list's
+    ``<key>APIToken</key>`` with the ``<string>`` after it."""
+    for pattern in (_ELEMENT, _ATTRIBUTES, _PLIST_ENTRY):
         for match in pattern.finditer(text):
             label, value = match.group("label"), match.group("value").strip()
             if value and value_is_secret(label, value):

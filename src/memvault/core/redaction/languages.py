@@ -15,6 +15,12 @@ PASSWORD_ABROAD = (
     "كلمة المرور", "كلمة السر", "رمز المرور", "رمز عبور", "گذرواژه", "סיסמה", "סיסמא", "รหัสผ่าน",
     "συνθηματικό", "κωδικός πρόσβασης", "κωδικό πρόσβασης", "κωδικός", "κωδικό", "geheimzahl", "geheimnummer",
     "pincode", "пин-код",
+    "mdp", "парола", "лозинка", "lozinka", "гасло", "geslo", "parool", "parole", "slaptažodis", "slaptazodis",
+    "lykilorð", "lykilord", "contrasenya", "pasahitza", "cyfrinair", "nenosiri", "পাসওয়ার্ড", "கடவுச்சொல்",
+    "پاس ورڈ", "құпия сөз", "የይለፍ ቃል",
+    # Transliterated, as people type the word of a language whose script their keyboard lacks.
+    "parol", "pasuwaado", "pasuwado", "bimilbeonho", "bimilbunho", "kalimat al-sir", "kalimat as-sir",
+    "kalimat el sir", "kalimat al sir",
     # A wireless network's password, as the languages that put the noun first name it.
     "code wifi", "clé wifi", "cle wifi", "clave wifi", "chiave wifi", "wlan-schlüssel", "netzwerkschlüssel",
     # A safe's combination guards valuables as a PIN does; a lock's, like a door's code, is household knowledge.
@@ -30,7 +36,7 @@ KEY_ABROAD = ("ключ", "密钥", "秘钥", "密鑰", "キー", "키")
 # "is" as those languages say it, and a spaced dash, which sets a value after its label in any of them.
 IS_ABROAD = (
     r"ist|lautet|war|c'est|c'était|est|était|es|era|è|é|är|er|on|jest|to|je|это|olduğu|는|은|이|είναι|ήταν|هي|هو|है|था|היא|הוא"
-    r"|là|adalah|ialah|este|-"
+    r"|là|adalah|ialah|este|hai|ko[ \t]+ay|ay|wa|-"
 )
 # Those of them that are English words as well ("the root pw on build02"): after an English label
 # they go on an English sentence.

@@ -2,8 +2,12 @@
 password", "set 4921 as my PIN"); the value alone on the line after it (``DB_PASSWORD=`` and the
 value below, YAML's ``password: |``); a user and password given as a pair after a login word
 ("login with admin:Sup3rS3cret!", "credentials are bob / …", "wifi: HomeNet / Gr33nField!"); and
-a Markdown table's cell under a credential's column or beside a credential's name; and a CSV
-export's field under a credential's column (a password manager's or a browser's export)."""
+a Markdown table's cell under a credential's column or beside a credential's name; a CSV
+export's field under a credential's column (a password manager's or a browser's export), and
+SQL's ``INSERT`` value under one; a value a sentence sets a credential's name to ("set
+`SMTP_PASSWORD` to `…`"); and what a shell or a notebook prints for an expression that reads a
+credential (``In [3]: os.environ['API_KEY']`` then ``Out[3]: '…'``, ``$ echo $DB_PASSWORD`` then the
+value)."""
 
 from __future__ import annotations
 
@@ -38,8 +42,13 @@ _USED_TO_LOG_IN = re.compile(
     r"(?<![\w-])(?i:use|try|enter|type)[ \t]+(?P<value>[^\s\"'`]{8,100})[ \t]+(?i:to|for)[ \t]+"
     r"(?i:log[ \t-]?(?:in|on)(?:to)?|sign[ \t-]?(?:in|on)(?:to)?|get[ \t]+in|unlock)(?![\w])"
 )
+# "use this to log in, don't share it: …": what it is for, then a colon and the value.
+_FOR_LOGGING_IN = re.compile(
+    r"(?<![\w-])(?i:log[ \t-]?(?:in|on)|sign[ \t-]?(?:in|on)|get[ \t]+in|unlock)(?![\w])[^\n:.?!]{0,40}:[ \t]*"
+    r"(?P<value>[^\s\"'`]{8,100})"
+)
 # A key or lock emoji standing for the label ("🔑 …").
-_KEY_EMOJI = re.compile("(?:\U0001f511|\U0001f510|\U0001f5dd\ufe0f?)" r"[ \t]*:?[ \t]*(?P<value>[^\s\"'`]{8,100})")
+_KEY_EMOJI = re.compile("(?:\U0001f511|\U0001f510|\U0001f512|\U0001f5dd\ufe0f?)" r"[ \t]*:?[ \t]*(?P<value>[^\s\"'`]{8,100})")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 # A next line that assigns a name of its own is the next setting, not the value left empty above.
 _SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}[ \t]*=")
@@ -56,6 +65,72 @@ _PAIR = re.compile(
     r"(?:[ \t]+(?:with|is|are|as|for|details))?[ \t]*[:=-]?[ \t]*"
     r"(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<secret>[^\s/'\"`:,;]{6,100})"
 )
+
+
+_SET_TO = re.compile(
+    r"(?<![\w-])(?i:set|change|update)[ \t]+(?:(?i:the)[ \t]+)?(?P<q1>[`\"']?)(?P<label>[A-Za-z][\w.-]{1,60})(?P=q1)"
+    r"[ \t]+(?i:to)[ \t]+(?P<q>[`\"']?)(?P<value>[^\s`\"']{3,300})(?P=q)"
+)
+# What a credential's name that a sentence sets holds (``SMTP_PASSWORD``, ``api key``, ``pw``).
+_SET_TO_WORDS = ("pass", "pw", "secret", "token", "key", "pin", "cred", "auth")
+# An interactive prompt and the expression after it, then the line that prints its value.
+_PROMPT_LINE = re.compile(
+    r"(?m)^[ \t]*(?:In[ \t]*\[\d+\]:|>>>|\$|[\w@.:~-]{1,60}\$|irb\([^)\n]{0,30}\)[^>\n]{0,10}>|>)"
+    r"[ \t]*(?P<expression>[^\n]{1,200})\r?\n[ \t]*(?:Out[ \t]*\[\d+\]:|=>)?[ \t]*(?P<value>[^\s][^\n]{0,299}?)[ \t]*\r?$"
+)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,60}")
+_INSERT = re.compile(
+    r"(?i:insert[ \t]+into)[ \t]+[\w.\"`\[\]]{1,80}[ \t]*\((?P<columns>[^()\n]{1,500})\)[ \t]*(?i:values)[ \t]*"
+    r"\((?P<values>[^()\n]{1,2000})\)"
+)
+_SQL_VALUE = re.compile(r"[ \t]*(?:'(?P<quoted>(?:[^'\n]|'')*)'|(?P<bare>[^,'\n]*?))[ \t]*(?:,|\Z)")
+
+
+def set_to(text: str) -> Iterator[Hit]:
+    lowered = text.lower()  # one pass in C spares most text the pattern's scan
+    if not any(verb in lowered for verb in ("set ", "change ", "update ")) or not any(word in lowered for word in _SET_TO_WORDS):
+        return
+    for match in _SET_TO.finditer(text):
+        label, value = match.group("label"), match.group("value")
+        # Unquoted, "set the password to expire" goes on a sentence: only a made value counts.
+        quoted = bool(match.group("q"))
+        if label_strength(label) == STRONG and value_is_secret(label, value, sentence=not quoted) \
+                and (quoted or generated(value, 6)):
+            yield Hit(match.start("value"), match.end("value"), kind_of(label))
+
+
+def printed_values(text: str) -> Iterator[Hit]:
+    if "\n" not in text:
+        return
+    for match in _PROMPT_LINE.finditer(text):
+        names = [name for name in _NAME.findall(match.group("expression")) if label_strength(name) is not None]
+        value = match.group("value")
+        stripped = value.strip("'\"")
+        # What a prompt prints for a credential looks made; a word below a line that starts with "$"
+        # or ">" is more likely the next sentence.
+        if names and " " not in stripped and generated(stripped, 6) and value_is_secret(names[-1], stripped):
+            start = match.start("value") + value.index(stripped)
+            yield Hit(start, start + len(stripped), kind_of(names[-1]))
+
+
+def inserted_values(text: str) -> Iterator[Hit]:
+    if "nsert" not in text and "NSERT" not in text:
+        return
+    for match in _INSERT.finditer(text):
+        columns = [column.strip().strip("\"`[]") for column in match.group("columns").split(",")]
+        if all(label_strength(column) is None for column in columns):
+            continue
+        position, end = match.start("values"), match.end("values")
+        for column in columns:
+            value = _SQL_VALUE.match(text, position, end)
+            if value is None:
+                break
+            group = "quoted" if value.group("quoted") is not None else "bare"
+            literal = value.group(group).strip()
+            if literal and label_strength(column) is not None and value_is_secret(column, literal):
+                start = value.start(group) + value.group(group).index(literal)
+                yield Hit(start, start + len(literal), kind_of(column))
+            position = value.end()
 
 
 def reversed_assignments(text: str) -> Iterator[Hit]:
@@ -106,7 +181,8 @@ def next_line_values(text: str) -> Iterator[Hit]:
 
 def label_lines(text: str) -> Iterator[Hit]:
     """A password's label on a line of its own and the value alone on the next, shaped as one
-    ("Password" and ``Nxt!Line-pw3`` below it); a value after a key emoji ("🔑 …"); and "use … to log in"."""
+    ("Password" and ``Nxt!Line-pw3`` below it); a value after a key emoji ("🔑 …"); "use … to log
+    in"; and "to log in: …"."""
     if "\n" in text:
         for match in _LABEL_LINE.finditer(text):
             value = match.group("value")
@@ -120,10 +196,11 @@ def label_lines(text: str) -> Iterator[Hit]:
     lowered = text.lower()  # one pass in C spares most text the pattern's scan
     if not any(word in lowered for word in ("log", "sign", "get in", "unlock")):
         return
-    for match in _USED_TO_LOG_IN.finditer(text):
-        value = match.group("value")
-        if classes(value) >= 3 and generated(value) and not _EMAIL.search(value) and not prose(value):
-            yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    for pattern in (_USED_TO_LOG_IN, _FOR_LOGGING_IN):
+        for match in pattern.finditer(text):
+            value = match.group("value")
+            if classes(value) >= 3 and generated(value) and not _EMAIL.search(value) and not prose(value):
+                yield Hit(match.start("value"), match.end("value"), PASSWORD)
 
 
 def table_cells(text: str) -> Iterator[Hit]:

@@ -13,7 +13,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import API_KEY, PASSWORD, STRONG, TOKEN, label_strength
+from memvault.core.redaction.labels import API_KEY, PASSWORD, STRONG, TOKEN, kind_of, label_strength, value_is_secret
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, generated, placeholder, prose, random_token
 
@@ -50,23 +50,33 @@ _PASS_ARGUMENT = re.compile(
     r"(?<![\w-])-(?:pass(?:in|out)?|passphrase)[ \t]+pass:(?P<value>[^\s\"']{1,300})"
     r"|(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+[^\s/]{1,100}[ \t]+(?P<net>[^\s/*][^\s]{0,300})"
     r"|(?<![\w-])echo[ \t]+[\"']?[\w.@-]{1,100}:(?P<chpasswd>[^\s\"']{1,300})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd"
-    r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}--password-stdin"
+    r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}(?:--password-stdin|sudo[ \t]+(?:-\w+[ \t]+)*-S\b|passwd[ \t]+--stdin)"
 )
 # Rarer commands, each looked for only in text that holds a character or word it needs:
 # ``net use Z: \\server\share /user:DOMAIN\name password``; Samba's ``-U user%password``
-# (smbclient, rpcclient, smbmap); Oracle's ``sqlplus user/password@service``.
+# (smbclient, rpcclient, smbmap); ``openssl passwd …``; PowerShell's ``ConvertTo-SecureString '…'
+# -AsPlainText``; lftp's ``-u user,password``; Oracle's ``sqlplus user/password@service``.
 _RARE_ARGUMENTS = (
     (("/user:", "/USER:", "/u:"), re.compile(
         r"(?<![\w-])(?i:net)[ \t]+(?i:use)[ \t][^\n/]{0,200}/(?i:user|u):[^\s/]{1,100}[ \t]+(?P<value>[^\s/*][^\s]{0,300})")),
     (("%",), re.compile(r"(?<!\S)(?:-U|--user(?:name)?)(?:[ \t]+|=)[\"']?[^\s%\"']{1,100}%(?P<value>[^\s\"']{1,300})")),
+    (("passwd",), re.compile(
+        r"(?<![\w-])openssl[ \t]+passwd(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|quiet|noverify|salt[ \t]+[^\s-]\S{0,63}))*"
+        r"[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'$-][^\s\"']{0,300})(?P=q)(?![^\s)\"'])")),
+    (("SecureString", "securestring"), re.compile(
+        r"(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<q>[\"'])(?P<value>[^\"'\n]{1,300})(?P=q)"
+        r"(?=[^\n]{0,100}-AsPlainText)")),
+    (("lftp",), re.compile(r"(?<![\w-])lftp\b[^\n|;&]{0,200}?(?<!\S)-u[ \t]+[\"']?[^\s,\"']{1,100},(?P<value>[^\s\"']{1,300})")),
     (("/",), re.compile(r"(?<![\w-])(?i:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+){0,8}[ \t]+[\"']?[\w$#]{1,30}/"
                         r"(?P<value>[^\s@/\"']{1,300})(?=@|[\s\"']|\Z)")),
 )
 # SQL's ``IDENTIFIED BY '…'`` (MySQL, Oracle), and Redis's ``AUTH [user] password`` at its prompt;
 # rare words, looked for only in text that holds them.
+# Oracle takes the password unquoted too (``identified by Tiger9``): then it must look made, since
+# prose says "identified by name".
 _IDENTIFIED_BY = re.compile(
-    r"(?<![\w-])(?i:identified)[ \t]+(?i:(?:with[ \t]+\w+[ \t]+)?by)[ \t]+(?i:password[ \t]+)?(?P<q>['\"])"
-    r"(?P<value>[^'\"\n]{1,300})(?P=q)"
+    r"(?<![\w-])(?i:identified)[ \t]+(?i:(?:with[ \t]+\w+[ \t]+)?by)[ \t]+(?i:password[ \t]+)?(?:(?P<q>['\"])"
+    r"(?P<value>[^'\"\n]{1,300})(?P=q)|(?P<bare>[A-Za-z][\w$#]{5,127})(?![\w$#]))"
 )
 _REDIS_AUTH = re.compile(r"(?m)(?:^|(?<=>))[ \t]*AUTH[ \t]+(?:[\w.-]{1,64}[ \t]+)?(?P<value>[^\s\"']{1,300})[ \t]*\r?$")
 # A database driver given its password as a positional argument: PHP's mysqli and PDO, JDBC's
@@ -83,6 +93,24 @@ _LOGIN_CALL = re.compile(
     r"(?i:pw|passw(?:or)?d|credentials?|log_?in|sign_?in|authenticate|auth)(?:_set)?[ \t]*(?:=[ \t]*)?\("
     r"[ \t]*(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|[\w.]{1,100})[ \t]*,[ \t]*(?P<quote>[\"'])(?P<value>[^\"'\s]{1,300})(?P=quote)"
 )
+# A setter or builder named for a credential given a literal (``ds.setPassword("…")``,
+# ``.withToken("…")``, ``.password("…")``).
+_SETTER_CALL = re.compile(
+    r"(?<![A-Za-z0-9_])(?P<method>[A-Za-z][A-Za-z0-9_]{1,44})"
+    r"[ \t]*\([ \t]*(?P<quote>[\"'])(?P<value>[^\"'\n]{1,300})(?P=quote)[ \t]*\)"
+)
+_SETTER_PREFIX = re.compile(r"(?:set|with)(?=[A-Z])")
+_CALLED_WITH_A_LITERAL = re.compile(r"\([ \t]*[\"']")
+# The literal an environment lookup falls back to when the variable is unset (``os.getenv("DB_PASSWORD",
+# "…")``, ``ENV.fetch('X', '…')``, ``${DB_PASSWORD:-…}``) is the secret itself when the variable, or
+# the setting the lookup fills, names one and the literal looks made.
+_CREDENTIAL_METHOD = re.compile(r"(?i)pass(?:word|wd|phrase)|secret|token|api_?key")
+_ENV_FALLBACK = re.compile(
+    r"(?:getenv|environ\.get|ENV\.fetch|env\.get|Getenv|env)[ \t]*[(\[][ \t]*(?P<q1>[\"'])(?P<name>[^\"'\n]{1,80})(?P=q1)"
+    r"[ \t]*,[ \t]*(?P<quote>[\"'])(?P<value>[^\"'\n]{1,300})(?P=quote)"
+    r"|\$\{(?P<shell>[A-Za-z_]\w{0,60}):?-(?P<default>[^}\s\"'$]{1,300})\}"
+)
+_SETTING_BEFORE = re.compile(r"(?P<label>[A-Za-z_][\w.-]{0,60})\\?[\"']?[ \t]*(?::|=|=>)[^\n:]{0,40}\Z")
 _CLIENT_CALL = re.compile(r"(?:Client|API|Api|client)[ \t]*\([ \t]*(?P<quote>[\"'])(?P<value>[\w-]{20,200})(?P=quote)[ \t]*\)")
 _CONNECT_OWNERS = re.compile(r"(?i)mysqldb|pymysql|mysql|mariadb|pg8000|drivermanager")
 _COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookies?\b")
@@ -179,6 +207,7 @@ def password_arguments(text: str) -> Iterator[Hit]:
                 if not placeholder(match.group("value")):
                     yield Hit(match.start("value"), match.end("value"), PASSWORD)
     yield from _statements_and_calls(text)
+    yield from _environment_fallbacks(text)
     for match in _CONNECT_CALL.finditer(text):
         # ``connect`` and ``getConnection`` are a database driver's only when its name is before them.
         owned = match.group("call") not in ("connect", "getConnection") or _CONNECT_OWNERS.search(
@@ -192,17 +221,46 @@ def _statements_and_calls(text: str) -> Iterator[Hit]:
     for pattern, word in ((_IDENTIFIED_BY, "dentified"), (_REDIS_AUTH, "AUTH")):
         if word in text or word.upper() in text:
             for match in pattern.finditer(text):
-                if not placeholder(value := match.group("value")) and not prose(value):
-                    yield Hit(match.start("value"), match.end("value"), PASSWORD)
+                group = "bare" if "bare" in pattern.groupindex and match.group("bare") is not None else "value"
+                value = match.group(group)
+                if not placeholder(value) and not prose(value) and (group == "value" or generated(value, 6)):
+                    yield Hit(match.start(group), match.end(group), PASSWORD)
     if "(" not in text:  # most text calls nothing, and a scan for the call's name costs more than this
         return
     for match in _LOGIN_CALL.finditer(text):
         if generated(match.group("value"), 6):
             yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    for match in _SETTER_CALL.finditer(text) if _CALLED_WITH_A_LITERAL.search(text) else ():
+        method = match.group("method")
+        if (prefix := _SETTER_PREFIX.match(method)) is not None:
+            label = method[prefix.end():]
+        elif text[match.start() - 1:match.start()] == "." and _CREDENTIAL_METHOD.fullmatch(method):
+            label = method
+        else:
+            continue
+        if label_strength(label) == STRONG and value_is_secret(label, match.group("value")):
+            yield Hit(match.start("value"), match.end("value"), kind_of(label))
     for match in _CLIENT_CALL.finditer(text):
         value = match.group("value")
         if random_token(value) and classes(value) >= 3:
             yield Hit(match.start("value"), match.end("value"), API_KEY)
+
+
+def _environment_fallbacks(text: str) -> Iterator[Hit]:
+    if "env" not in text.lower() and "${" not in text:
+        return
+    for match in _ENV_FALLBACK.finditer(text):
+        name, group = (match.group("name"), "value") if match.group("name") is not None else (match.group("shell"), "default")
+        label = name
+        if label_strength(name) is None:
+            # ``password: <%= ENV.fetch('X', '…') %>``: the setting the lookup fills names the credential.
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            setting = _SETTING_BEFORE.search(text, line_start, match.start())
+            if setting is None or label_strength(label := setting.group("label")) is None:
+                continue
+        # A word (``'postgres'``) is a development default that every copy of the code carries.
+        if value_is_secret(label, value := match.group(group)) and generated(value, 6):
+            yield Hit(match.start(group), match.end(group), kind_of(label))
 
 
 def cookies(text: str) -> Iterator[Hit]:

@@ -19,6 +19,8 @@ from functools import lru_cache
 _TO_FOLD = re.compile(r"[^\x00-\x7f]+|\\\r?\n")
 _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d")
 _LINE_BREAKS = frozenset("\x85\u2028\u2029")
+# An arrow between a name and its value reads as the ASCII one (``Password ⇒ …``).
+_ARROWS = frozenset("\u2192\u21d2\u27f6\u27f9\u279c\u2794\u27a1")
 # Typographic and East Asian quotation marks read as the plain ones, so a value quoted with them
 # (“…”, „…“, «…», ‘…’, 「…」) ends where its quotes do.
 _QUOTES = {**dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d\u300e\u300f\u301d\u301e", '"'),
@@ -53,6 +55,8 @@ def _fold(char: str) -> str:
         return "-"
     if char in _LINE_BREAKS:
         return "\n"
+    if char in _ARROWS:
+        return "->"
     if char in _QUOTES:
         return _QUOTES[char]
     category = unicodedata.category(char)

@@ -44,6 +44,7 @@ _RUN_START = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]")
 _NOT_SECRET_BEFORE = re.compile(r"(?i)(?:commit|sha\d*|hash|digest|checksum|rev(?:ision)?|id|uuid)[\s:=#@]*$|;base64,$")
 _VAULTED = re.compile(r"\s*[:=]?\s*(?:!vault|ENC\[|\$ANSIBLE_VAULT)")
 _NEARBY = 120
+_SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z_.-]*=")
 # Go's MySQL driver names its server without a scheme: ``user:password@tcp(host:port)/db``.
 # Found by its rare ``@tcp(`` and read back from there, so that no run of text is read twice.
 _DRIVER_ADDRESS = re.compile(r"@(?:tcp|tcp6|unix|udp)\(")
@@ -57,6 +58,9 @@ def userinfo(text: str) -> Iterator[Hit]:
         if authority is None:
             continue
         candidate = authority.group(0)
+        # A userinfo ends before the next URL starts (``…?next=https://x:${TOKEN}@…``): its "@" is not this one's.
+        if (following := _SCHEME.search(candidate, 1)) is not None:
+            candidate = candidate[:following.start()]
         at = candidate.rfind("@")
         while at > 0 and not _HOST.match(candidate, at + 1):
             at = candidate.rfind("@", 0, at)
@@ -95,9 +99,12 @@ def near_credential_words(text: str) -> Iterator[Hit]:
             run = _CANDIDATE.match(text, found.start())
             if run is None:
                 continue
-            value = run.group(0).rstrip(".=")
+            value, start = run.group(0).rstrip(".="), run.start()
+            if (setting := _SETTING_NAME.match(value)) is not None:
+                # ``code_challenge_method=S256``: a setting's name is no part of the run its value is.
+                value, start = value[setting.end():], start + setting.end()
             if alone and (not _MIXED.match(value) or value.startswith("AAAA")
                           or _OTHER_KEY_BEFORE.search(text, max(0, word.start() - 20), word.start())):
                 continue
-            if random_token(value) and not _NOT_SECRET_BEFORE.search(text, max(0, run.start() - 12), run.start()):
-                yield Hit(run.start(), run.end(), TOKEN)
+            if random_token(value) and not _NOT_SECRET_BEFORE.search(text, max(0, start - 12), start):
+                yield Hit(start, run.end(), TOKEN)

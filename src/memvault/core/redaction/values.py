@@ -28,7 +28,7 @@ PLACEHOLDER_WORDS = frozenset(
 )
 _TEMPLATE = re.compile(
     r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{(?:[A-Za-z_][\w.]*|\d*)(?:![rsa])?(?::[^{}\s]*)?\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^\$?\{\{|^\{%|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
-    r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^op://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
+    r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^(?:op|sm|gcpsm|awssm|azkv|bws|vault|infisical|doppler)://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
     r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$"
     # Ruby's and Octopus's interpolation; CloudFormation's intrinsic functions, which name a parameter.
     r"|#\{[^}]*\}|^!(?:Ref|Sub|GetAtt|ImportValue|FindInMap|Join|Select|If|Base64|Split|Transform)\b"

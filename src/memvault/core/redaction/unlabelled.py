@@ -1,0 +1,200 @@
+"""Secrets that no label names as one: a value that a password rule made (lower and upper case,
+digits and a symbol inside it, "here you go: Wq7#tLm2-Zp9"); an answer given on the lines after a
+question that asks for a credential ("what's the wifi?" then "Blue-Heron2291" below, a speaker's
+name before it); groups spaced for reading before "(no spaces)"; and a password's label written
+wrong on purpose or by slip (``p4ssw0rd``, ``P@ssw0rd``, ``pasword``, ``passwrod``, ``pass_word``,
+``p a s s w o r d``, Cyrillic letters that look Latin), whose value is then read as under the label
+itself."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memvault.core.redaction.labels import PASSWORD, value_is_secret
+from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import classes, generated, placeholder, prose
+
+# Symbols a password rule asks for. ``-``, ``.``, ``_`` and ``/`` are left out: they join the words
+# of names, versions and paths (``GPT-4o-mini``, ``Python3.11``); ``+`` and ``=`` fill base64.
+_RULE_SYMBOLS = "!#$%&*?@^~"
+# Printable ASCII only: a password typed on any keyboard is, and a run of another script is a sentence.
+_RUN_CHARACTER = r"[^\s\"'`<>()\[\]{}|,;\x7f-\U0010ffff]"
+_RUN = re.compile(_RUN_CHARACTER + "{8,200}")
+_RUN_CHARACTERS = re.compile(_RUN_CHARACTER)
+_RUN_ENDS = frozenset(" \t\r\n\x0b\x0c\"'`<>()[]{}|,;")
+# Starting with the symbols (no look behind first) lets the scan skip ahead to one.
+_INNER_SYMBOL = re.compile(r"[!#$%&*?@^~]+(?=" + _RUN_CHARACTER + ")")
+_SHAPE_LONGEST = 40
+_USER_AND_SLASH = re.compile(r"(?<![^\s:])[\w.@+-]{1,64}[ \t]*/[ \t]*\Z")
+_USER_REACH = 70
+_LOWER, _UPPER, _DIGIT = re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d")
+# Code and addresses mix the same characters: an operator, a URL, a path, a mail address, a
+# hashtag, a mention, a variable, a spreadsheet's reference (``Sheet2!$A:$D``); and a mask
+# (a breadcrumb already there reads as one).
+_NOT_A_PASSWORD = re.compile(r"://|\*\*|[/\\=]|&&|\|\||%[sd]|^[#@$%&*~^!?]|^[a-z0-9._-]+@|@[\w-]+\.[A-Za-z]"
+                             r"|!\$[A-Z]{1,3}|![A-Z]{1,3}\$?\d+:")
+
+_CREDENTIAL_ASKED = re.compile(
+    r"(?i)(?<![a-z])(?:pass(?:word|wd|code|phrase)?|pwd?|pin|wi-?fi|log[ -]?in|creds|credentials?|secret|token|key|code)s?"
+    r"(?![a-z])"
+)
+_ASKING = re.compile(r"\?|(?i:(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell)(?![a-z]))")
+_DIGITS_ASKED = re.compile(r"(?i)(?<![a-z])(?:pin|pass)?code|(?<![a-z])pin(?![a-z])")
+# The lines after a question that its answer may take: a blank line, a greeting and a speaker's
+# header ("Lena Fischer 9:15 AM") may come first.
+_ANSWER_LINES = 4
+_SPEAKER = re.compile(r"[ \t]*(?:[<>][<> \t]*)?(?:\[[^\]\n]{1,20}\][ \t]*)?(?:[\w .'-]{1,30}:[ \t]+)?")
+_MOST_WORDS = 8
+_ANSWERED_PAIR = re.compile(r"[^\s/]{1,64}[ \t]*/[ \t]*(?P<secret>[^\s/]{6,100})[ \t]*\Z")
+_TIME_OR_DATE = re.compile(r"^\d{1,4}[:./-]\d{1,2}(?:[:./-]\d{1,4})?$")
+
+# Letters and digits written for the letters of "password": leetspeak, and the Cyrillic and Greek
+# letters that look like Latin ones.
+_LOOKALIKES = str.maketrans({"4": "a", "@": "a", "0": "o", "3": "e", "1": "i", "5": "s", "$": "s", "7": "t",
+                             "а": "a", "о": "o", "р": "p", "с": "c", "е": "e", "ѕ": "s", "ԁ": "d", "ο": "o",
+                             "α": "a", "ρ": "p", "_": None, "-": None, " ": None, "\t": None})
+_MISSPELT_LABEL = re.compile(
+    # The first letter leads the pattern, so the scan skips ahead to one; every such spelling keeps
+    # an s-like letter near its start and the w, so most words that start with p are ruled out at once.
+    r"(?P<label>[PpРрΡρ](?<![\w@$][PpРрΡρ])(?:(?=[\w@$-]{0,3}[sS5$ѕ])(?=[\w@$-]{1,7}[wW])[\w@$-]{4,10}"
+    r"|(?:[ \t][A-Za-z0-9@$]){5,10}))(?![\w@$])"
+    r"(?:(?P<sep>[ \t]*(?:[:=]|->|=>)[ \t]*)"
+    r"|[ \t]+(?:(?:for|to|of|on)(?:[ \t]+[\w.-]{1,30}){1,3}?[ \t]+)?(?P<prose>(?i:is|was))[ \t]+"
+    r"|(?P<space>[ \t]+))"
+    r"(?P<quote>[\"'`]?)(?P<value>[^\s\"'`]{3,100})"
+)
+_WORD = "password"
+# "Lm9 Qx2 Tz7 Kp4 (no spaces)": groups spaced for reading, to be typed as one.
+_NO_SPACES = re.compile(r"[ \t]*\((?i:no|without|remove(?:[ \t]+the)?)[ \t]+spaces?\)")
+_GROUP = re.compile(r"[!-~]{2,12}\Z")
+_WORDS = re.compile(r"\S+")
+_MOST_GROUPS = 16
+_GROUPS_REACH = _MOST_GROUPS * 13
+
+
+def rule_shaped(text: str) -> Iterator[Hit]:
+    """A value mixing lower and upper case and two digits or more (one after a user and a slash)
+    with a symbol a password rule asks for inside it reads as a password wherever it stands."""
+    done = 0
+    # Such a symbol between two characters of a run is rare in prose (a sentence's "!" and "?" end
+    # a word): the runs around one are the only ones read.
+    for symbol in _INNER_SYMBOL.finditer(text):
+        if symbol.start() < done or symbol.start() == 0 or not _RUN_CHARACTERS.match(text, symbol.start() - 1):
+            continue
+        start = symbol.start()
+        while start > 0 and symbol.start() - start <= _SHAPE_LONGEST and text[start - 1] not in _RUN_ENDS:
+            start -= 1
+        run = _RUN.match(text, start)
+        if run is None:
+            continue
+        done = run.end()
+        # A colon before it is its label's (``口令:Tz9!…`` once the full-width colon is folded).
+        value = run.group(0).rstrip(".:")
+        start = run.start() + len(value) - len(value := value.lstrip(":"))
+        inside = value[1:-1]
+        if len(value) > _SHAPE_LONGEST or not any(symbol in inside for symbol in _RULE_SYMBOLS):
+            continue
+        # Two digits at least: names joined by a symbol carry one at most (``Tom&Jerry2``, ``Meet@Noon2day``);
+        # one is enough after a user and a slash ("admin / Lantern#Bay7"), where a password goes.
+        digits = len(_DIGIT.findall(value))
+        if not (_LOWER.search(value) and _UPPER.search(value) and digits) or (
+                digits < 2 and not _USER_AND_SLASH.search(text, max(0, start - _USER_REACH), start)):
+            continue
+        if _NOT_A_PASSWORD.search(value) or placeholder(value):
+            continue
+        yield Hit(start, start + len(value), PASSWORD)
+
+
+def answers(text: str) -> Iterator[Hit]:
+    """The lines after one that asks for a credential: a value there that looks made and mixes
+    three kinds of character, or digits when a PIN or a code was asked for."""
+    if "\n" not in text:
+        return
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    answered_up_to = 0
+    for index, line in enumerate(lines):
+        if index < answered_up_to or not _CREDENTIAL_ASKED.search(line) or not _ASKING.search(line):
+            continue
+        digits_asked = bool(_DIGITS_ASKED.search(line))
+        for offset in range(index + 1, min(len(lines), index + 1 + _ANSWER_LINES)):
+            if "?" in lines[offset]:
+                continue  # a question back is no answer
+            hits = list(_answered(lines[offset], starts[offset], digits_asked))
+            if hits:
+                yield from hits
+                answered_up_to = offset + 1
+                break
+
+
+def _answered(line: str, start: int, digits_asked: bool) -> Iterator[Hit]:
+    speaker = _SPEAKER.match(line)
+    said = line[speaker.end():] if speaker else line
+    at = start + len(line) - len(said)
+    words = said.split()
+    if not words or len(words) > _MOST_WORDS:
+        return
+    if digits_asked and len(words) == 1 and words[0].rstrip(".").isdigit() and 4 <= len(words[0].rstrip(".")) <= 8:
+        yield Hit(at + said.index(words[0]), at + said.index(words[0]) + len(words[0].rstrip(".")), PASSWORD)
+        return
+    if (pair := _ANSWERED_PAIR.match(said)) is not None and generated(pair.group("secret"), 6):
+        # "CasaLuna / limonata-fresca-88": a name and its password, as a login pair gives them.
+        yield Hit(at + pair.start("secret"), at + pair.end("secret"), PASSWORD)
+        return
+    position = 0
+    for word in words:
+        position = said.index(word, position)
+        value = word.rstrip(".,;:)")
+        # Three kinds of character: two (``Python3.11``, ``DOC-2024-12``) name things as often.
+        if len(value) >= 6 and classes(value) >= 3 and generated(value, 6) and not prose(value) and not placeholder(value) \
+                and not _TIME_OR_DATE.match(value) and not _NOT_A_PASSWORD.search(value.rstrip("!?")):
+            yield Hit(at + position, at + position + len(value), PASSWORD)
+        position += len(word)
+
+
+def spaced_groups(text: str) -> Iterator[Hit]:
+    if "spaces" not in text.lower():
+        return
+    for remark in _NO_SPACES.finditer(text):
+        line_start = max(text.rfind("\n", 0, remark.start()) + 1, remark.start() - _GROUPS_REACH)
+        words = list(_WORDS.finditer(text, line_start, remark.start()))[-_MOST_GROUPS:]
+        first = len(words)
+        # A group holds a digit or mixes cases; the words before them ("the key is") do not.
+        while first > 0 and _GROUP.match(word := words[first - 1].group(0)) \
+                and (_DIGIT.search(word) or (_LOWER.search(word) and _UPPER.search(word, 1))):
+            first -= 1
+        groups = words[first:]
+        if len(groups) >= 2 and generated("".join(group.group(0) for group in groups), 8):
+            yield Hit(groups[0].start(), groups[-1].end(), PASSWORD)
+
+
+def _one_edit_from(word: str, target: str) -> bool:
+    """``word`` is ``target`` with one letter left out, added, changed or two swapped."""
+    if abs(len(word) - len(target)) > 1:
+        return False
+    if len(word) == len(target):
+        wrong = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        return len(wrong) == 1 or (len(wrong) == 2 and wrong[1] == wrong[0] + 1
+                                   and word[wrong[0]] == target[wrong[1]] and word[wrong[1]] == target[wrong[0]])
+    shorter, longer = (word, target) if len(word) < len(target) else (target, word)
+    first = next((i for i, (a, b) in enumerate(zip(shorter, longer, strict=False)) if a != b), len(shorter))
+    return shorter[first:] == longer[first + 1:]
+
+
+def misspelt_labels(text: str) -> Iterator[Hit]:
+    for match in _MISSPELT_LABEL.finditer(text):
+        label = match.group("label")
+        folded = label.lower().translate(_LOOKALIKES)
+        if folded.endswith("s"):
+            folded = folded[:-1]
+        if label.lower() in (_WORD, _WORD + "s") or not (folded == _WORD or _one_edit_from(folded, _WORD)):
+            continue
+        value = match.group("value")
+        if not match.group("quote"):
+            value = value.rstrip(".,;:)")
+        if value_is_secret(PASSWORD, value, spaced=match.group("space") is not None,
+                           sentence=match.group("prose") is not None):
+            yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
