@@ -161,6 +161,41 @@ def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
 
 
 _SHORT_SECRET = 8
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+
+
+def _standing_alone(form: str, text: str) -> bool:
+    """``form`` occurs in ``text`` with no ASCII letter or digit on either side. A scan with
+    ``str.find`` rather than a look-behind pattern, which reads a long text many times slower."""
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or text[start - 1] not in _ALNUM) and (end == len(text) or text[end] not in _ALNUM):
+            return True
+        start = text.find(form, start + 1)
+    return False
+
+
+# Where a long secret occurs, one of its first four characters starts a 4-character gram at a
+# multiple of 4 in the text: an index of those grams finds it without reading the text once per
+# secret (a data folder's text runs to megabytes, and a sample holds hundreds of secrets).
+_GRAM = 4
+
+
+class _Grams:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts: dict[str, list[int]] = defaultdict(list)
+        for start in range(0, len(text) - _GRAM + 1, _GRAM):
+            self.starts[text[start : start + _GRAM]].append(start)
+
+    def holds(self, form: str) -> bool:
+        assert len(form) >= 2 * _GRAM - 1
+        for offset in range(_GRAM):
+            for start in self.starts.get(form[offset : offset + _GRAM], ()):
+                if start >= offset and self.text.startswith(form, start - offset):
+                    return True
+        return False
 
 
 def leaks(cases: Iterable[Case], text: str) -> list[str]:
@@ -170,15 +205,16 @@ def leaks(cases: Iterable[Case], text: str) -> list[str]:
     from urllib.parse import quote, quote_plus, unquote_plus
 
     plain = unquote_plus(text)
+    as_sent = _Grams(text)
+    unescaped = as_sent if plain == text else _Grams(plain)
     found = []
     for case in cases:
         assert case.secret is not None
         forms = {case.secret, quote(case.secret, safe=""), quote_plus(case.secret)}
         if len(case.secret) < _SHORT_SECRET:
-            alone = re.compile("|".join(rf"(?<![0-9A-Za-z]){re.escape(form)}(?![0-9A-Za-z])" for form in forms))
-            leaked = bool(alone.search(text) or alone.search(plain))
+            leaked = any(_standing_alone(form, text) or _standing_alone(form, plain) for form in forms)
         else:
-            leaked = any(form in text for form in forms) or case.secret in plain
+            leaked = any(as_sent.holds(form) for form in forms) or unescaped.holds(case.secret)
         if leaked:
             found.append(f"{case.family}: {case.secret}")
     return found

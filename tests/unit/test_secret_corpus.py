@@ -2,11 +2,11 @@
 every tuned look-alike comes back verbatim; over the whole corpus, held-out splits included, at least
 97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to sixth
 held-out splits keep the rates measured on them; the share per family and
-split is printed. Redaction is idempotent, and 200 KB of adversarial input costs well under a
-second of CPU."""
+split is printed. Redaction is idempotent, and adversarial input costs CPU linear in its size."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memvault.core.redaction import redact
-from secret_corpus import HARMLESS, SECRETS, Case, caught, report, shares
+from secret_corpus import HARMLESS, SECRETS, Case, caught, leaks, report, shares
 
 TUNED_SECRETS = [case for case in SECRETS if case.split == "tuned"]
 TUNED_HARMLESS = [case for case in HARMLESS if case.split == "tuned"]
@@ -145,7 +145,25 @@ def test_unicode_disguises_are_seen_through_and_the_rest_of_the_text_is_kept_as_
     assert redact("ＳＳＮ：５３６－２２－８７４５").text == "ＳＳＮ：[redacted:ssn]"
 
 
-def _fill(unit: str, size: int = 200_000) -> str:
+def test_a_leak_is_a_long_secret_anywhere_or_a_short_one_standing_alone() -> None:
+    pin, token = Case("pin", "PIN 12/4", "12/4", "pin", "tuned"), Case("key", "key Ab3Cd4Ef5", "Ab3Cd4Ef5", "key", "tuned")
+    assert leaks([pin, token], "x12/4y idAb3Cd4Ef5z") == ["key: Ab3Cd4Ef5"]
+    assert leaks([pin], "12/4") == leaks([pin], "(12/4)") == ["pin: 12/4"]
+    assert leaks([pin], "a12/4 then 12/4.") == ["pin: 12/4"]  # the second time it stands alone
+    assert leaks([pin], "?q=12%2F4&") == leaks([pin], "?q=12%2f4&") == ["pin: 12/4"]
+    assert leaks([pin, token], "a12%2F4b Ab3Cd4E f5") == []
+    for before in range(9):  # at every place in the 4-character grid leaks() indexes the text by
+        assert leaks([token], "." * before + "Ab3Cd4Ef5") == leaks([token], "." * before + "Ab3Cd4Ef5..") == ["key: Ab3Cd4Ef5"]
+        assert leaks([token], "." * before + "Ab3%43d4Ef5") == ["key: Ab3Cd4Ef5"]  # found unescaped
+        assert leaks([token], "." * before + "Ab3Cd4Ef") == []
+
+
+# The suite times 50 KB of each adversarial input; the size docs/security.md states is a longer run:
+#   ADVERSARIAL_KB=200 .venv/bin/python -m pytest tests/unit/test_secret_corpus.py -k linear_time
+ADVERSARIAL_KB = int(os.environ.get("ADVERSARIAL_KB", "50"))
+
+
+def _fill(unit: str, size: int = ADVERSARIAL_KB * 1000) -> str:
     return (unit * (size // len(unit) + 1))[:size]
 
 
@@ -252,17 +270,21 @@ ADVERSARIAL = {
 }
 
 
-# CPU seconds of this thread within which a 200 KB input passes at once. Past it (a busy machine
-# slows even a thread's CPU time), the input must still grow about linearly: a quarter of it takes
-# at least a tenth of its time (between a seventh and a quarter, measured), where a pattern that
-# backtracks grows with the square of its input (a sixteenth) or worse; and none may take a ceiling.
-QUICK_SECONDS = 0.6
+# CPU seconds of this thread within which an input passes at once: 0.6 s for 200 KB, in proportion
+# for other sizes. Past it (a busy machine slows even a thread's CPU time), the input must still
+# grow about linearly: a quarter of it takes at least a tenth of its time (between a seventh and a
+# quarter, measured), where a pattern that backtracks grows with the square of its input (a
+# sixteenth) or worse; and none may take a ceiling (3 s for 200 KB, in proportion).
+QUICK_SECONDS = 0.6 * ADVERSARIAL_KB / 200
 MOST_GROWTH_FROM_A_QUARTER = 10.0
-CEILING_SECONDS = 3.0
+CEILING_SECONDS = 3.0 * ADVERSARIAL_KB / 200
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_a_200_kb_adversarial_input_is_redacted_in_linear_time(text: str) -> None:
+def test_an_adversarial_input_is_redacted_in_linear_time(text: str) -> None:
+    """Each input repeats the start of a rule (one input per family of rules) at 50 KB, which a
+    backtracking pattern already takes seconds over; ``ADVERSARIAL_KB=200`` runs them at the 200 KB
+    docs/security.md states (about four times the CPU)."""
     whole = _timed(text)
     if whole < QUICK_SECONDS:
         return
@@ -321,5 +343,5 @@ SIXTH_SPLIT_ADVERSARIAL = {
 
 
 @pytest.mark.parametrize("text", SIXTH_SPLIT_ADVERSARIAL.values(), ids=SIXTH_SPLIT_ADVERSARIAL.keys())
-def test_a_200_kb_input_against_the_sixth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
-    test_a_200_kb_adversarial_input_is_redacted_in_linear_time(text)
+def test_an_input_against_the_sixth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
+    test_an_adversarial_input_is_redacted_in_linear_time(text)
