@@ -29,6 +29,8 @@ import http.client
 import json
 import os
 import secrets
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -373,9 +375,6 @@ def test_the_rpc_methods_take_no_way_into_another_keys_vault(site: Site) -> None
 
 
 def test_the_command_line_takes_no_way_into_another_keys_vault(site: Site) -> None:
-    import subprocess
-    import sys
-
     memvault = str(Path(sys.executable).with_name("memvault"))
     env = {name: value for name, value in site.env.items() if name != "MEMVAULT_ADMIN_TOKEN"}
 
@@ -514,6 +513,64 @@ def test_usage_limits_receipts_stats_and_provider_keys_are_each_keys_own(site: S
     assert not _shows_nothing_of_the_victims(stats.text), stats.text
     me = site.call("GET", "/portal/me", site.attacker).json()
     assert me == {"kind": "memory", "id": site.attacker_id, "name": "attacker"}, me
+
+
+def test_every_read_of_the_brain_stops_at_the_wall_on_its_kept_paths_too(site: Site) -> None:
+    failures = []
+    for secret in (site.attacker, site.brain):
+        for method, path, params, body in (
+                ("POST", "/v1/brain/facts/search", None, {"query": "lighthouse painting", "scope": "family"}),
+                ("POST", "/v1/brain/facts/search", None, {"query": "lighthouse painting", "scopes": ["family"]}),
+                ("POST", "/v1/brain/recall", None, {"query": "lighthouse painting", "scope": "family"}),
+                ("GET", "/v1/brain/export", {"scope": "family"}, None),
+                ("GET", "/v1/brain/skills", {"scope": "family"}, None),
+                ("GET", "/v1/brain/skills/proposals", {"scope": "family", "status": "pending"}, None),
+                ("GET", "/v1/brain/proposals", {"scope": "family"}, None),
+                ("POST", "/v1/brain/consolidate", None, {"scope": "family", "dry_run": True}),
+                ("GET", "/memory/search", {"q": "lighthouse painting", "scope": "family"}, None),
+                ("GET", "/recall", {"q": "lighthouse painting", "scope": "family"}, None),
+                ("GET", "/memory/export", {"scope": "family"}, None),
+                ("GET", "/memory/skill", {"scope": "family"}, None),
+                ("GET", "/memory/proposals", {"scope": "family"}, None),
+                ("POST", "/memory/consolidate", None, {"scope": "family", "dryRun": True}),
+                ("GET", "/portal/me", None, None)):
+            answer = site.call(method, path, secret, params=params, json=body)
+            leaked = _shows_nothing_of_the_victims(answer.text)
+            if answer.status_code >= 500 or leaked or '"family"' in answer.text:
+                failures.append(f"{method} {path} {params or body}: {answer.status_code} {answer.text[:200]}")
+    assert not failures, "\n".join(failures)
+
+
+def test_mcp_over_http_answers_only_a_post_at_its_own_path(site: Site) -> None:
+    for method in ("GET", "HEAD", "OPTIONS", "DELETE", "PUT"):
+        for path in ("/mcp", "/mcp/", "/MCP", "//mcp"):
+            status, text = site.raw(method, path, {"X-Memory-Key": site.attacker, "Accept": MCP_ACCEPT[1]})
+            assert not 200 <= status < 300 and not _shows_nothing_of_the_victims(text), (method, path, status, text)
+    listed = {"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": {}}
+    for secret in (site.attacker, site.brain):
+        answer = site.call("POST", "/mcp", secret, headers=[MCP_ACCEPT], json=listed)
+        assert not _shows_nothing_of_the_victims(answer.text) and site.fact_id not in answer.text, answer.text
+
+
+def test_a_cached_answer_is_never_another_callers(site: Site) -> None:
+    """The read cache keeps answers by what was asked: the victim's, asked again in the same words
+    by another caller, must not be it."""
+    search = {"query": "what is the harbour gate code word", "session_id": "trip", "budget_tokens": 300}
+    recall = {"query": "where does the family safe key hang"}
+    for _ in range(2):
+        assert "PELICAN" in site.call("POST", "/v1/memory/search", site.victim, keep=False, json=search).text
+        assert "lighthouse" in site.call("POST", "/v1/brain/recall", site.victim, keep=False, json=recall).text
+        assert "lighthouse" in site.call("POST", "/v1/brain/facts/search", site.victim, keep=False, json=recall).text
+    before = site.call("GET", "/v1/memory/stats", site.attacker).json()["cache"]
+    answers = [site.call("POST", "/v1/memory/search", site.attacker, json=search),
+               site.call("POST", "/v1/memory/search", site.attacker, headers=[("X-Session-ID", "trip")],
+                         json={"query": search["query"], "budget_tokens": 301}),
+               *[site.call("POST", path, secret, json=recall) for secret in (site.attacker, site.brain)
+                 for path in ("/v1/brain/recall", "/v1/brain/facts/search")]]
+    assert not [answer.text for answer in answers if _shows_nothing_of_the_victims(answer.text)]
+    # The attacker's own two searches, each asked once; the victim's hits are not shown to it.
+    after = site.call("GET", "/v1/memory/stats", site.attacker).json()["cache"]
+    assert (after["hits"] - before["hits"], after["misses"] - before["misses"]) == (0, 2), (before, after)
 
 
 def test_no_secret_appears_in_any_answer_document_page_or_log_line(site: Site) -> None:
