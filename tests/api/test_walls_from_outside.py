@@ -621,3 +621,17 @@ def _logged(site: Site, last: str) -> str:
         time.sleep(0.05)
     assert last in log, log[-2000:]
     return log
+
+
+def test_an_admin_route_given_a_secret_for_an_id_does_not_repeat_it(site: Site) -> None:
+    """A key's secret pasted where its id goes (`memvault keys revoke mk_…`) is refused, never
+    repeated in the answer's "no active key …", which a terminal or a CI log keeps."""
+    for secret in (site.victim, site.brain):
+        for method, path, body in (("DELETE", "/v1/admin/keys/{}", None), ("DELETE", "/v1/admin/credentials/{}", None),
+                                   ("GET", "/v1/admin/keys/{}/limits", None), ("PUT", "/v1/admin/keys/{}/limits", {}),
+                                   ("GET", "/v1/admin/keys/{}/providers", None),
+                                   ("PUT", "/v1/admin/keys/{}/providers/openai", {"api_key": "sk-" + "a1B2" * 10}),
+                                   ("DELETE", "/v1/admin/keys/{}/providers/openai", None)):
+            answer = site.call(method, path.format(secret), ADMIN, keep=False, json=body)
+            assert answer.status_code == 422 and secret not in answer.text, (method, path, answer.text)
+    assert site.call("GET", "/v1/memory", site.victim).status_code == 200
