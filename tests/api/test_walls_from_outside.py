@@ -67,21 +67,23 @@ class Upstream(BaseHTTPRequestHandler):
 
     keys: ClassVar[list[str]] = []
     paths: ClassVar[list[str]] = []
+    bodies: ClassVar[list[bytes]] = []
     lock = threading.Lock()
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         with self.lock:
+            self.bodies.append(body)
             self.keys.append(self.headers.get("Authorization") or "")
             self.paths.append(self.path)
-        body = json.dumps({"id": "c1", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+        answer = json.dumps({"id": "c1", "object": "chat.completion", "created": 1, "model": "m", "choices": [
             {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(answer)
 
     def log_message(self, *_: Any) -> None:
         pass
@@ -197,6 +199,7 @@ def _seed(s: Site) -> None:
                     json={"model": "m", "messages": [{"role": "user", "content": "What is the harbour gate code word?"}]})
     assert routed.status_code == 200, routed.text
     assert Upstream.keys == [f"Bearer {PROVIDER_KEY}"]
+    assert "PELICAN" in Upstream.bodies[0].decode()  # what the router must inject for no other key
     s.answers.clear()  # the victim's own answers are not attacks
 
 
@@ -491,9 +494,18 @@ def test_usage_limits_receipts_stats_and_provider_keys_are_each_keys_own(site: S
     before = len(Upstream.keys)
     routed = site.call("POST", "/v1/chat/completions", headers=[("X-Memory-Key", site.attacker)],
                        json={"model": "m", "messages": [{"role": "user", "content": "What is the harbour gate code?"}]})
-    # The attacker stored no provider key and sent none: nothing is forwarded with the victim's.
+    for session in ("trip", "Trip", "../trip", f"{site.victim_id}:session:trip"):
+        for brain in ("on", "off"):
+            again = site.call("POST", "/v1/chat/completions", json={"model": "m", "messages": [
+                {"role": "user", "content": "What is the harbour gate code word, and where does the safe key hang?"}]},
+                headers=[("X-Memory-Key", site.attacker), ("X-Session-ID", quote(session)), ("X-Memory-Brain", brain)])
+            assert again.status_code < 500, again.text
+    # The attacker stored no provider key and sent none: nothing is forwarded with the victim's, nor
+    # with the victim's memory or facts injected.
     assert f"Bearer {PROVIDER_KEY}" not in Upstream.keys[before:], Upstream.keys[before:]
     assert routed.status_code < 500, routed.text
+    assert len(Upstream.bodies) > before
+    assert not [body for body in Upstream.bodies[before:] if _shows_nothing_of_the_victims(body.decode())]
     by_key = site.call("GET", "/v1/admin/usage", ADMIN, params={"group_by": "key"}).json()["rows"]
     own = next({**row, "key_id": None} for row in by_key if row["key_id"] == site.attacker_id)
     for params in ({}, {"group_by": "key"}, {"key": site.victim_id}, {"key_id": site.victim_id}, {"id": site.victim_id}):
