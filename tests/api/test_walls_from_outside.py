@@ -16,9 +16,12 @@ The attacks, by group:
   revoked, another key's message ids, skills and skill proposals behind a wall, admin ids that name
   a credential of the other kind, the brain's kept paths;
 - usage, limits, receipts, stats and stored provider keys: each key reads only its own, a routed
-  call never borrows another key's provider key;
-- no secret (memory keys, brain credential, admin token, provider key) in any answer, error, the
-  OpenAPI document, the portal's files or the server's log."""
+  call never borrows another key's provider key nor, in the other key's session names, its memory;
+- the brain's walls on every read path, the kept ones too; MCP's one path and method; the read
+  cache asked the victim's question in the same words;
+- no secret (memory keys, brain credential, admin token, provider key) in any answer the attacks
+  got, the OpenAPI document, the portal's files or the server's log (which also sees secrets handed
+  where an id goes); an admin route given a key's secret for its id does not repeat it."""
 
 from __future__ import annotations
 
