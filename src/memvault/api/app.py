@@ -46,7 +46,7 @@ def create_app(deps: Deps, docs_assets: Path | None = None) -> FastAPI:
         docs_url=None if docs_assets else "/docs", redoc_url=None if docs_assets else "/redoc",
     )
     app.state.deps = deps
-    install_log_redaction()
+    install_log_redaction(deps.settings.secret_values())
     # Provider paths have their own, larger limit, enforced as the body streams in and answered in
     # their provider's error envelope.
     app.add_middleware(

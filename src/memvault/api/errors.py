@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memvault.api.path_text import OWN_V1_PATHS
+from memvault.api.path_text import is_own_v1_path
 from memvault.api.providers import CODECS
 from memvault.core.errors import MemvaultError, RateLimited
 from memvault.core.redaction.logs import loggable
@@ -47,7 +47,7 @@ def provider_of(path: str) -> str | None:
     """Which provider's clients call ``path``; None for memvault's own routes."""
     if path.startswith(("/upload/v1/", "/upload/v1beta/")):  # Gemini's file uploads
         return "gemini"
-    if path.startswith(tuple(f"/v1/{own}" for own in OWN_V1_PATHS)) or not path.startswith(("/v1/", "/v1beta/")):
+    if is_own_v1_path(path) or not path.startswith(("/v1/", "/v1beta/")):
         return None
     if path.startswith("/v1beta/") or ":" in path.rsplit("/", 1)[-1]:
         return "gemini"

@@ -34,9 +34,9 @@ def check_id(value: object, where: str) -> str:
 
 
 def check_stored_id(value: object, where: str) -> str:
-    """``check_id`` for an id that is stored or names a vault (a message's id, a session's): it
-    also passes the secret gate, refused rather than redacted, since a redacted id would silently
-    name something else."""
+    """``check_id`` for an id that is stored, names a vault (a message's id, a session's) or is
+    repeated in an answer (a key id the admin names: "no active key …"): it also passes the secret
+    gate, refused rather than redacted, since a redacted id would silently name something else."""
     text = check_id(value, where)
     refuse_secret(where, text, InvalidField)
     return text
@@ -162,7 +162,7 @@ class Moment(Rule):
 
 @dataclass(frozen=True)
 class Identifier(Rule):
-    """A session or message id (``check_id``); ``stored`` ids also pass the secret gate, since a
+    """A session, message or key id (``check_id``); ``stored`` ids also pass the secret gate, since a
     redacted identifier would silently name something else."""
 
     stored: bool = False

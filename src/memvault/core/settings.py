@@ -105,9 +105,11 @@ def _sealing_secrets(raw: str) -> tuple[str, ...]:
     return tuple(_sealing_secret(part) for part in raw.split(",") if part.strip())
 
 
-def setting(default: str, help: str, parse: Callable[[str], T], *, common: bool = False) -> T:
-    """One field of ``Settings``; ``common`` puts it in the reference's first table."""
-    return field(default=parse(default), metadata={"default": default, "help": help, "parse": parse, "common": common})
+def setting(default: str, help: str, parse: Callable[[str], T], *, common: bool = False, secret: bool = False) -> T:
+    """One field of ``Settings``; ``common`` puts it in the reference's first table; a ``secret``
+    one's value never appears in a log line (``Settings.secret_values``)."""
+    return field(default=parse(default),
+                 metadata={"default": default, "help": help, "parse": parse, "common": common, "secret": secret})
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class Settings:
     brain_scopes: tuple[str, ...] = setting("business,family,personal,shared", "The brain's scopes, separated by `,` (names of a-z, 0-9, `_`, `-`): every fact and skill belongs to one, and credentials are granted some of them. Any number works: a read binds its wall as one parameter.", _scope_names, common=True)
     brain_llm_url: str = setting("", "Local mode: base URL of an OpenAI-compatible server (Ollama, llama-server, vLLM) the brain's bands and consolidation ask; empty runs only the exact-duplicate band.", _text, common=True)
     brain_llm_model: str = setting("", "Model the brain's LLM runs: a name the local server knows, or on Workers a Workers AI text model (for example `@cf/meta/llama-3.1-8b-instruct`); empty turns the LLM off.", _text, common=True)
-    brain_llm_api_key: str = setting("", "Local mode: bearer key for `MEMVAULT_BRAIN_LLM_URL`, if the server wants one (a secret).", _text, common=True)
+    brain_llm_api_key: str = setting("", "Local mode: bearer key for `MEMVAULT_BRAIN_LLM_URL`, if the server wants one (a secret).", _text, common=True, secret=True)
     openai_base_url: str = setting("https://api.openai.com", "Memory router: upstream for OpenAI routes (any OpenAI-compatible server).", _text, common=True)
     anthropic_base_url: str = setting("https://api.anthropic.com", "Memory router: upstream for Anthropic routes.", _text, common=True)
     gemini_base_url: str = setting("https://generativelanguage.googleapis.com", "Memory router: upstream for Gemini routes.", _text, common=True)
@@ -131,9 +133,9 @@ class Settings:
     max_body_bytes: int = setting("1048576", "Largest request body memvault's own routes accept, in bytes.", _count, common=True)
     max_provider_body_bytes: int = setting("20971520", "Largest request body the memory router's provider routes accept, in bytes (inline images and documents travel in it; wrangler.toml sets 8 MiB, within an isolate's 128 MB).", _count, common=True)
     required_secrets: tuple[str, ...] = setting("MEMVAULT_BRAIN_CREDENTIALS", "Workers: comma-separated names of the secrets a deployment must have; `/health` reports each as present or not (never its value) and answers 503 while one is missing.", _names(","), common=True)
-    admin_token: str = setting("", "The admin credential, a secret of at least 32 characters (on Workers `wrangler secret put MEMVAULT_ADMIN_TOKEN`): sent as a bearer token, it creates, lists and revokes memory keys and brain credentials over `/v1/admin/…`, and `memvault keys … --url` and `memvault brain-token … --url` send it from this variable. Empty: every admin route answers 404.", _admin_token)
-    provider_key_secret: str = setting("", "The secret provider keys held for memory keys are sealed under (AES-256-GCM): 32 random bytes in base64 (`openssl rand -base64 32`; on Workers `wrangler secret put MEMVAULT_PROVIDER_KEY_SECRET`). Empty: no provider key can be stored, and the memory router forwards only the credentials a call carries (docs/provider-keys.md).", _sealing_secret)
-    provider_key_old_secrets: tuple[str, ...] = setting("", "Earlier values of `MEMVAULT_PROVIDER_KEY_SECRET`, separated by `,`, while the keys sealed under them are resealed under the current one (`memvault keys provider reseal`); a secret, like the current one.", _sealing_secrets)
+    admin_token: str = setting("", "The admin credential, a secret of at least 32 characters (on Workers `wrangler secret put MEMVAULT_ADMIN_TOKEN`): sent as a bearer token, it creates, lists and revokes memory keys and brain credentials over `/v1/admin/…`, and `memvault keys … --url` and `memvault brain-token … --url` send it from this variable. Empty: every admin route answers 404.", _admin_token, secret=True)
+    provider_key_secret: str = setting("", "The secret provider keys held for memory keys are sealed under (AES-256-GCM): 32 random bytes in base64 (`openssl rand -base64 32`; on Workers `wrangler secret put MEMVAULT_PROVIDER_KEY_SECRET`). Empty: no provider key can be stored, and the memory router forwards only the credentials a call carries (docs/provider-keys.md).", _sealing_secret, secret=True)
+    provider_key_old_secrets: tuple[str, ...] = setting("", "Earlier values of `MEMVAULT_PROVIDER_KEY_SECRET`, separated by `,`, while the keys sealed under them are resealed under the current one (`memvault keys provider reseal`); a secret, like the current one.", _sealing_secrets, secret=True)
     backup_keep: int = setting("7", "Nightly backup: how many complete backups are kept in the blob store (R2 on Workers); older ones are deleted once a new one is complete.", _count, common=True)
     search_limit: int = setting("20", "Default number of results of a brain search (conversation-memory search fills its token budget instead, capped only by a `limit` the caller gives).", _count)
     receipt_days: float = setting("30", "Receipts (what each routed call and memory search recalled, by id) are kept this many days; the nightly run deletes older ones.", _days)
@@ -158,6 +160,15 @@ class Settings:
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The values of the settings that are secrets, as set (none of a setting left empty)."""
+        values: list[str] = []
+        for spec in fields(self):
+            if spec.metadata["secret"]:
+                value = getattr(self, spec.name)
+                values.extend(value if isinstance(value, tuple) else (value,))
+        return tuple(value for value in values if value)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ CREATE_CREDENTIAL_REQUEST = Spec("CreateCredentialRequest", (
     Flag("writer", "It may also write facts to those scopes.", default=False),
 ), examples=({"name": "telegram-bot", "scopes": ["family"], "writer": True},))
 REVOKE_REQUEST = Spec("RevokeRequest", (
-    Identifier("id", "The id the list shows (key_…).", required=True),
+    Identifier("id", "The id the list shows (key_…).", required=True, stored=True),
 ))
 LIST_REQUEST = Spec("ListRequest", ())
 

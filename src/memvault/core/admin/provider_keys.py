@@ -42,7 +42,8 @@ class ProviderSecret(Rule):
         return {"type": "string", "minLength": 1, "maxLength": MAX_API_KEY_CHARS, "pattern": "^[!-~]+$"}
 
 
-_KEY_ID = Identifier("id", "The memory key's id (key_…), as `memvault keys list` shows it.", required=True)
+_KEY_ID = Identifier("id", "The memory key's id (key_…), as `memvault keys list` shows it.", required=True,
+                     stored=True)
 _PROVIDER = Choice("provider", "The provider the key is for.", required=True, options=store.PROVIDERS)
 SET_BODY = Spec("SetProviderKeyRequest", (
     ProviderSecret("api_key", "The provider's API key; stored sealed, never shown again.", required=True),

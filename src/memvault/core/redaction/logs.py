@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, unquote_plus
 
 from memvault.core.redaction import breadcrumb, redact, redact_field
-from memvault.core.redaction.labels import API_KEY
+from memvault.core.redaction.labels import API_KEY, TOKEN
 
 # Loggers whose formatter reads the record's arguments by position (uvicorn's access log: client,
 # method, path with query, version, status), so their arguments are gated one by one and kept as
@@ -36,6 +36,11 @@ _PATH_SEGMENT = re.compile(r"(?<=/)[^/?#\s\"']{1,8000}")
 CLEAN_LINES_KEPT = 2048
 CLEAN_LINE_CHARS = 512
 _clean_lines: OrderedDict[str, None] = OrderedDict()
+# The deployment's own secrets (the values of its secret settings: the admin token, the sealing
+# secrets…). They may have any shape (`openssl rand -hex 32` reads like a digest, which the
+# gate's rules keep), so the gate cannot know them by their look; it knows them by their value.
+_OWN_SECRET_CHARS = 16
+_own_secrets: set[str] = set()
 
 
 def _url_parts(text: str) -> str:
@@ -56,8 +61,9 @@ def _url_parts(text: str) -> str:
 
 
 def loggable(text: str) -> str:
-    """``text`` with every secret replaced: each URL query value and path segment on its own,
-    then the whole line, read unescaped too when it is URL-escaped."""
+    """``text`` with every secret replaced: the deployment's own, then each URL query value and
+    path segment on its own, then the whole line, read unescaped too when it is URL-escaped."""
+    text = _without_own_secrets(text)
     if text in _clean_lines:
         return text
     gated = _gated_line(text)
@@ -66,6 +72,20 @@ def loggable(text: str) -> str:
         if len(_clean_lines) > CLEAN_LINES_KEPT:
             _clean_lines.popitem(last=False)
     return gated
+
+
+def _without_own_secrets(text: str) -> str:
+    if not _own_secrets:
+        return text
+    plain = unquote_plus(text) if "%" in text or "+" in text else text
+    found = [secret for secret in _own_secrets if secret in text or secret in plain]
+    if not found:
+        return text
+    if not any(secret in text for secret in found):
+        text = plain  # escaped in a URL
+    for secret in sorted(found, key=len, reverse=True):
+        text = text.replace(secret, breadcrumb(TOKEN))
+    return text
 
 
 def _gated_line(text: str) -> str:
@@ -109,9 +129,14 @@ def redact_record(record: logging.LogRecord) -> None:
         record.stack_info = loggable(record.stack_info)
 
 
-def install_log_redaction() -> None:
-    """Gate every log record of the process from now on. Installing twice adds nothing; a record
-    factory installed before is kept and runs first."""
+def install_log_redaction(own_secrets: Iterable[str] = ()) -> None:
+    """Gate every log record of the process from now on, the values ``own_secrets`` names among
+    the secrets (each app of the process adds its settings' own). Installing twice adds nothing
+    else; a record factory installed before is kept and runs first."""
+    added = {secret for secret in own_secrets if len(secret) >= _OWN_SECRET_CHARS} - _own_secrets
+    if added:
+        _own_secrets.update(added)
+        _clean_lines.clear()  # a line judged clean before may hold one of them
     current: Callable[..., logging.LogRecord] = logging.getLogRecordFactory()
     if getattr(current, _INSTALLED, False):
         return

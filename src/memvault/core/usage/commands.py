@@ -44,13 +44,13 @@ USAGE_REQUEST = _usage_spec("UsageRequest", KEY_GROUPS)
 ADMIN_USAGE_REQUEST = _usage_spec("AdminUsageRequest", ADMIN_GROUPS)
 _LIMIT = "null or left out: no limit."
 LIMITS_REQUEST = Spec("LimitsRequest", (
-    Identifier("id", "The memory key's id (key_…).", required=True),
+    Identifier("id", "The memory key's id (key_…).", required=True, stored=True),
     WholeNumber("requests_per_minute", f"Calls admitted per UTC minute; {_LIMIT}", least=1),
     WholeNumber("provider_tokens_per_day", f"Provider input plus output tokens per UTC day; {_LIMIT}", least=1),
     WholeNumber("memory_tokens_per_day", f"Memory tokens injected per UTC day; {_LIMIT}", least=1),
 ), description="Every limit of the key, replacing those it had.",
     examples=({"id": "key_0123456789abcdef", "requests_per_minute": 60, "provider_tokens_per_day": 2_000_000},))
-KEY_ID_REQUEST = Spec("KeyIdRequest", (Identifier("id", "The memory key's id (key_…).", required=True),))
+KEY_ID_REQUEST = Spec("KeyIdRequest", (Identifier("id", "The memory key's id (key_…).", required=True, stored=True),))
 
 
 @dataclass(frozen=True)
