@@ -246,3 +246,17 @@ def test_a_urls_userinfo_ends_where_the_next_url_starts() -> None:
     # kept as one (an access log printed it so once a query's own URL had been gated).
     text = "https://u:Pw1-secret@host.example.com?next=https://x:${TOKEN}@z.example.com"
     assert redact(text).text == "https://u:[redacted:password]@host.example.com?next=https://x:${TOKEN}@z.example.com"
+
+
+@pytest.mark.parametrize("before", ["$ ls -la\n", "> a quoted line\n", ">>> import os\n", "user@host:~$ cd app\n"])
+def test_a_value_printed_below_a_prompt_is_found_after_another_prompt(before: str) -> None:
+    # The line below a prompt was taken as that prompt's value, so a prompt on it went unread.
+    text = before + "In [3]: os.environ['OPENWEATHER_KEY']\nOut[3]: 'ow-7c2e9f1a4b8d3e6c'"
+    assert "ow-7c2e9f1a4b8d3e6c" not in redact(text).text
+
+
+def test_a_value_ipython_printed_on_the_same_line_is_found() -> None:
+    # A one-line chat input, or a chunk's carried overlap, joins the prompt and its answer.
+    text = "region = \"eu-west-1\" In [3]: os.environ['OPENWEATHER_KEY'] Out[3]: 'ow-7c2e9f1a4b8d3e6c'"
+    assert "ow-7c2e9f1a4b8d3e6c" not in redact(text).text
+    assert redact("In [4]: len(rows) Out[4]: 2048").text.endswith("2048")

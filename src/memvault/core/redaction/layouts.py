@@ -6,8 +6,8 @@ a Markdown table's cell under a credential's column or beside a credential's nam
 export's field under a credential's column (a password manager's or a browser's export), and
 SQL's ``INSERT`` value under one; a value a sentence sets a credential's name to ("set
 `SMTP_PASSWORD` to `…`"); and what a shell or a notebook prints for an expression that reads a
-credential (``In [3]: os.environ['API_KEY']`` then ``Out[3]: '…'``, ``$ echo $DB_PASSWORD`` then the
-value)."""
+credential (``In [3]:`` and an environment lookup, then ``Out[3]: '…'``; ``$ echo $DB_PASSWORD``
+then the value)."""
 
 from __future__ import annotations
 
@@ -73,10 +73,16 @@ _SET_TO = re.compile(
 )
 # What a credential's name that a sentence sets holds (``SMTP_PASSWORD``, ``api key``, ``pw``).
 _SET_TO_WORDS = ("pass", "pw", "secret", "token", "key", "pin", "cred", "auth")
-# An interactive prompt and the expression after it, then the line that prints its value.
+# An interactive prompt and the expression after it, then the line that prints its value. The
+# value's line is looked at, not taken, so a prompt printed below another prompt is read too.
 _PROMPT_LINE = re.compile(
     r"(?m)^[ \t]*(?:In[ \t]*\[\d+\]:|>>>|\$|[\w@.:~-]{1,60}\$|irb\([^)\n]{0,30}\)[^>\n]{0,10}>|>)"
-    r"[ \t]*(?P<expression>[^\n]{1,200})\r?\n[ \t]*(?:Out[ \t]*\[\d+\]:|=>)?[ \t]*(?P<value>[^\s][^\n]{0,299}?)[ \t]*\r?$"
+    r"[ \t]*(?P<expression>[^\n]{1,200})\r?\n(?=[ \t]*(?:Out[ \t]*\[\d+\]:|=>)?[ \t]*(?P<value>[^\s][^\n]{0,299}?)[ \t]*\r?$)"
+)
+# IPython's prompt and what it printed on one line, as a one-line chat input or a chunk's carried
+# overlap joins them.
+_PROMPT_INLINE = re.compile(
+    r"In[ \t]*\[\d+\]:[ \t]*(?P<expression>[^\n]{1,200}?)[ \t]+Out[ \t]*\[\d+\]:[ \t]*(?P<value>[^\s]{1,300})"
 )
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,60}")
 _INSERT = re.compile(
@@ -100,9 +106,9 @@ def set_to(text: str) -> Iterator[Hit]:
 
 
 def printed_values(text: str) -> Iterator[Hit]:
-    if "\n" not in text:
-        return
-    for match in _PROMPT_LINE.finditer(text):
+    matches = [*(_PROMPT_LINE.finditer(text) if "\n" in text else ()),
+               *(_PROMPT_INLINE.finditer(text) if "Out" in text else ())]
+    for match in matches:
         names = [name for name in _NAME.findall(match.group("expression")) if label_strength(name) is not None]
         value = match.group("value")
         stripped = value.strip("'\"")
