@@ -67,6 +67,12 @@ def get_deps(request: Request) -> Deps:
     return deps
 
 
+async def request_deps(request: Request) -> Deps:
+    """``get_deps`` as a route dependency: FastAPI runs a plain function dependency on a worker
+    thread, a hop each call would wait for."""
+    return get_deps(request)
+
+
 def header(headers: Mapping[str, str], name: str) -> str | None:
     """The one reader of every header memvault takes: its value as UTF-8 text, trimmed; None when
     absent or blank. The server hands values over decoded as Latin-1 (HTTP carries bytes), so the
@@ -126,7 +132,7 @@ def session_header(headers: Mapping[str, str]) -> str | None:
 
 async def brain_credential(
     request: Request,
-    deps: Annotated[Deps, Depends(get_deps)],
+    deps: Annotated[Deps, Depends(request_deps)],
     _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BRAIN_BEARER)],
     _header: Annotated[str | None, Security(BRAIN_HEADER)],
     _access: Annotated[str | None, Security(ACCESS_JWT)],
@@ -137,7 +143,7 @@ async def brain_credential(
 
 async def memory_key(
     request: Request,
-    deps: Annotated[Deps, Depends(get_deps)],
+    deps: Annotated[Deps, Depends(request_deps)],
     _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(MEMORY_KEY_BEARER)],
     _header: Annotated[str | None, Security(MEMORY_KEY_HEADER)],
 ) -> MemoryKey:
@@ -147,14 +153,14 @@ async def memory_key(
 
 async def admin(
     request: Request,
-    deps: Annotated[Deps, Depends(get_deps)],
+    deps: Annotated[Deps, Depends(request_deps)],
     _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(ADMIN_BEARER)],
 ) -> Admin:
     """The admin token as `Authorization: Bearer …`: 404 where none is set, 401 when it is not this one."""
     return admin_caller(deps.settings, bearer_token(request.headers))
 
 
-def memory_router_headers(
+async def memory_router_headers(
     _key: Annotated[str | None, Security(MEMORY_KEY_HEADER)],
     _session: Annotated[str | None, Security(SESSION_HEADER)],
 ) -> None:
@@ -162,7 +168,7 @@ def memory_router_headers(
     read it, after the body, so an error is rendered in the provider's own envelope)."""
 
 
-DepsParam = Annotated[Deps, Depends(get_deps)]
+DepsParam = Annotated[Deps, Depends(request_deps)]
 KeyParam = Annotated[MemoryKey, Depends(memory_key)]
 CredentialParam = Annotated[Credential, Depends(brain_credential)]
 AdminParam = Annotated[Admin, Depends(admin)]
