@@ -22,7 +22,7 @@ from memvault.adapters.local.chat_model import OpenAICompatibleChat
 from memvault.adapters.local.cipher import AesGcmCipher
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.embedder import make_embedder
-from memvault.adapters.local.http_client import HttpxClient
+from memvault.adapters.local.http_client import AiohttpClient
 from memvault.adapters.local.native_threads import one_blas_thread
 from memvault.adapters.local.vaults import LocalVaultDirectory
 from memvault.adapters.local.vector_index import LocalVectorIndex
@@ -64,7 +64,7 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
         db=stores.db,
         embedder=MeteredEmbedder(stores.embedder),
         background=AsyncioBackground(),
-        http=HttpxClient(),
+        http=AiohttpClient(),
         blobs=stores.blobs,
         vectors=stores.vectors,
         cache=MemoryCache(),
