@@ -1,6 +1,6 @@
 """The secret corpus (tests/secret_corpus.py): every secret the gate was tuned on disappears and
 every tuned look-alike comes back verbatim; over the whole corpus, held-out splits included, at least
-97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to sixth
+97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to seventh
 held-out splits keep the rates measured on them; the share per family and
 split is printed. Redaction is idempotent, and adversarial input costs CPU linear in its size."""
 
@@ -302,16 +302,17 @@ def _timed(text: str) -> float:
 
 def test_the_sixth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
     # Measured first at 302/396 caught and 6/229 touched; after the rules it exposed were
-    # generalised, 385/396 and none. Left: three passwords of words, digits and dashes or a dot
-    # with no label or question before them ("try Hq4-bravo-Tango-7"), one spelled in the NATO
-    # alphabet, a locker's combination and a door's code (household knowledge), an OpenVPN auth
-    # file's second line, a password split over "part 1:", "part 2:" lines, a passphrase of plain
-    # words, one after Chinese's "password" in pinyin, and an access code written like a date.
+    # generalised, 385/396 and none; 388 since the seventh split's rules (an OpenVPN auth file's
+    # second line, a password's part under its label, a code's digits grouped by dashes). Left:
+    # three passwords of words, digits and dashes or a dot with no label or question before them
+    # ("try Hq4-bravo-Tango-7"), one spelled in the NATO alphabet, a locker's combination and a
+    # door's code (household knowledge), a passphrase of plain words, and one after Chinese's
+    # "password" in pinyin.
     secrets = [case for case in SECRETS if case.split == "heldout6"]
     harmless = [case for case in HARMLESS if case.split == "heldout6"]
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
-    assert len(missed) <= 11, missed
+    assert len(missed) <= 8, missed
     assert not touched, touched
 
 
