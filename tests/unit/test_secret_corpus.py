@@ -1,6 +1,6 @@
 """The secret corpus (tests/secret_corpus.py): every secret the gate was tuned on disappears and
 every tuned look-alike comes back verbatim; over the whole corpus, held-out splits included, at least
-97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to sixth
+97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to seventh
 held-out splits keep the rates measured on them; the share per family and
 split is printed. Redaction is idempotent, and adversarial input costs CPU linear in its size."""
 
@@ -302,16 +302,17 @@ def _timed(text: str) -> float:
 
 def test_the_sixth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
     # Measured first at 302/396 caught and 6/229 touched; after the rules it exposed were
-    # generalised, 385/396 and none. Left: three passwords of words, digits and dashes or a dot
-    # with no label or question before them ("try Hq4-bravo-Tango-7"), one spelled in the NATO
-    # alphabet, a locker's combination and a door's code (household knowledge), an OpenVPN auth
-    # file's second line, a password split over "part 1:", "part 2:" lines, a passphrase of plain
-    # words, one after Chinese's "password" in pinyin, and an access code written like a date.
+    # generalised, 385/396 and none; 388 since the seventh split's rules (an OpenVPN auth file's
+    # second line, a password's part under its label, a code's digits grouped by dashes). Left:
+    # three passwords of words, digits and dashes or a dot with no label or question before them
+    # ("try Hq4-bravo-Tango-7"), one spelled in the NATO alphabet, a locker's combination and a
+    # door's code (household knowledge), a passphrase of plain words, and one after Chinese's
+    # "password" in pinyin.
     secrets = [case for case in SECRETS if case.split == "heldout6"]
     harmless = [case for case in HARMLESS if case.split == "heldout6"]
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
-    assert len(missed) <= 11, missed
+    assert len(missed) <= 8, missed
     assert not touched, touched
 
 
@@ -344,4 +345,45 @@ SIXTH_SPLIT_ADVERSARIAL = {
 
 @pytest.mark.parametrize("text", SIXTH_SPLIT_ADVERSARIAL.values(), ids=SIXTH_SPLIT_ADVERSARIAL.keys())
 def test_an_input_against_the_sixth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
+    test_an_adversarial_input_is_redacted_in_linear_time(text)
+
+
+def test_the_seventh_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
+    # Measured first at 323/353 caught and 5/228 touched; after the rules it exposed were
+    # generalised, 345/353 and none. Left: a value before the words that make it one ("… — that's
+    # the one for the router") and a router's grouped key with no credential word, a door's code
+    # and a bike lock's combination (household knowledge), a password split over two messages with
+    # no label, one spelled with a dot between its characters after "p.w.", one after a label and
+    # ">>>", and a keypair written as a list of numbers.
+    secrets = [case for case in SECRETS if case.split == "heldout7"]
+    harmless = [case for case in HARMLESS if case.split == "heldout7"]
+    assert len(secrets) >= 250 and len({case.family for case in secrets}) >= 250 and len(harmless) >= 150
+    missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
+    touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
+    assert len(missed) <= 8, missed
+    assert not touched, touched
+
+
+# The starts of the rules the seventh split brought, each repeated without ever completing.
+SEVENTH_SPLIT_ADVERSARIAL = {
+    "password parts": _fill("password part 1 "),
+    "dotted labels": _fill("p.a.s.s.w.o.r.d "),
+    "labels split in two": _fill("pass word "),
+    "values after a colon": _fill("a: aB3!aB x"),
+    "digit groups": _fill("alarm code 12-"),
+    "unlocked with digits": _fill("unlock my phone it's 1234 x "),
+    "short runs beside keys": _fill("key aB3dE4fG5hJ6K7 "),
+    "expect and send": _fill('expect "password"\nsend "a'),
+    "rclone obscure": _fill("rclone obscure "),
+    "linked server logins": _fill("sp_addlinkedsrvlogin 'a', "),
+    "oracle urls": _fill("oracle:thin:a/"),
+    "net use before the user": _fill("net use \\\\a b "),
+    "openvpn credentials": _fill("auth-user-pass\na\n"),
+    "encrypted mappings": _fill("encryptedData:\n  a: " + "A" * 100 + "\n"),
+    "backup codes after a dash": _fill("backup codes - a b c "),
+}
+
+
+@pytest.mark.parametrize("text", SEVENTH_SPLIT_ADVERSARIAL.values(), ids=SEVENTH_SPLIT_ADVERSARIAL.keys())
+def test_an_input_against_the_seventh_splits_rules_is_redacted_in_linear_time(text: str) -> None:
     test_an_adversarial_input_is_redacted_in_linear_time(text)

@@ -12,8 +12,8 @@ setup keys, recovery and one-time codes (``codes``); answers to security questio
 values set apart from their label (``layouts``); base64
 that the text decodes (``wrapped``); values no label names, known by their shape, by the question
 they answer or by a label written wrong (``unlabelled``). What does not —
-placeholders, masks, references, code, prose and vendors' documented example keys — is decided in
-``values``. Rules read the text normalised (``spans``: NFKC, format characters dropped, Unicode
+placeholders, masks, references, code, prose, vendors' documented example keys and ciphertext under
+a mapping named encrypted — is decided in ``values``. Rules read the text normalised (``spans``: NFKC, format characters dropped, Unicode
 spaces and dashes made plain), and what they find is cut from the text as it was sent.
 
 Every rule is linear in the text: variable runs are anchored where they start and bounded, and a
@@ -53,6 +53,7 @@ from memvault.core.redaction.questions import security_answers
 from memvault.core.redaction.spans import Hit, merged, normalise
 from memvault.core.redaction.unlabelled import answers, misspelt_labels, rule_shaped, spaced_groups
 from memvault.core.redaction.urls import near_credential_words, userinfo
+from memvault.core.redaction.values import CIPHERTEXT, encrypted_mappings
 from memvault.core.redaction.vendors import API_KEY, vendor_tokens
 from memvault.core.redaction.wrapped import base64_wrapped
 
@@ -92,7 +93,10 @@ def redact(text: str) -> Redaction:
     normal = normalise(text)
     # A breadcrumb already in the text reads as a mask, so redacting twice changes nothing.
     scanned = _BREADCRUMB.sub(lambda crumb: "*" * len(crumb.group(0)), normal.text)
-    hits = merged(hit for rule in RULES for hit in rule(scanned))
+    ciphertext = encrypted_mappings(scanned)
+    hits = merged(hit for rule in RULES for hit in rule(scanned)
+                  if not (any(start <= hit.start and hit.end <= end for start, end in ciphertext)
+                          and CIPHERTEXT.fullmatch(scanned, hit.start, hit.end)))
     if not hits:
         return Redaction(text, ())
     pieces: list[str] = []

@@ -45,7 +45,8 @@ _DER_KEY = re.compile(r"(?<![A-Za-z0-9+/])(?:MIG[A-Za-z0-9+/]AgEA|MII[A-Za-z0-9+
 # An Ethereum-style private key is 32 bytes of hex, the same shape as a transaction or block hash:
 # only the words just before it (a wallet or signer made from it, not a hash) tell them apart.
 _HEX_KEY = re.compile(r"(?<![0-9A-Za-z])0x(?P<hex>[0-9a-fA-F]{64})(?![0-9A-Za-z])")
-_WALLET_WORDS = re.compile(r"(?i)wallet|signer|private|priv|secret|mnemonic")
+# A wallet app's name says the same as the word wallet ("metamask export: 0x…").
+_WALLET_WORDS = re.compile(r"(?i)wallet|signer|private|priv|secret|mnemonic|metamask|phantom|rabby|exodus|trust ?wallet")
 _HASH_WORDS = re.compile(r"(?i)(?<![a-z])(?:tx|txn|transaction|hash|block|commit|digest|receipt|event|topic)")
 _HEX_KEY_CONTEXT = 40
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"

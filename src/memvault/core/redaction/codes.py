@@ -29,10 +29,11 @@ _BASE32_RUN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{16,64}|[a-z2-7]{16,64})(?
 # Either case, as one app prints upper and another lower; the groups hold base32's digits 2-7.
 _GROUPED_BASE32 = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,15}|[a-z2-7]{4}(?: [a-z2-7]{4}){3,15})"
                              r"(?![A-Za-z0-9])")
-# The label, and a few words before its colon ("backup codes somewhere safe:") or "are".
+# The label, and a few words before its colon ("backup codes somewhere safe:", "backup codes - keep
+# them safe:") or "are".
 _CODES_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)[ \t-]+(?:codes?|keys?)(?![a-z])"
-    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]+[a-z]{1,15}){1,3}?(?=[ \t]*:))?"
+    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*-)?(?:[ \t]+[a-z]{1,15}){1,3}?(?=[ \t]*:))?"
     r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}"
 )
 # A one-time code that an SMS or an e-mail puts first ("G-482913 is your Google verification code").

@@ -23,6 +23,7 @@ from memvault.core.redaction.languages import (
     KEY_ABROAD,
     PASSWORD_ABROAD,
     PASSWORD_OR_CODE_ABROAD,
+    SECRET_CODE_WORDS_ABROAD,
     TOKEN_ABROAD,
 )
 from memvault.core.redaction.spans import Hit
@@ -120,9 +121,11 @@ _ASSIGNMENT = re.compile(
     # An encoding's word after the name only before ``=`` or ``:`` (``SECRET_KEY_BASE=…``).
     r"(?:" + _ENCODINGS + r"(?=\\?[\"']?[ \t]*[:=]))?)"
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|der|van|voor|för|dla|pour|para|per|от|для|до|від|на|k|ke|za|pro|as)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|zum|zur|der|van|voor|för|til|till|dla|pour|para|per|al|ao|au|ot|от|для|до|від|на|k|ke|za|pro|as)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
     r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?"
+    # Which part of a password split over lines this one gives ("password part 1: …").
+    r"|[ \t]+(?i:part|half)[ \t]+(?:\d|one|two|three|i{1,3})(?!\w)"
     # A remark in brackets between the label and its separator ("password (case sensitive): …").
     r"|[ \t]*\([^()\n]{1,60}\))(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
@@ -154,11 +157,12 @@ _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
 _PUBLIC_KEY_TYPE = re.compile(r"^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh|ecdsa)-[\w@.-]+)$")
 # What is public though a key's label names it: an OpenPGP key's id as GnuPG prints it (``4096R/…``,
 # ``rsa4096/0x…``) and a publishable key (Mapbox's ``pk.eyJ…``, Stripe's ``pk_live_…``), made to ship in pages.
-_PUBLIC_KEY_VALUE = re.compile(r"^(?:\d{3,5}[RDGE]|(?:rsa|dsa|elg)\d{4}|ed25519|cv25519|nistp\d{3})/(?:0x)?[0-9A-Fa-f]{8,40}$"
+PUBLIC_KEY_VALUE = re.compile(r"^(?:\d{3,5}[RDGE]|(?:rsa|dsa|elg)\d{4}|ed25519|cv25519|nistp\d{3})/(?:0x)?[0-9A-Fa-f]{8,40}$"
                                r"|^pk(?:\.eyJ|_(?:live|test)_)")
 # A quantity (``Token: 0.0042 ETH``) is a number with a fraction; a token or key never is.
 _DECIMAL = re.compile(r"^\d+[.,]\d+$")
 _DATE = re.compile(r"^\d{1,4}([-/.])\d{1,2}\1\d{1,4}$")
+_DIGIT_GROUPS = re.compile(r"^\d{2,6}(?:-\d{2,6}){1,3}$")
 _WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PROSE_GOES_ON = re.compile(r"[ \t]+\w")
@@ -216,6 +220,8 @@ def label_strength(label: str) -> str | None:
         # generated value, since the name may as well hold the form's name.
         return WEAK if label_strength(label[:encoded.start()]) is not None else None
     last, before = words[-1], words[-2] if len(words) > 1 else ""
+    if words[0] == "existing":
+        return None  # a chart's ``existingSecret``: the name of a secret stored elsewhere, not its value
     if last in _STRONG_WORDS or last.endswith(_STRONG_ENDINGS) or _pass_run_together(label, last):
         return STRONG
     if last == "code":
@@ -267,14 +273,16 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
         return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
     if _PUBLIC_KEY_TYPE.match(value):
         return False  # an SSH public key's type, its body after it: "my key: ssh-ed25519 AAAA…"
-    if _PUBLIC_KEY_VALUE.match(value) or (kind_of(label) != PASSWORD and _DECIMAL.match(value)):
+    if PUBLIC_KEY_VALUE.match(value) or (kind_of(label) != PASSWORD and _DECIMAL.match(value)):
         return False
     if value.isdigit() and label.lower().endswith(PASSWORD_OR_CODE_ABROAD):
         return False
     if (sizes := _digits_only(label)) is not None:
-        return value.isdigit() and sizes[0] <= len(value) <= sizes[1]
+        # Grouped for reading as a code is printed or said ("7731-0924").
+        digits = value.replace("-", "") if _DIGIT_GROUPS.match(value) else value
+        return digits.isdigit() and sizes[0] <= len(digits) <= sizes[1]
     if abroad and (_DATE.match(value) or not (value.isascii() and (
-            _PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value) >= 2))):
+            _PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value.rstrip("?!")) >= 2))):
         return False
     if spaced:
         # A password may be short ("passcode 7hXq2P") when it mixes three kinds of character.
@@ -397,10 +405,11 @@ def _spaced_end(text: str, label: str, value: str, end: int) -> int:
 
 def _qualified(label: str, qualifier: str | None) -> str:
     """A code's label with the word that makes it a secret's, when the qualifier after it holds
-    one ("the code to unlock the phone is …")."""
+    one ("the code to unlock the phone is …", "le code d'accès est …")."""
     if qualifier is None or _words_of(label)[-1] != "code":
         return label
-    found = _SECRET_CODE_WORDS.intersection(re.split(r"[\s']+", qualifier.lower()))
+    words = re.split(r"[\s']+", qualifier.lower())
+    found = _SECRET_CODE_WORDS.intersection(SECRET_CODE_WORDS_ABROAD.get(word, word) for word in words)
     return f"{min(found)} {label}" if found else label
 
 

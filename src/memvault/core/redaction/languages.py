@@ -20,7 +20,7 @@ PASSWORD_ABROAD = (
     "پاس ورڈ", "құпия сөз", "የይለፍ ቃል",
     # Transliterated, as people type the word of a language whose script their keyboard lacks.
     "parol", "pasuwaado", "pasuwado", "bimilbeonho", "bimilbunho", "kalimat al-sir", "kalimat as-sir",
-    "kalimat el sir", "kalimat al sir",
+    "kalimat el sir", "kalimat al sir", "kalimat al-murur", "kalimat al murur", "kalimat el-murur", "kalimat el murur",
     # A wireless network's password, as the languages that put the noun first name it.
     "code wifi", "clé wifi", "cle wifi", "clave wifi", "chiave wifi", "wlan-schlüssel", "netzwerkschlüssel",
     # A safe's combination guards valuables as a PIN does; a lock's, like a door's code, is household knowledge.
@@ -29,6 +29,15 @@ PASSWORD_ABROAD = (
 # Words that name a password and any code besides (Greek's κωδικός is also a postal code): a value
 # of digits alone under one is that other code.
 PASSWORD_OR_CODE_ABROAD = ("κωδικός", "κωδικό")
+# What makes a code a secret's, said after "code" in the languages that put it there ("code
+# d'accès", "código de acceso", "codice di sblocco"), by its English word.
+SECRET_CODE_WORDS_ABROAD = {
+    "accès": "access", "acces": "access", "acceso": "access", "acesso": "access", "accesso": "access",
+    "déverrouillage": "unlock", "deverrouillage": "unlock", "desbloqueo": "unlock", "desbloqueio": "unlock",
+    "sblocco": "unlock", "alarme": "alarm", "alarma": "alarm", "allarme": "alarm", "sécurité": "security",
+    "securite": "security", "seguridad": "security", "segurança": "security", "seguranca": "security",
+    "sicurezza": "security",
+}
 # A token or a key in other languages. A token is made by a machine: whatever the label, its value
 # must look generated (these words also name a lock's key and a token of speech).
 TOKEN_ABROAD = ("токен", "ключ", "令牌", "密钥", "秘钥", "密鑰", "トークン", "キー", "토큰", "키", "टोकन", "رمز مميز")

@@ -47,6 +47,11 @@ _FOR_LOGGING_IN = re.compile(
     r"(?<![\w-])(?i:log[ \t-]?(?:in|on)|sign[ \t-]?(?:in|on)|get[ \t]+in|unlock)(?![\w])[^\n:.?!]{0,40}:[ \t]*"
     r"(?P<value>[^\s\"'`]{8,100})"
 )
+# "to unlock my phone it's 914273": digits told as what unlocks a device, the code that guards it.
+_UNLOCKED_WITH_DIGITS = re.compile(
+    r"(?<![\w-])(?i:unlock)[ \t]+(?i:my|the|your|his|her|our|their)[ \t]+(?i:phone|iphone|tablet|ipad|laptop|computer|pc|mac|sim)"
+    r"(?:[ \t]*,)?[ \t]+(?i:it's|it[ \t]+is|is|use|type|enter)[ \t]+(?P<value>\d{4,10})(?=[ \t]*(?:[,.;!)]|\r?\n|\Z|(?i:if|and|but|so|in)\b))"
+)
 # A key or lock emoji standing for the label ("🔑 …").
 _KEY_EMOJI = re.compile("(?:\U0001f511|\U0001f510|\U0001f512|\U0001f5dd\ufe0f?)" r"[ \t]*:?[ \t]*(?P<value>[^\s\"'`]{8,100})")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
@@ -188,7 +193,7 @@ def next_line_values(text: str) -> Iterator[Hit]:
 def label_lines(text: str) -> Iterator[Hit]:
     """A password's label on a line of its own and the value alone on the next, shaped as one
     ("Password" and ``Nxt!Line-pw3`` below it); a value after a key emoji ("🔑 …"); "use … to log
-    in"; and "to log in: …"."""
+    in"; "to log in: …"; and "to unlock my phone it's …"."""
     if "\n" in text:
         for match in _LABEL_LINE.finditer(text):
             value = match.group("value")
@@ -202,6 +207,8 @@ def label_lines(text: str) -> Iterator[Hit]:
     lowered = text.lower()  # one pass in C spares most text the pattern's scan
     if not any(word in lowered for word in ("log", "sign", "get in", "unlock")):
         return
+    for match in _UNLOCKED_WITH_DIGITS.finditer(text):
+        yield Hit(match.start("value"), match.end("value"), PASSWORD)
     for pattern in (_USED_TO_LOG_IN, _FOR_LOGGING_IN):
         for match in pattern.finditer(text):
             value = match.group("value")

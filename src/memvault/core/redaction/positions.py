@@ -3,7 +3,8 @@ authorization headers and schemes (``Authorization: Bearer …``, ``Basic …``,
 command lines (``curl -u user:pass``, ``--password pass``, ``mysql -pPASS``, ``sshpass -p``,
 ``redis-cli -a``, ``docker login -p``, ``htpasswd -b``, ``openssl … pass:``, ``net user``, ``chpasswd``),
 session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word cookie), ``.netrc`` entries (``machine … login … password …``),
-``.pgpass`` lines (``host:port:database:user:password``), a Wi-Fi QR code's ``P:`` field, and a
+``.pgpass`` lines (``host:port:database:user:password``), the lines of an OpenVPN ``auth-user-pass``
+file, a Wi-Fi QR code's ``P:`` field, and a
 database driver's connect call with the password as a positional argument."""
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ _SCHEME = re.compile(r"(?<![\w-])(?P<scheme>(?i:bearer|token|bot|basic))[ \t]+(?
 _USER_PASS = re.compile(
     r"(?<!\S)(?:-u|--user|--proxy-user|--http-user|--auth|(?<=\bhttp[ \t])-a|(?<=\bhttps[ \t])-a|(?<=\bxh[ \t])-a)(?:[ \t]+|=)\\?[\"']?(?P<user>[^\s:\"']{0,100}):(?P<value>[^\s\"']{1,300})"
 )
-_LONG_FLAG = re.compile(r"(?<![\w-])--?(?P<label>[A-Za-z][\w-]{0,40})[ \t]+\\?[\"']?(?P<value>[^\s\"'-][^\s\"']{0,300})")
+# A flag's argument never opens with ``=``: ``-token = …`` is a line a diff removes, not a flag.
+_LONG_FLAG = re.compile(r"(?<![\w-])--?(?P<label>[A-Za-z][\w-]{0,40})[ \t]+\\?[\"']?(?P<value>[^\s\"'=-][^\s\"']{0,300})")
 _COMMAND_FLAG = re.compile(
     r"(?<![\w-])(?P<command>(?i:mysql\w*|mariadb\w*|sshpass|mongo\w*|docker[ \t]+login|podman[ \t]+login|"
     r"helm[ \t]+registry[ \t]+login|twine|redis-cli|mosquitto_(?:pub|sub|rr)|unzip|zip|7z|ldap\w+|sqlcmd|bcp|osql|"
@@ -53,12 +55,16 @@ _PASS_ARGUMENT = re.compile(
     r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}(?:--password-stdin|sudo[ \t]+(?:-\w+[ \t]+)*-S\b|passwd[ \t]+--stdin)"
 )
 # Rarer commands, each looked for only in text that holds a character or word it needs:
-# ``net use Z: \\server\share /user:DOMAIN\name password``; Samba's ``-U user%password``
+# ``net use Z: \\server\share /user:DOMAIN\name password`` (or the password before ``/user:``); Samba's ``-U user%password``
 # (smbclient, rpcclient, smbmap); ``openssl passwd …``; PowerShell's ``ConvertTo-SecureString '…'
-# -AsPlainText``; lftp's ``-u user,password``; Oracle's ``sqlplus user/password@service``.
+# -AsPlainText``; lftp's ``-u user,password``; Oracle's ``sqlplus user/password@service`` and its JDBC URL.
 _RARE_ARGUMENTS = (
     (("/user:", "/USER:", "/u:"), re.compile(
         r"(?<![\w-])(?i:net)[ \t]+(?i:use)[ \t][^\n/]{0,200}/(?i:user|u):[^\s/]{1,100}[ \t]+(?P<value>[^\s/*][^\s]{0,300})")),
+    # The password may come before ``/user:`` too, right after the share.
+    (("/user:", "/USER:", "/u:"), re.compile(
+        r"(?<![\w-])(?i:net)[ \t]+(?i:use)[ \t]+(?:[A-Za-z]:[ \t]+|\*[ \t]+)?\\\\[^\s/]{1,200}[ \t]+"
+        r"(?P<value>[^\s/*][^\s]{0,300})[ \t]+/(?i:user|u):")),
     (("%",), re.compile(r"(?<!\S)(?:-U|--user(?:name)?)(?:[ \t]+|=)[\"']?[^\s%\"']{1,100}%(?P<value>[^\s\"']{1,300})")),
     (("passwd",), re.compile(
         r"(?<![\w-])openssl[ \t]+passwd(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|quiet|noverify|salt[ \t]+[^\s-]\S{0,63}))*"
@@ -69,6 +75,18 @@ _RARE_ARGUMENTS = (
     (("lftp",), re.compile(r"(?<![\w-])lftp\b[^\n|;&]{0,200}?(?<!\S)-u[ \t]+[\"']?[^\s,\"']{1,100},(?P<value>[^\s\"']{1,300})")),
     (("/",), re.compile(r"(?<![\w-])(?i:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+){0,8}[ \t]+[\"']?[\w$#]{1,30}/"
                         r"(?P<value>[^\s@/\"']{1,300})(?=@|[\s\"']|\Z)")),
+    # An expect script typing the password a prompt asked for (``expect "Password:"`` then ``send "…\\r"``).
+    (("send",), re.compile(r"(?<![\w-])expect[ \t]+(?:-\w+[ \t]+)?\"[^\"\n]{0,60}(?i:pass(?:word|phrase)?|pin)[^\"\n]{0,20}\""
+                           r"[ \t]*\r?\n[ \t]*send[ \t]+(?:--[ \t]+)?\"(?P<value>(?:[^\"\\\n]|\\(?![rn]\")[^\n]){1,300}?)(?:\\[rn])?\"")),
+    # rclone's ``obscure`` takes the password to hide as its argument.
+    (("obscure",), re.compile(r"(?<![\w-])rclone[ \t]+obscure[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'-][^\s\"']{0,300})(?P=q)(?![^\s>|;&])")),
+    # SQL Server's procedures that take a password in a fixed place: a linked server's login (the
+    # fifth argument) and ``sp_addlogin 'name', 'password'``.
+    (("sp_add", "SP_ADD"), re.compile(
+        r"(?i:sp_addlinkedsrvlogin)[ \t]+(?:(?:N?'[^'\n]{0,128}'|\w{1,30})[ \t]*,[ \t]*){4}N?'(?P<value>[^'\n]{1,300})'"
+        r"|(?i:sp_addlogin)[ \t]+N?'[^'\n]{1,128}'[ \t]*,[ \t]*N?'(?P<login>[^'\n]{1,300})'")),
+    # The same ``user/password@`` in a JDBC or OCI URL for Oracle (``jdbc:oracle:thin:scott/…@//host:1521/ORCL``).
+    (("oracle:",), re.compile(r"(?i:oracle):(?i:thin|oci8?|kprb):[\w$#]{1,30}/(?P<value>[^\s@/\"']{1,300})@")),
 )
 # SQL's ``IDENTIFIED BY '…'`` (MySQL, Oracle), and Redis's ``AUTH [user] password`` at its prompt;
 # rare words, looked for only in text that holds them.
@@ -204,8 +222,9 @@ def password_arguments(text: str) -> Iterator[Hit]:
     for needs, pattern in _RARE_ARGUMENTS:
         if any(need in text for need in needs):
             for match in pattern.finditer(text):
-                if not placeholder(match.group("value")):
-                    yield Hit(match.start("value"), match.end("value"), PASSWORD)
+                group = "value" if match.group("value") is not None else "login"
+                if not placeholder(match.group(group)):
+                    yield Hit(match.start(group), match.end(group), PASSWORD)
     yield from _statements_and_calls(text)
     yield from _environment_fallbacks(text)
     for match in _CONNECT_CALL.finditer(text):
@@ -281,8 +300,23 @@ def cookies(text: str) -> Iterator[Hit]:
                 yield Hit(pair.start("value"), pair.end("value"), TOKEN)
 
 
+# OpenVPN's ``auth-user-pass`` file holds the user on its first line and the password on its second;
+# pasted after the option's name, maybe as comments, the two lines follow it closely.
+_AUTH_USER_PASS = re.compile(r"auth-user-pass\b")
+_AUTH_FILE_REACH = 200
+_AUTH_FILE_LINES = re.compile(
+    r"(?m)^[ \t]*(?:#[ \t]*)?[\w.@+-]{1,64}[ \t]*\r?\n[ \t]*(?:#[ \t]*)?(?P<value>[^\s#][^\s]{5,127})[ \t]*\r?$"
+)
+
+
 def credential_files(text: str) -> Iterator[Hit]:
-    """``.netrc`` and ``.pgpass`` entries, and a Wi-Fi QR code's password."""
+    """``.netrc`` and ``.pgpass`` entries, an OpenVPN credentials file, and a Wi-Fi QR code's password."""
+    if "auth-user-pass" in text:
+        for option in _AUTH_USER_PASS.finditer(text):
+            lines = _AUTH_FILE_LINES.search(text, option.end(), min(len(text), option.end() + _AUTH_FILE_REACH))
+            if lines is not None and classes(value := lines.group("value")) >= 3 and generated(value, 6) \
+                    and not placeholder(value):
+                yield Hit(lines.start("value"), lines.end("value"), PASSWORD)
     for match in _WIFI_QR.finditer(text):
         if not placeholder(match.group("value")):
             yield Hit(match.start("value"), match.end("value"), PASSWORD)

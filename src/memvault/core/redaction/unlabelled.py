@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 from memvault.core.redaction.labels import PASSWORD, value_is_secret
+from memvault.core.redaction.languages import PASSWORD_ABROAD
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, generated, placeholder, prose
 
@@ -28,6 +29,10 @@ _INNER_SYMBOL = re.compile(r"[!#$%&*?@^~]+(?=" + _RUN_CHARACTER + ")")
 _SHAPE_LONGEST = 40
 _USER_AND_SLASH = re.compile(r"(?<![^\s:])[\w.@+-]{1,64}[ \t]*/[ \t]*\Z")
 _USER_REACH = 70
+# One is enough too where a value is handed over: alone after a colon at the end of its line
+# ("here you go: Harbor!Lake9", "给你：Zh!Ctx7Qw"), where a sentence's name would run on.
+_AFTER_COLON = re.compile(r":[ \t]?\Z")
+_HANDED_OVER = re.compile(r"[ \t]*(?:\r?\n|\Z)")
 _LOWER, _UPPER, _DIGIT = re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d")
 # Code and addresses mix the same characters: an operator, a URL, a path, a mail address, a
 # hashtag, a mention, a variable, a spreadsheet's reference (``Sheet2!$A:$D``); and a mask
@@ -35,9 +40,11 @@ _LOWER, _UPPER, _DIGIT = re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(
 _NOT_A_PASSWORD = re.compile(r"://|\*\*|[/\\=]|&&|\|\||%[sd]|^[#@$%&*~^!?]|^[a-z0-9._-]+@|@[\w-]+\.[A-Za-z]"
                              r"|!\$[A-Z]{1,3}|![A-Z]{1,3}\$?\d+:")
 
+# What a question asks for when it asks for a credential: its word, in English or another language
+# ("¿cuál es la contraseña?"), or what it opens ("what's the router admin one?").
 _CREDENTIAL_ASKED = re.compile(
-    r"(?i)(?<![a-z])(?:pass(?:word|wd|code|phrase)?|pwd?|pin|wi-?fi|log[ -]?in|creds|credentials?|secret|token|key|code)s?"
-    r"(?![a-z])"
+    r"(?i)(?<![a-z])(?:pass(?:word|wd|code|phrase)?|pwd?|pin|wi-?fi|log[ -]?in|creds|credentials?|secret|token|key|code"
+    r"|admin|router|vpn|" + "|".join(re.escape(word) for word in PASSWORD_ABROAD) + r")s?(?![a-z])"
 )
 _ASKING = re.compile(r"\?|(?i:(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell)(?![a-z]))")
 _DIGITS_ASKED = re.compile(r"(?i)(?<![a-z])(?:pin|pass)?code|(?<![a-z])pin(?![a-z])")
@@ -53,12 +60,12 @@ _TIME_OR_DATE = re.compile(r"^\d{1,4}[:./-]\d{1,2}(?:[:./-]\d{1,4})?$")
 # letters that look like Latin ones.
 _LOOKALIKES = str.maketrans({"4": "a", "@": "a", "0": "o", "3": "e", "1": "i", "5": "s", "$": "s", "7": "t",
                              "а": "a", "о": "o", "р": "p", "с": "c", "е": "e", "ѕ": "s", "ԁ": "d", "ο": "o",
-                             "α": "a", "ρ": "p", "_": None, "-": None, " ": None, "\t": None})
+                             "α": "a", "ρ": "p", "_": None, "-": None, ".": None, " ": None, "\t": None})
 _MISSPELT_LABEL = re.compile(
     # The first letter leads the pattern, so the scan skips ahead to one; every such spelling keeps
     # an s-like letter near its start and the w, so most words that start with p are ruled out at once.
     r"(?P<label>[PpРрΡρ](?<![\w@$][PpРрΡρ])(?:(?=[\w@$-]{0,3}[sS5$ѕ])(?=[\w@$-]{1,7}[wW])[\w@$-]{4,10}"
-    r"|(?:[ \t][A-Za-z0-9@$]){5,10}))(?![\w@$])"
+    r"|(?:[ \t.][A-Za-z0-9@$]){5,10}|(?i:ass)[ \t]+(?i:word)))(?![\w@$])"
     r"(?:(?P<sep>[ \t]*(?:[:=]|->|=>)[ \t]*)"
     r"|[ \t]+(?:(?:for|to|of|on)(?:[ \t]+[\w.-]{1,30}){1,3}?[ \t]+)?(?P<prose>(?i:is|was))[ \t]+"
     r"|(?P<space>[ \t]+))"
@@ -83,7 +90,9 @@ def rule_shaped(text: str) -> Iterator[Hit]:
         if symbol.start() < done or symbol.start() == 0 or not _RUN_CHARACTERS.match(text, symbol.start() - 1):
             continue
         start = symbol.start()
-        while start > 0 and symbol.start() - start <= _SHAPE_LONGEST and text[start - 1] not in _RUN_ENDS:
+        # A run is ASCII: it starts after a character of another script as after a space ("给你：Zh!…").
+        while start > 0 and symbol.start() - start <= _SHAPE_LONGEST and text[start - 1] not in _RUN_ENDS \
+                and text[start - 1] < "\x7f":
             start -= 1
         run = _RUN.match(text, start)
         if run is None:
@@ -99,7 +108,8 @@ def rule_shaped(text: str) -> Iterator[Hit]:
         # one is enough after a user and a slash ("admin / Lantern#Bay7"), where a password goes.
         digits = len(_DIGIT.findall(value))
         if not (_LOWER.search(value) and _UPPER.search(value) and digits) or (
-                digits < 2 and not _USER_AND_SLASH.search(text, max(0, start - _USER_REACH), start)):
+                digits < 2 and not _USER_AND_SLASH.search(text, max(0, start - _USER_REACH), start)
+                and not (_AFTER_COLON.search(text, max(0, start - 2), start) and _HANDED_OVER.match(text, start + len(value)))):
             continue
         if _NOT_A_PASSWORD.search(value) or placeholder(value):
             continue

@@ -8,16 +8,17 @@ A URL's userinfo is read as a person pastes it, not as RFC 3986 wants it: any sc
 
 Beside a credential word ("here's the prod credential, handle with care 8fK2…", "the signing
 secret is below" and the key on the next line), a run of 20 or more near-random characters is a
-secret although no ``=`` or ``:`` ties it to the word."""
+secret although no ``=`` or ``:`` ties it to the word; so is a shorter run of letters and digits
+that only chance could have made ("sent you the key, in case: ZK2mq7Vn8xP4tR")."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import PASSWORD, TOKEN
+from memvault.core.redaction.labels import PASSWORD, PUBLIC_KEY_VALUE, TOKEN
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import generated, placeholder, random_token
+from memvault.core.redaction.values import generated, placeholder, random_token, shannon
 
 _SCHEME = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://")
 _AUTHORITY = re.compile(r"[^\s\"'<>`]{1,512}")
@@ -32,12 +33,17 @@ _CREDENTIAL_WORD = re.compile(
 # another kind of key; and never an SSH public key's body, which opens with the length of its
 # type's name (``AAAA…``).
 _OTHER_KEY_BEFORE = re.compile(
-    r"(?i)(?:public|pub|ssh|gpg|pgp|host|primary|foreign|sort|partition|cache|idempotency|row|object|map|dict|"
+    r"(?i)(?:public|publishable|pub|ssh|gpg|pgp|host|primary|foreign|sort|partition|cache|idempotency|row|object|map|dict|"
     r"composite|unique|index|lookup|routing|hash|encryption|kms|s3)[ \t_-]*\Z"
 )
 _KEY_NEARBY = 60
 _MIXED = re.compile(r"(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=\D*\d)")
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]{20,1024}")
+# Shorter, a run is a key or a password only when nothing but chance could have made it: letters and
+# digits alone, upper case and digits twice each, and no four lower-case letters together (which
+# a name, a word in camelCase or a model number has).
+_SHORT_CANDIDATE = re.compile(r"[A-Za-z0-9]{12,19}(?![A-Za-z0-9+/=_.~-])")
+_FOUR_LOWER = re.compile(r"[a-z]{4}")
 # Where a run starts: a window looks at the runs that start inside it, however far they reach.
 _RUN_START = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]")
 # A hash named as one, or a data URI's content (an image, a font) is no secret.
@@ -98,6 +104,8 @@ def near_credential_words(text: str) -> Iterator[Hit]:
         for found in _RUN_START.finditer(text, start, reach):
             run = _CANDIDATE.match(text, found.start())
             if run is None:
+                if (short := _SHORT_CANDIDATE.match(text, found.start())) is not None and _short_random(short.group(0)):
+                    yield Hit(short.start(), short.end(), TOKEN)
                 continue
             value, start = run.group(0).rstrip(".="), run.start()
             if (setting := _SETTING_NAME.match(value)) is not None:
@@ -106,5 +114,11 @@ def near_credential_words(text: str) -> Iterator[Hit]:
             if alone and (not _MIXED.match(value) or value.startswith("AAAA")
                           or _OTHER_KEY_BEFORE.search(text, max(0, word.start() - 20), word.start())):
                 continue
-            if random_token(value) and not _NOT_SECRET_BEFORE.search(text, max(0, start - 12), start):
+            if random_token(value) and not PUBLIC_KEY_VALUE.match(value) \
+                    and not _NOT_SECRET_BEFORE.search(text, max(0, start - 12), start):
                 yield Hit(start, run.end(), TOKEN)
+
+
+def _short_random(value: str) -> bool:
+    return sum(c.isdigit() for c in value) >= 2 and sum(c.isupper() for c in value) >= 2 \
+        and any(c.islower() for c in value) and _FOUR_LOWER.search(value) is None and shannon(value) >= 3.3

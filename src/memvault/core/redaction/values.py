@@ -35,7 +35,9 @@ _TEMPLATE = re.compile(
     # Words asking for a value to be set (``change-me-in-production``); one with digits was chosen.
     r"|^(?=\D*$)[A-Za-z_ -]*change[-_ ]?(?:me|it|this)\b"
     # A note in brackets where a value would be: ``(empty)``, ``(not set)``.
-    r"|^\([^()]*\)$",
+    r"|^\([^()]*\)$"
+    # An encoding's name with the credential's where a format's description puts the value (``?secret=BASE32SECRET``).
+    r"|^(?:base32|base64|base58|hex)[-_]?(?:encoded[-_]?)?(?:secret|key|token|string|value)$",
     re.IGNORECASE,
 )
 _DOCUMENTED = re.compile(r"example", re.IGNORECASE)
@@ -144,3 +146,29 @@ def prose(value: str) -> bool:
     """A word of a sentence rather than a value ("the password is too short", "reset it")."""
     word = value.strip(".,;:!?\"'()").lower()
     return word in PROSE_WORDS or (word.isalpha() and word.endswith(("ed", "ing", "ly")))
+
+
+# A mapping named for what it holds being encrypted (a SealedSecret's ``encryptedData:``) holds
+# ciphertext that only the cluster's key opens, under the same names its secrets had: a long base64
+# run there is kept. A short value is read as anywhere else, so that the name alone hides no password.
+CIPHERTEXT = re.compile(r"[A-Za-z0-9+/]{100,}={0,2}")
+_ENCRYPTED_MAPPING = re.compile(r"(?m)^(?P<indent>[ \t]*)[\"']?(?i:encrypted(?:[_-]?data)?)[\"']?[ \t]*:[ \t]*\r?$")
+_LINE_INDENT = re.compile(r"(?m)^(?P<indent>[ \t]*)(?P<content>\S?)")
+
+
+def encrypted_mappings(text: str) -> list[tuple[int, int]]:
+    """Where the mappings that hold ciphertext lie: from their key's line to the next line
+    indented no deeper than it."""
+    if "ncrypted" not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    for mapping in _ENCRYPTED_MAPPING.finditer(text):
+        if spans and mapping.start() < spans[-1][1]:
+            continue
+        depth, end = len(mapping.group("indent")), len(text)
+        for line in _LINE_INDENT.finditer(text, mapping.end() + 1):
+            if line.group("content") and len(line.group("indent")) <= depth:
+                end = line.start()
+                break
+        spans.append((mapping.end(), end))
+    return spans
