@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +17,15 @@ from memvault.core.ports import Row
 from memvault.core.sql import D1_MAX_BOUND_PARAMETERS
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[4] / "migrations"
+# A read runs on the caller's thread while SQLite's virtual machine takes at most this many steps
+# for it (a key looked up by an index takes a few hundred; the budget is a fraction of a
+# millisecond); one that takes more is cut and run again on a worker thread, and its statement goes
+# straight there from then on. Counted in steps, not time, so a loaded machine cuts nothing more.
+INLINE_READ_STEPS = 20_000
+# SQLite calls the progress check every this many steps.
+PROGRESS_STEPS = 1_000
+# Statements that are sent straight to a worker thread (long reads, writes), most recent last.
+WORKER_STATEMENTS_KEPT = 256
 
 
 @contextmanager
@@ -96,12 +106,49 @@ def split_statements(script: str) -> list[str]:
 
 
 class SqliteDatabase:
+    """Writes, and reads that take long, run on a worker thread over one connection. A short read
+    (a key looked up by its hash) runs on the caller's thread over a second connection: a worker
+    thread's round trip costs a busy server more than the read. WAL lets that connection read
+    while the other writes; it sees every write that had committed when the read began."""
+
     def __init__(self, path: Path | str, migrations_dir: Path = MIGRATIONS_DIR) -> None:
         self._conn = connect(path)
         # D1's limit, so a statement that would fail there fails here too.
         self._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, D1_MAX_BOUND_PARAMETERS)
         self._lock = threading.Lock()
         apply_migrations(self._conn, migrations_dir)
+        self._reader = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._reader.execute("PRAGMA query_only=ON")
+        # Never wait for a lock on the caller's thread: a busy file sends the read to a worker.
+        self._reader.execute("PRAGMA busy_timeout=0")
+        self._reader.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, D1_MAX_BOUND_PARAMETERS)
+        self._reader_lock = threading.Lock()
+        self._worker_statements: OrderedDict[str, None] = OrderedDict()
+        self._checks_left = 0
+        self._reader.set_progress_handler(self._out_of_steps, PROGRESS_STEPS)
+
+    def _out_of_steps(self) -> int:
+        self._checks_left -= 1
+        return int(self._checks_left < 0)
+
+    def _read_here(self, sql: str, params: Sequence[Any]) -> list[Row] | None:
+        """The read's rows, or None when it runs on a worker instead: its statement is one sent
+        there, the reader is in use, the file is busy, or the read took more than its steps."""
+        if sql in self._worker_statements or not self._reader_lock.acquire(blocking=False):
+            return None
+        try:
+            self._checks_left = INLINE_READ_STEPS // PROGRESS_STEPS
+            return fetch_rows(self._reader.execute(sql, tuple(params)))
+        except sqlite3.Error as exc:
+            # Busy or locked: the worker's connection waits for the file as writes do. Anything else
+            # (cut, a write, an error the worker reports as its own) goes to the worker from now on.
+            if not (isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))):
+                self._worker_statements[sql] = None
+                if len(self._worker_statements) > WORKER_STATEMENTS_KEPT:
+                    self._worker_statements.popitem(last=False)
+            return None
+        finally:
+            self._reader_lock.release()
 
     def _query(self, sql: str, params: Sequence[Any]) -> list[Row]:
         with self._lock, storage_errors():
@@ -124,7 +171,8 @@ class SqliteDatabase:
                 raise
 
     async def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await asyncio.to_thread(self._query, sql, params)
+        found = self._read_here(sql, params)
+        return found if found is not None else await asyncio.to_thread(self._query, sql, params)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         return await asyncio.to_thread(self._execute, sql, params)
@@ -133,5 +181,6 @@ class SqliteDatabase:
         await asyncio.to_thread(self._batch, statements)
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._reader_lock:
+            self._reader.close()
             self._conn.close()
