@@ -167,7 +167,11 @@ def embedding_floor(embedder: str) -> Callable[[str], tuple[float, float]]:
     import asyncio
 
     from memvault.adapters.local.embedder import make_embedder
+    from memvault.adapters.local.native_threads import one_blas_thread
 
+    # As the server's own process has it: otherwise this process's idle BLAS threads spin on the
+    # cores the next round's call needs.
+    one_blas_thread()
     model, loop = make_embedder(embedder), asyncio.new_event_loop()
     loop.run_until_complete(model.embed(["warm up"]))
 

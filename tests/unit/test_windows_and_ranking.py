@@ -68,3 +68,12 @@ def test_keyword_terms_quote_each_word_and_drop_stopwords() -> None:
 
 def test_possessives_search_as_the_name() -> None:
     assert query_terms("Mia's violin and Caroline’s art, it's late") == ["mia", "violin", "caroline", "art", "late"]
+
+
+def test_a_message_asks_when_it_ends_on_a_question_mark_whatever_closes_after_it() -> None:
+    from memvault.core.memory.assemble import asks
+
+    asking = ["Where?", "where? ", 'She said "really?"', "(is it?)\u00a0\n", "\u201cwhy?\u201d \u2019 ) ", "?"]
+    telling = ["", "   ", "It is.", "Is it? No.", '"?" means a question, she said', "a ? b", ")\"'"]
+    assert [asks(text) for text in asking] == [True] * len(asking)
+    assert [asks(text) for text in telling] == [False] * len(telling)

@@ -65,21 +65,19 @@ def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy,
     named = named_among(query, labels.values())
     said_more = 1.0 + (LISTING_SPEAKER_WEIGHT if asks_for_several(query) else SPEAKER_WEIGHT)
 
-    def weigh(relevance: float, row: MemoryRow) -> float:
-        if asks(row.text):
-            relevance *= ASKING_WEIGHT
-        if named and labels.get(row.id) in named:
-            relevance *= said_more
-        if periods:
-            relevance *= 1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, row.ts_end)
-        return relevance * policy.recency_factor(row.ts_end, now)
-
+    recency = policy.recency_factor
     scored: list[tuple[float, float, tuple[str, ...], MemoryRow, str, str]] = []
     for answer in answers:
         vault = "core" if answer.name.endswith(":core") else "session"
         for row, relevance in fuse_candidates(answer.candidates):
+            if asks(row.text):
+                relevance *= ASKING_WEIGHT
+            if named and labels.get(row.id) in named:
+                relevance *= said_more
+            if periods:
+                relevance *= 1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, row.ts_end)
             origin = "buffer" if row.parent_id == OPEN_CHUNK else answer.source
-            scored.append((-round(weigh(relevance, row), 6), -row.ts_end, row.source_ids, row, origin, vault))
+            scored.append((-round(relevance * recency(row.ts_end, now), 6), -row.ts_end, row.source_ids, row, origin, vault))
     scored.sort(key=lambda entry: entry[:3])
     for negative, _, _, row, origin, vault in scored:
         yield SearchItem(text=row.text, score=-negative, window=policy.window_of(row.ts_end, now), ts_start=row.ts_start,
@@ -89,10 +87,11 @@ def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy,
 
 def asks(text: str) -> bool:
     """Whether a message ends asking something (a question mark, then only spaces, quotes or brackets)."""
-    end = len(text)
-    while end and (text[end - 1].isspace() or text[end - 1] in _CLOSERS):
-        end -= 1
-    return end > 0 and text[end - 1] == "?"
+    while True:
+        stripped = text.rstrip().rstrip(_CLOSERS)
+        if stripped == text:
+            return text.endswith("?")
+        text = stripped
 
 
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:
