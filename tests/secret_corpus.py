@@ -190,11 +190,19 @@ _GRAM = 4
 
 
 class _Grams:
-    def __init__(self, text: str) -> None:
+    """The aligned places of the grams ``wanted`` in ``text``: only those a secret looked for can
+    start with (of a text's grams, most are found in no secret, and indexing them all cost seconds)."""
+
+    def __init__(self, text: str, wanted: set[str]) -> None:
         self.text = text
         self.starts: dict[str, list[int]] = defaultdict(list)
-        for start in range(0, len(text) - _GRAM + 1, _GRAM):
+        for start in [at for at in range(0, len(text) - _GRAM + 1, _GRAM) if text[at : at + _GRAM] in wanted]:
             self.starts[text[start : start + _GRAM]].append(start)
+
+    @staticmethod
+    def leading(form: str) -> set[str]:
+        """The grams ``holds`` looks up for ``form``."""
+        return {form[offset : offset + _GRAM] for offset in range(_GRAM)}
 
     def holds(self, form: str) -> bool:
         assert len(form) >= 2 * _GRAM - 1
@@ -211,17 +219,21 @@ def leaks(cases: Iterable[Case], text: str) -> list[str]:
     only standing alone: inside a longer run of letters and digits (a hash, an id) it is chance."""
     from urllib.parse import quote, quote_plus, unquote_plus
 
-    plain = unquote_plus(text)
-    as_sent = _Grams(text)
-    unescaped = as_sent if plain == text else _Grams(plain)
-    found = []
+    looked_for: list[tuple[str, str, set[str]]] = []
     for case in cases:
         assert case.secret is not None
-        forms = {case.secret, quote(case.secret, safe=""), quote_plus(case.secret)}
-        if len(case.secret) < _SHORT_SECRET:
+        looked_for.append((case.family, case.secret, {case.secret, quote(case.secret, safe=""), quote_plus(case.secret)}))
+    wanted = {gram for _, secret, forms in looked_for if len(secret) >= _SHORT_SECRET
+              for form in forms for gram in _Grams.leading(form)}
+    plain = unquote_plus(text)
+    as_sent = _Grams(text, wanted)
+    unescaped = as_sent if plain == text else _Grams(plain, wanted)
+    found = []
+    for family, secret, forms in looked_for:
+        if len(secret) < _SHORT_SECRET:
             leaked = any(_standing_alone(form, text) or _standing_alone(form, plain) for form in forms)
         else:
-            leaked = any(as_sent.holds(form) for form in forms) or unescaped.holds(case.secret)
+            leaked = any(as_sent.holds(form) for form in forms) or unescaped.holds(secret)
         if leaked:
-            found.append(f"{case.family}: {case.secret}")
+            found.append(f"{family}: {secret}")
     return found
