@@ -40,6 +40,10 @@ class Ledger:
     # Forgets sent: one cut off by the crash may or may not have taken effect.
     forgetting: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The round's kill comes once this many writes are acknowledged, wherever the writers are then:
+    # a kill after a span of time found only a few writes done on a busy machine.
+    kill_after: int = 0
+    killing_time: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -106,6 +110,8 @@ def _writer(url: str, key: str, tag: str, seed: int, ledger: Ledger, stop: threa
                 if client.post("/v1/memory", json={"messages": batch}, headers=extra).status_code == 200:
                     with ledger.lock:
                         ledger.stored.update((m["id"], session) for m in batch)
+                        if len(ledger.stored) >= ledger.kill_after:
+                            ledger.killing_time.set()
             except httpx.TransportError:
                 return  # the server is gone
 
@@ -137,7 +143,7 @@ def run_round(data_dir: Path, key: str, seed: int, writers: int = 4) -> RoundRes
     rng = random.Random(seed)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    ledger = Ledger()
+    ledger = Ledger(kill_after=rng.randint(25, 80))
     process = _start(data_dir, port)
     stop = threading.Event()
     threads = [
@@ -145,7 +151,8 @@ def run_round(data_dir: Path, key: str, seed: int, writers: int = 4) -> RoundRes
     ]
     for thread in threads:
         thread.start()
-    time.sleep(rng.uniform(0.4, 2.0))
+    # A server that stops acknowledging is killed all the same; the round then counts too few writes.
+    ledger.killing_time.wait(timeout=120)
     process.send_signal(signal.SIGKILL)
     process.wait()
     stop.set()

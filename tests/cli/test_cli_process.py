@@ -34,3 +34,14 @@ def test_numpy_starts_without_blas_helper_threads() -> None:
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads through /proc")
 def test_an_operator_setting_for_blas_threads_is_kept() -> None:
     assert probe({**base_environment(), "OPENBLAS_NUM_THREADS": "2"})[0] == "2"
+
+
+def test_a_command_that_serves_nothing_loads_no_web_framework() -> None:
+    """Each start of `memvault keys …`, `import`, `backup` … pays for what it imports; FastAPI
+    and the MCP SDK were most of a second of it, and only `serve` and `mcp` use them."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, memvault.cli, memvault.runtime.local; "
+                               "print(sorted({'fastapi', 'starlette', 'mcp'} & sys.modules.keys()))"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    assert loaded.stdout.strip() == "[]"

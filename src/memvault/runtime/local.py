@@ -11,9 +11,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
-
-from fastapi import FastAPI
+from typing import TYPE_CHECKING, Any
 
 from memvault.adapters.local.background import AsyncioBackground
 from memvault.adapters.local.blobs import LocalBlobStore
@@ -26,7 +24,6 @@ from memvault.adapters.local.http_client import AiohttpClient
 from memvault.adapters.local.native_threads import one_blas_thread
 from memvault.adapters.local.vaults import LocalVaultDirectory
 from memvault.adapters.local.vector_index import LocalVectorIndex
-from memvault.api.app import create_app
 from memvault.core import memory
 from memvault.core.deps import Deps
 from memvault.core.memory.routed_calls import OPEN_CALL_SECONDS, settle_leftovers
@@ -35,6 +32,9 @@ from memvault.core.retry import with_retries
 from memvault.core.settings import Settings, load_settings
 from memvault.core.tuning import Tuning
 from memvault.core.usage.meter import MeteredEmbedder
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 log = logging.getLogger(__name__)
 # A vault no call has used for this long is closed: the pool bounds how many stay open under load,
@@ -150,7 +150,8 @@ def docs_assets() -> Path:
 def create_local_app(environ: Mapping[str, str]) -> FastAPI:
     """The app the local server runs, with MCP at ``/mcp``; deps are built on startup and closed
     (drained) on shutdown."""
-    # Imported here, so the other CLI commands do not load the MCP SDK.
+    # Imported here, so the other CLI commands load neither FastAPI nor the MCP SDK.
+    from memvault.api.app import create_app
     from memvault.api.mcp.http import mount_mcp
 
     deps = build_local_deps(load_settings(environ))
