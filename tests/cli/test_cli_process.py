@@ -37,11 +37,12 @@ def test_an_operator_setting_for_blas_threads_is_kept() -> None:
 
 
 def test_a_command_that_serves_nothing_loads_no_web_framework() -> None:
-    """Each start of `memvault keys …`, `import`, `backup` … pays for what it imports; FastAPI
-    and the MCP SDK were most of a second of it, and only `serve` and `mcp` use them."""
+    """Each start of `memvault keys …`, `import`, `backup` … pays for what it imports; FastAPI,
+    the MCP SDK and the HTTP clients were most of a second of it, and only `serve` and `mcp` (and
+    a brain model's calls) use them."""
     loaded = subprocess.run(
         [sys.executable, "-c", "import sys, memvault.cli, memvault.runtime.local; "
-                               "print(sorted({'fastapi', 'starlette', 'mcp'} & sys.modules.keys()))"],
+                               "print(sorted({'fastapi', 'starlette', 'mcp', 'aiohttp', 'httpx'} & sys.modules.keys()))"],
         capture_output=True, text=True, timeout=120, check=True,
     )
     assert loaded.stdout.strip() == "[]"

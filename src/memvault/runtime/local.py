@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 from memvault.adapters.local.background import AsyncioBackground
 from memvault.adapters.local.blobs import LocalBlobStore
 from memvault.adapters.local.cache import MemoryCache
-from memvault.adapters.local.chat_model import OpenAICompatibleChat
 from memvault.adapters.local.cipher import AesGcmCipher
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.embedder import make_embedder
-from memvault.adapters.local.http_client import AiohttpClient
 from memvault.adapters.local.native_threads import one_blas_thread
+from memvault.adapters.local.relay_client import AiohttpClient
 from memvault.adapters.local.vaults import LocalVaultDirectory
 from memvault.adapters.local.vector_index import LocalVectorIndex
 from memvault.core import memory
@@ -35,6 +34,8 @@ from memvault.core.usage.meter import MeteredEmbedder
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+
+    from memvault.adapters.local.chat_model import OpenAICompatibleChat
 
 log = logging.getLogger(__name__)
 # A vault no call has used for this long is closed: the pool bounds how many stay open under load,
@@ -75,6 +76,9 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
 
 
 def _brain_llm(settings: Settings) -> OpenAICompatibleChat | None:
+    # Imported here, so a process without a brain model never loads its HTTP client.
+    from memvault.adapters.local.chat_model import OpenAICompatibleChat
+
     if not (settings.brain_llm_url and settings.brain_llm_model):
         return None
     return OpenAICompatibleChat(settings.brain_llm_url, settings.brain_llm_model, settings.brain_llm_api_key,

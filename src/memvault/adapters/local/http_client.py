@@ -1,20 +1,12 @@
-"""``HttpClient`` locally: requests go out as given, responses stream back as they arrive.
-
-``AiohttpClient`` relays the provider calls of the local server: its C parser costs a call about a
-sixth of the CPU httpx's async client does (0.4 against 3 ms a small call measured on loopback),
-and every millisecond of it is added to a routed call's latency. ``HttpxClient`` serves the
-command line's remote calls and callers that hand it an httpx client of their own (an in-process
-ASGI transport)."""
+"""``HttpClient`` over httpx: requests go out as given, responses stream back as they arrive.
+It serves the command line's remote calls and callers that hand it an httpx client of their own
+(an in-process ASGI transport); the local server relays provider calls with ``relay_client``."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
 
-import aiohttp
 import httpx
-from multidict import CIMultiDict
-from yarl import URL
 
 from memvault.core.errors import UpstreamUnavailable
 
@@ -70,75 +62,3 @@ class HttpxClient:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-
-# The same bounds as DEFAULT_TIMEOUT (aiohttp has no write timeout; `connect` includes the wait
-# for a pooled connection).
-RELAY_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=30.0, sock_connect=10.0, sock_read=600.0)
-KEEPALIVE_SECONDS = 15.0
-
-
-class AiohttpResponse:
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
-        self._response = response
-
-    @property
-    def status(self) -> int:
-        return self._response.status
-
-    @property
-    def headers(self) -> list[tuple[str, str]]:
-        return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in self._response.raw_headers]
-
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        try:
-            # Decoded (gzip and the like undone) but otherwise the bytes upstream sent, unbuffered.
-            async for chunk in self._response.content.iter_any():
-                if chunk:
-                    yield chunk
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise UpstreamUnavailable(f"upstream body interrupted: {type(exc).__name__}") from exc
-
-    async def aclose(self) -> None:
-        # Back to the pool when the body was read to its end, else the connection is closed.
-        self._response.release()
-
-
-class AiohttpClient:
-    """One session per event loop, made on its first call there (a session belongs to its loop)."""
-
-    def __init__(self) -> None:
-        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
-
-    def _session(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            for other in [other for other in self._sessions if other.is_closed()]:
-                del self._sessions[other]
-            # No pool cap of its own (the server bounds the calls in flight, see POOL_LIMITS); no
-            # cookie jar, so a cookie upstream sets on one caller's call never goes out on another's;
-            # no proxy from the environment, which must not silently reroute provider traffic.
-            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_SECONDS)
-            session = aiohttp.ClientSession(connector=connector, timeout=RELAY_TIMEOUT, trust_env=False,
-                                            cookie_jar=aiohttp.DummyCookieJar(), auto_decompress=True)
-            self._sessions[loop] = session
-        return session
-
-    async def send(self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes) -> AiohttpResponse:
-        # Names in one case: the session keeps a name's repeats only when they are spelt alike.
-        outgoing = CIMultiDict((name.lower(), value) for name, value in headers)
-        try:
-            response = await self._session().request(
-                method, URL(url, encoded=True), headers=outgoing, data=body or None,
-                allow_redirects=False, skip_auto_headers=("Content-Type",),
-            )
-        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            # The message names the failure kind only: URLs may carry a provider key (Gemini ?key=).
-            raise UpstreamUnavailable(f"upstream unreachable: {type(exc).__name__}") from exc
-        return AiohttpResponse(response)
-
-    async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        session = self._sessions.pop(loop, None)
-        if session is not None:
-            await session.close()
