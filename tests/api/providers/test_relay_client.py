@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -149,3 +150,48 @@ def test_an_upstream_that_fails_is_unavailable_and_the_error_names_no_url(
     refused, cut = relayed(tmp_path, calls)
     assert "unreachable" in refused and "interrupted" in cut
     assert not any("AIza" in text or "127.0.0.1" in text for text in (refused, cut))
+
+
+class Gathering:
+    """Holds every answer until ``expected`` requests are in, so they are all in flight at once."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected, self.arrived = expected, 0
+        self.all_in: asyncio.Event | None = None
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        self.all_in = self.all_in or asyncio.Event()
+        while (await receive()).get("more_body"):
+            pass
+        self.arrived += 1
+        if self.arrived >= self.expected:
+            self.all_in.set()
+        await self.all_in.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts this process's descriptors in /proc")
+def test_bursts_to_several_providers_leave_a_bounded_number_of_idle_connections(tmp_path: Path) -> None:
+    from memvault.adapters.local.relay_client import IDLE_CONNECTIONS
+
+    burst = IDLE_CONNECTIONS * 2
+
+    def open_fds() -> int:
+        return len(list(Path("/proc/self/fd").iterdir()))
+
+    with ServerThread(Gathering(burst)) as first, ServerThread(Gathering(burst)) as second:
+        async def calls(http: HttpClient) -> int:
+            before = open_fds()
+            for url in (first.url, second.url):
+                answers = await asyncio.gather(*(whole(http, f"{url}/v1/x") for _ in range(burst)))
+                assert [status for status, _, _ in answers] == [200] * burst
+            # The upstream servers' ends are in this process too (one per connection kept), and a
+            # closed connection's sockets go once both loops have run: wait for it, within a bound
+            # below the 5 s after which the upstream servers close idle connections themselves.
+            deadline = time.monotonic() + 2.0
+            while open_fds() - before > 2 * IDLE_CONNECTIONS + 4 and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            return open_fds() - before
+
+        assert relayed(tmp_path, calls) <= 2 * IDLE_CONNECTIONS + 4

@@ -6,8 +6,9 @@ by the first call, so the commands that relay nothing start without it."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memvault.core.errors import UpstreamUnavailable
 
@@ -18,6 +19,10 @@ if TYPE_CHECKING:
 # the wait for a pooled connection; aiohttp has no write timeout).
 CONNECT_SECONDS, SOCKET_CONNECT_SECONDS, READ_SECONDS = 30.0, 10.0, 600.0
 KEEPALIVE_SECONDS = 15.0
+# Idle connections kept for reuse, over every provider together. The server's descriptor budget
+# counts one upstream connection for each client connection it serves; idle ones beyond the calls
+# in flight, kept per provider, would be on top of it.
+IDLE_CONNECTIONS = 20
 
 
 class AiohttpResponse:
@@ -65,7 +70,7 @@ class AiohttpClient:
             # No pool cap of its own (the server bounds the calls in flight); no
             # cookie jar, so a cookie upstream sets on one caller's call never goes out on another's;
             # no proxy from the environment, which must not silently reroute provider traffic.
-            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_SECONDS)
+            connector = _bounded_pool()(limit=0, keepalive_timeout=KEEPALIVE_SECONDS)
             timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_SECONDS, sock_connect=SOCKET_CONNECT_SECONDS,
                                             sock_read=READ_SECONDS)
             session = aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False,
@@ -95,3 +100,24 @@ class AiohttpClient:
         session = self._sessions.pop(loop, None)
         if session is not None:
             await session.close()
+
+
+@functools.cache
+def _bounded_pool() -> type[aiohttp.TCPConnector]:
+    """aiohttp's connector keeping at most ``IDLE_CONNECTIONS`` idle connections, the oldest closed
+    first (aiohttp caps the connections in use, never the idle ones). Made on first use, with aiohttp."""
+    import aiohttp
+
+    class BoundedIdlePool(aiohttp.TCPConnector):
+        def _release(self, key: Any, protocol: Any, *args: Any, **kwargs: Any) -> None:
+            super()._release(key, protocol, *args, **kwargs)
+            idle = sorted(((since, pool_key, held) for pool_key, held_list in self._conns.items()
+                           for held, since in held_list), key=lambda entry: entry[0])
+            for _, pool_key, held in idle[: max(0, len(idle) - IDLE_CONNECTIONS)]:
+                pool = self._conns[pool_key]
+                pool.remove(next(entry for entry in pool if entry[0] is held))
+                if not pool:
+                    del self._conns[pool_key]
+                held.close()
+
+    return BoundedIdlePool
