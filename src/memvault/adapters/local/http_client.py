@@ -12,9 +12,8 @@ from memvault.core.errors import UpstreamUnavailable
 
 # Model calls can think for minutes between bytes; connecting should be quick.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=600.0, write=60.0, pool=30.0)
-# No cap of the pool's own on calls in flight: each is the relay of one client connection, and the
-# server already bounds those (`server_limits`). httpx's default of 100 made the 101st concurrent
-# stream wait for a free slot and fail as "unreachable" while the provider was answering the rest.
+# No cap of the pool's own on calls in flight: the caller bounds them. httpx's default of 100 made
+# the 101st concurrent call wait for a free slot and fail as "unreachable" while the rest were answered.
 POOL_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=20)
 
 

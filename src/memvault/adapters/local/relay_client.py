@@ -67,7 +67,7 @@ class AiohttpClient:
         if session is None or session.closed:
             for other in [other for other in self._sessions if other.is_closed()]:
                 del self._sessions[other]
-            # No pool cap of its own (the server bounds the calls in flight); no
+            # No cap on the calls in flight (the server bounds them), a cap on idle connections; no
             # cookie jar, so a cookie upstream sets on one caller's call never goes out on another's;
             # no proxy from the environment, which must not silently reroute provider traffic.
             connector = _bounded_pool()(limit=0, keepalive_timeout=KEEPALIVE_SECONDS)
