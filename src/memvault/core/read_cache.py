@@ -19,6 +19,7 @@ error."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -27,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from memvault.core.ports import Cache, Database
+from memvault.core.ports import BackgroundTasks, Cache, Database
 from memvault.core.sql import Statement
 
 T = TypeVar("T")
@@ -109,10 +110,13 @@ class ReadCache:
         decode: Callable[[str], T] = json.loads,
         keep: Callable[[T], bool] = lambda _: True,
         owner: str | None = None,
+        later: BackgroundTasks | None = None,
     ) -> T:
         """The cached answer for ``parts``, or ``compute()``'s, stored when ``keep`` says it is
         one to give again (not a degraded one). ``owner`` is the memory key the read is made for,
-        when there is one, to count it among that key's own reads."""
+        when there is one, to count it among that key's own reads. With ``later`` the answer is
+        stored after the caller has it: only for reads whose key names the generation they read,
+        which a late store can never make stale (a KV write costs a Worker's caller a round trip)."""
         if self._cache is None:
             return await compute()
         key = cache_key(namespace, parts)
@@ -126,11 +130,19 @@ class ReadCache:
             return decode(raw)
         value = await compute()
         if keep(value):
-            try:
-                await self._cache.put(key, encode(value), self._ttl)
-            except Exception as exc:
-                log.warning("read cache could not keep an answer: %s", type(exc).__name__)
+            if later is None:
+                await self._keep(key, encode, value)
+            else:
+                later.run(functools.partial(self._keep, key, encode, value))
         return value
+
+    async def _keep(self, key: str, encode: Callable[[T], str], value: T) -> None:
+        if self._cache is None:
+            return
+        try:
+            await self._cache.put(key, encode(value), self._ttl)
+        except Exception as exc:
+            log.warning("read cache could not keep an answer: %s", type(exc).__name__)
 
     async def forget(self, namespace: str, parts: Sequence[object]) -> None:
         if self._cache is not None:

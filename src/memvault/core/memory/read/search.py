@@ -80,7 +80,8 @@ async def search_memory(
             log.warning("vault generation unknown, searching uncached: %s", type(exc).__name__)
             return await compute()
         parts = [key_id, names, generations, query, limit, budget, now, list(exclude)]
-        return await deps.reads.read("memory-search", parts, compute, _encode, _decode, _from_vaults_only, key_id)
+        return await deps.reads.read("memory-search", parts, compute, _encode, _decode, _from_vaults_only, key_id,
+                                     later=deps.background)
     finally:
         # Answered from the read cache (or failed first): the vector is not needed. Its shared
         # embedding goes on for the next search of this text (``query_vectors`` shields it).
