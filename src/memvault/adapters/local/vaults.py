@@ -109,15 +109,40 @@ class LocalVaultDirectory:
                 assert entry.store is not None
                 yield entry.store
         finally:
-            with self._lock:
-                entry.users -= 1
-                entry.last_used = time.monotonic()
-                if not entry.held and self._pool.get(name) is entry:
-                    del self._pool[name]  # its file failed to open
-                closing = self._beyond_limit()
-            for idle in closing:
-                with idle.lock:
-                    idle.close()
+            self._let_go(name, entry)
+
+    @contextmanager
+    def using_now(self, name: str) -> Iterator[VaultStore | None]:
+        """The store of vault ``name`` if it is open and no call holds or waits for it, held for
+        one call on this thread; else None, and the call goes to a worker thread (``using``). It
+        never blocks: nothing is opened and no lock waited for."""
+        with self._lock:
+            entry = self._pool.get(name)
+            if entry is None or entry.store is None or entry.users or not entry.lock.acquire(blocking=False):
+                entry = None
+            else:
+                self._pool.move_to_end(name)
+                entry.users += 1
+        if entry is None:
+            yield None
+            return
+        try:
+            assert entry.store is not None
+            yield entry.store
+        finally:
+            entry.lock.release()
+            self._let_go(name, entry)
+
+    def _let_go(self, name: str, entry: _OpenVault) -> None:
+        with self._lock:
+            entry.users -= 1
+            entry.last_used = time.monotonic()
+            if not entry.held and self._pool.get(name) is entry:
+                del self._pool[name]  # its file failed to open
+            closing = self._beyond_limit()
+        for idle in closing:
+            with idle.lock:
+                idle.close()
 
     def _open_file(self, name: str, entry: _OpenVault) -> None:
         # Out of file descriptors or disk: this one call fails, in the error envelope; others go on.
@@ -170,14 +195,26 @@ class LocalVaultDirectory:
                 entry.close()
 
 
+# Calls a search waits for once its query's vector is there, which read only what an open vault
+# holds in memory (a search prepared while the vector was computed): on the event loop's own thread
+# when the vault is free, they cost less than the hop to a worker thread and back.
+CALLS_ON_THE_LOOP = frozenset({"generation", "search"})
+
+
 class LocalVault(VaultCalls):
-    """A vault of a ``LocalVaultDirectory``: each call runs in a worker thread on the pooled store."""
+    """A vault of a ``LocalVaultDirectory``: each call runs in a worker thread on the pooled store
+    (but for ``CALLS_ON_THE_LOOP`` on a vault open and free)."""
 
     def __init__(self, directory: LocalVaultDirectory, name: str) -> None:
         self._directory = directory
         self._name = name
 
     async def _run(self, operation: VaultOperation, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if operation.name in CALLS_ON_THE_LOOP:
+            with self._directory.using_now(self._name) as free:
+                if free is not None:
+                    return getattr(free, operation.name)(*args, **kwargs)
+
         def call() -> Any:
             with self._directory.using(self._name) as store:
                 return getattr(store, operation.name)(*args, **kwargs)
