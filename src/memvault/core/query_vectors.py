@@ -20,16 +20,28 @@ class QueryVectors:
         self._running: dict[bytes, asyncio.Future[tuple[float, ...]]] = {}
 
     async def vector(self, embedder: Embedder, text: str) -> tuple[float, ...]:
+        return await asyncio.shield(self.start(embedder, text))
+
+    def start(self, embedder: Embedder, text: str) -> asyncio.Future[tuple[float, ...]]:
+        """The vector of ``text`` as a future shared with every other asker: done at once when it is
+        kept, else the embedding under way for it, else one begun now, whose task reaches the model
+        at the loop's next turn, ahead of any work queued after this call. Never cancel it (shield
+        it): an asker that gives up leaves it to go on for the next."""
         key = hashlib.sha256(f"{embedder.model_id}\n{text}".encode()).digest()
+        loop = asyncio.get_running_loop()
         if key in self._done:
             self._done.move_to_end(key)
-            return self._done[key]
+            kept: asyncio.Future[tuple[float, ...]] = loop.create_future()
+            kept.set_result(self._done[key])
+            return kept
         running = self._running.get(key)
-        if running is not None and running.get_loop() is asyncio.get_running_loop():
-            return await asyncio.shield(running)
+        if running is not None and running.get_loop() is loop:
+            return running
         task = asyncio.ensure_future(self._embed(embedder, text, key))
+        # A failure no asker waited for (they all gave up) is not reported as never retrieved.
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
         self._running[key] = task
-        return await asyncio.shield(task)
+        return task
 
     async def _embed(self, embedder: Embedder, text: str, key: bytes) -> tuple[float, ...]:
         try:

@@ -72,3 +72,40 @@ async def test_the_vaults_keyword_stage_runs_while_the_query_is_embedded(memvaul
     assert "embed_error" not in found.metrics and "embed_ms" in found.metrics
     assert found.items[0].text == "The invoice 20028 for the Zanzibar shipment is paid."
     assert [i.text for i in found.items] == [i.text for i in alone.items][:len(found.items)]
+
+
+class OrderRecorder:
+    """Wraps the deps' embedder and vaults, noting when the model is asked for the query and when
+    a vault is first asked anything for the search."""
+
+    def __init__(self, embedder: Any, vaults: Any) -> None:
+        self.events: list[str] = []
+        self.embedder, self.vaults = embedder, vaults
+        self.model_id, self.dimension = embedder.model_id, embedder.dimension
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.events.append("model")
+        return list(await self.embedder.embed(texts))
+
+    def vault(self, name: str) -> Any:
+        vault, events = self.vaults.vault(name), self.events
+
+        class Vault:
+            def __getattr__(self, attr: str) -> Any:
+                events.append(attr)
+                return getattr(vault, attr)
+
+        return Vault()
+
+
+async def test_the_query_reaches_the_model_before_any_vault_work_of_its_search_begins(memvault: Memvault) -> None:
+    """The embedding is the one part nothing overlaps: the vaults' work queued by the same search
+    must not go ahead of it (a vault stage that takes the interpreter first delays the model)."""
+    deps = memvault.deps
+    await memory.store_conversation(deps, memvault.key_id, conversation())
+    recorder = OrderRecorder(deps.embedder, deps.vaults)
+    deps.embedder, deps.vaults = recorder, recorder  # type: ignore[assignment]
+    found = await memory.search_memory(deps, memvault.key_id, "what was paid for Zanzibar", now=1_700_010_000.0)
+    assert found.items and "embed_ms" in found.metrics
+    work = [event for event in recorder.events if event in ("model", "prepare_search", "search")]
+    assert work[:2] == ["model", "prepare_search"], recorder.events

@@ -31,7 +31,7 @@ SEARCH_DEPTH = 200
 
 
 # When the search began, its query's embedding under way since then, and its metrics so far.
-Begun = tuple[float, asyncio.Future[tuple[float, ...] | None], dict[str, Any]]
+Begun = tuple[float, asyncio.Future[tuple[float, ...]], dict[str, Any]]
 
 
 def window_policy(deps: Deps) -> WindowPolicy:
@@ -62,30 +62,26 @@ async def search_memory(
         raise InvalidInput("query must not be empty")
     if (limit is not None and limit < 1) or budget < 1:
         raise InvalidInput("limit and budget_tokens must be positive")
-    # The query is embedded while the vaults are looked up (its vector is shared with any search
-    # of the same text, and kept for the next one).
+    # The query is embedded while the vaults are looked up, its model call begun first, before
+    # the vaults' work is queued (its vector is shared with any search of the same text, and kept
+    # for the next one; answered from the read cache, the search leaves it to go on for the next).
     started, metrics = time.perf_counter(), dict[str, Any]()
-    embedding = asyncio.ensure_future(_embed_query(deps, query, metrics))
+    embedding = deps.query_vectors.start(deps.embedder, query)
+    names = [vault_name(key_id, None)]
+    if session_id and await written(deps, key_id, session_id):
+        names.append(vault_name(key_id, session_id))
+
+    async def compute() -> SearchResult:
+        return await _search(deps, key_id, names, query, limit, budget, now, exclude, (started, embedding, metrics))
+
     try:
-        names = [vault_name(key_id, None)]
-        if session_id and await written(deps, key_id, session_id):
-            names.append(vault_name(key_id, session_id))
-
-        async def compute() -> SearchResult:
-            return await _search(deps, key_id, names, query, limit, budget, now, exclude, (started, embedding, metrics))
-
-        try:
-            generations = await asyncio.gather(*(deps.vaults.vault(name).generation() for name in names))
-        except Exception as exc:  # a vault that cannot say its generation is raced against the mirror, uncached
-            log.warning("vault generation unknown, searching uncached: %s", type(exc).__name__)
-            return await compute()
-        parts = [key_id, names, generations, query, limit, budget, now, list(exclude)]
-        return await deps.reads.read("memory-search", parts, compute, _encode, _decode, _from_vaults_only, key_id,
-                                     later=deps.background)
-    finally:
-        # Answered from the read cache (or failed first): the vector is not needed. Its shared
-        # embedding goes on for the next search of this text (``query_vectors`` shields it).
-        embedding.cancel()
+        generations = await asyncio.gather(*(deps.vaults.vault(name).generation() for name in names))
+    except Exception as exc:  # a vault that cannot say its generation is raced against the mirror, uncached
+        log.warning("vault generation unknown, searching uncached: %s", type(exc).__name__)
+        return await compute()
+    parts = [key_id, names, generations, query, limit, budget, now, list(exclude)]
+    return await deps.reads.read("memory-search", parts, compute, _encode, _decode, _from_vaults_only, key_id,
+                                 later=deps.background)
 
 
 async def _search(
@@ -98,7 +94,7 @@ async def _search(
     now = deps.clock() if now is None else now
     prepared = [asyncio.ensure_future(deps.vaults.vault(name).prepare_search(query, SEARCH_DEPTH)) for name in names]
     try:
-        vector = await embedding
+        vector = await _query_vector(embedding, started, metrics)
     except BaseException:
         for task in prepared:
             task.cancel()
@@ -138,11 +134,12 @@ def _from_vaults_only(result: SearchResult) -> bool:
     return bool(vaults) and all(v.get("winner") == "vault" for v in vaults.values()) and "embed_error" not in result.metrics
 
 
-async def _embed_query(deps: Deps, query: str, metrics: dict[str, Any]) -> tuple[float, ...] | None:
+async def _query_vector(
+    embedding: asyncio.Future[tuple[float, ...]], started: float, metrics: dict[str, Any]
+) -> tuple[float, ...] | None:
     """The query's vector (None when the model failed: the keyword channel answers alone)."""
-    started = time.perf_counter()
     try:
-        vector = await deps.query_vectors.vector(deps.embedder, query)
+        vector = await asyncio.shield(embedding)
     except Exception as exc:  # keyword search still answers without the vector channel
         log.warning("query embedding failed: %s", type(exc).__name__)
         metrics["embed_error"] = type(exc).__name__
