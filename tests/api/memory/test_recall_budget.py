@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -140,3 +142,22 @@ def test_a_question_that_leans_on_the_last_turns_takes_their_words() -> None:
         assert refers_back(text), text
     query = recall_query([("user", "Where does my sister Anna live?"), ("assistant", "Anna lives in Lisbon."), ("user", "and what does she do?")])
     assert query.endswith("and what does she do?") and "anna" in query and "lisbon" in query
+
+
+async def test_a_recall_that_hangs_is_given_up_and_the_call_goes_on_without_memory(memvault: Memvault) -> None:
+    """The guard over a hung store: past the race's timeout and a second, the call is prepared
+    without memory (``degraded``), and the hung recall is cancelled, not left running."""
+    deps = memvault.deps
+    deps.settings = deps.settings.replace(race_timeout_ms=50)
+    cancelled = asyncio.Event()
+
+    async def hangs(query: str, exclude: Sequence[str]) -> Any:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    question = Conversation((Turn("user", "What is my cat called?"),))
+    prepared = await prepare(deps, memvault.key_id, question, MemoryOptions("auto", True, True, 300, None), hangs)
+    assert prepared.status == "degraded" and not prepared.context and prepared.retrieval_ms >= 1000
+    assert cancelled.is_set()

@@ -216,7 +216,8 @@ async def prepare(
     # Retrieval races its own stores; this guard only stops a hung store from holding the call.
     timeout = deps.settings.race_timeout_ms / 1000.0 + 1.0
     try:
-        query, recalled = await asyncio.wait_for(_recall(deps, key_id, conversation, options, recall), timeout)
+        async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for in 3.11
+            query, recalled = await _recall(deps, key_id, conversation, options, recall)
     except Exception as exc:  # fail open: the chat call must go through without memory
         log.warning("memory retrieval failed, answering without memory: %s", type(exc).__name__)
         return degraded((time.perf_counter() - started) * 1000.0)
