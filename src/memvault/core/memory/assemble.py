@@ -10,9 +10,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from memvault.core.memory.buffer_channel import OPEN_CHUNK
-from memvault.core.memory.fusion import fuse_candidates
+from memvault.core.memory.fusion import fuse
+from memvault.core.memory.message_facts import facts_of, normalised
 from memvault.core.memory.question_forms import asks_for_several
-from memvault.core.memory.speakers import named_among, speaker_of
+from memvault.core.memory.speakers import named_among
 from memvault.core.memory.when import closeness, query_periods
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, MemoryRow, SearchItem
@@ -39,7 +40,6 @@ SPEAKER_WEIGHT = 0.2
 # counting "how many" and "what are" questions: multi-hop 0.646 / 0.767, adversarial @1000 0.956
 # and single-hop 0.947).
 LISTING_SPEAKER_WEIGHT = 1.0
-_CLOSERS = "\"')]\u201d\u2019"
 
 
 @dataclass
@@ -57,45 +57,41 @@ def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy,
     newer first among equals. Every candidate is scored, but items are made as they are taken:
     a budget takes a few dozen of the hundreds a search finds."""
     periods = query_periods(query, now)
+    fused = [fuse(answer.candidates) for answer in answers]
+    facts = [{row_id: facts_of(row.text) for row_id, row in found.messages.items()} for found in fused]
     labels: dict[str, str | None] = {}
-    for answer in answers:
-        for c in answer.candidates:
-            if c.row.kind == "message" and c.row.id not in labels:
-                labels[c.row.id] = speaker_of(c.row.text)
+    for found, found_facts in zip(fused, facts, strict=True):
+        for row_id, row in found.messages.items():
+            if row.kind == "message" and row_id not in labels:
+                labels[row_id] = found_facts[row_id].speaker
     named = named_among(query, labels.values())
     said_more = 1.0 + (LISTING_SPEAKER_WEIGHT if asks_for_several(query) else SPEAKER_WEIGHT)
 
-    recency = policy.recency_factor
-    scored: list[tuple[float, float, tuple[str, ...], MemoryRow, str, str]] = []
-    for answer in answers:
+    # Ties in score and time keep the answers' order, then fusion's (its best first, then its ids).
+    scored: list[tuple[float, float, tuple[str, ...], int, float, str, MemoryRow, str, str]] = []
+    for place, (answer, found, found_facts) in enumerate(zip(answers, fused, facts, strict=True)):
         vault = "core" if answer.name.endswith(":core") else "session"
-        for row, relevance in fuse_candidates(answer.candidates):
-            if asks(row.text):
+        recency = policy.recency_factors([row.ts_end for row, _ in found.scored], now)
+        for (row, fused_score), recent in zip(found.scored, recency, strict=True):
+            relevance = fused_score
+            if found_facts[row.id].asks:
                 relevance *= ASKING_WEIGHT
             if named and labels.get(row.id) in named:
                 relevance *= said_more
             if periods:
                 relevance *= 1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, row.ts_end)
             origin = "buffer" if row.parent_id == OPEN_CHUNK else answer.source
-            scored.append((-round(relevance * recency(row.ts_end, now), 6), -row.ts_end, row.source_ids, row, origin, vault))
-    scored.sort(key=lambda entry: entry[:3])
-    for negative, _, _, row, origin, vault in scored:
+            scored.append((-round(relevance * recent, 6), -row.ts_end, row.source_ids, place, -fused_score, row.id, row,
+                           origin, vault))
+    scored.sort()
+    for negative, _, _, _, _, _, row, origin, vault in scored:
         yield SearchItem(text=row.text, score=-negative, window=policy.window_of(row.ts_end, now), ts_start=row.ts_start,
                          ts_end=row.ts_end, source_ids=list(row.source_ids), role=row.role, tokens=row.token_count,
                          origin=origin, vault=vault)
-
-
-def asks(text: str) -> bool:
-    """Whether a message ends asking something (a question mark, then only spaces, quotes or brackets)."""
-    while True:
-        stripped = text.rstrip().rstrip(_CLOSERS)
-        if stripped == text:
-            return text.endswith("?")
-        text = stripped
 
 
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:
     """``items`` less those whose whole text (normalised) is the same as, or part of, one of
     ``texts``; lazily, so only the items a budget takes are compared."""
     known = [normalize_text(text) for text in texts if text.strip()]
-    return (item for item in items if not known or not any(normalize_text(item.text) in text for text in known))
+    return (item for item in items if not known or not any(normalised(item.text) in text for text in known))
