@@ -138,3 +138,12 @@ def test_items_equal_in_score_and_time_keep_each_vaults_order_then_fusions() -> 
     said = [hit(asking, "keyword", 1, 5.0), hit(telling, "keyword", 2, 2.5)]  # 0.8 * (0.6 + 0.3 / 2) == 0.3 + 0.6 / 2
     ranked = list(rank_items([VaultAnswer("k:core", "vault", said)], "x", POLICY, 2000.0))
     assert ranked[0].score == ranked[1].score and [item.text for item in ranked] == ["Does it?", "It does."]
+
+
+def test_scores_equal_when_rounded_rank_newer_first_whatever_their_exact_order() -> None:
+    # Exact scores a billionth apart, the better one older: rounded, they are equal and time decides.
+    older, newer, worse = row("o", 1000.0, None), row("n", 9000.0, None), row("w", 5000.0, None)  # none lends
+    said = [hit(older, "keyword", 1, 1.0 + 1e-9), hit(newer, "keyword", 2, 1.0), hit(worse, "keyword", 3, 0.5)]
+    items = list(rank_items([VaultAnswer("k:core", "vault", said)], "x", POLICY, 1e6))
+    assert [item.source_ids[0] for item in items] == ["n", "o", "w"]
+    assert items[0].score == items[1].score == round(FusionWeights().keyword, 6)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from memvault.core.memory.buffer_channel import OPEN_CHUNK
 from memvault.core.memory.fusion import fuse
@@ -40,6 +41,12 @@ SPEAKER_WEIGHT = 0.2
 # counting "how many" and "what are" questions: multi-hop 0.646 / 0.767, adversarial @1000 0.956
 # and single-hop 0.947).
 LISTING_SPEAKER_WEIGHT = 1.0
+# Scores are ranked, and returned, rounded to this many decimals.
+SCORE_DIGITS = 6
+# An item's score, then what ranks items of equal score: newer first, then their sources, the answers'
+# order, fusion's order (its best first), the row's id; then the row, its origin and its vault.
+Scored = tuple[float, float, tuple[str, ...], int, float, str, MemoryRow, str, str]
+_after_score = itemgetter(1, 2, 3, 4, 5)
 
 
 @dataclass
@@ -68,7 +75,7 @@ def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy,
     said_more = 1.0 + (LISTING_SPEAKER_WEIGHT if asks_for_several(query) else SPEAKER_WEIGHT)
 
     # Ties in score and time keep the answers' order, then fusion's (its best first, then its ids).
-    scored: list[tuple[float, float, tuple[str, ...], int, float, str, MemoryRow, str, str]] = []
+    scored: list[Scored] = []
     for place, (answer, found, found_facts) in enumerate(zip(answers, fused, facts, strict=True)):
         vault = "core" if answer.name.endswith(":core") else "session"
         recency = policy.recency_factors([row.ts_end for row, _ in found.scored], now)
@@ -81,13 +88,35 @@ def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy,
             if periods:
                 relevance *= 1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, row.ts_end)
             origin = "buffer" if row.parent_id == OPEN_CHUNK else answer.source
-            scored.append((-round(relevance * recent, 6), -row.ts_end, row.source_ids, place, -fused_score, row.id, row,
-                           origin, vault))
+            scored.append((-(relevance * recent), -row.ts_end, row.source_ids, place, -fused_score, row.id, row, origin,
+                           vault))
     scored.sort()
-    for negative, _, _, _, _, _, row, origin, vault in scored:
-        yield SearchItem(text=row.text, score=-negative, window=policy.window_of(row.ts_end, now), ts_start=row.ts_start,
+    for score, (_, _, _, _, _, _, row, origin, vault) in _by_rounded_score(scored):
+        yield SearchItem(text=row.text, score=score, window=policy.window_of(row.ts_end, now), ts_start=row.ts_start,
                          ts_end=row.ts_end, source_ids=list(row.source_ids), role=row.role, tokens=row.token_count,
                          origin=origin, vault=vault)
+
+
+def _by_rounded_score(scored: list[Scored]) -> Iterator[tuple[float, Scored]]:
+    """``scored``, sorted by its exact scores, in rank order: by score rounded to ``SCORE_DIGITS``,
+    then by the rest of each entry. Rounding keeps the scores' order, so the entries of one rounded
+    score are a run of ``scored``, re-sorted within itself; only the runs taken are rounded (a
+    rounding costs as much as the rest of an entry's scoring)."""
+    start, count = 0, len(scored)
+    score = round(-scored[0][0], SCORE_DIGITS) if scored else 0.0
+    while start < count:
+        end, following = start + 1, score
+        while end < count:
+            following = round(-scored[end][0], SCORE_DIGITS)
+            if following != score:
+                break
+            end += 1
+        run = scored[start:end]
+        if len(run) > 1:
+            run.sort(key=_after_score)
+        for entry in run:
+            yield score, entry
+        start, score = end, following
 
 
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:

@@ -84,9 +84,12 @@ def fuse(candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights
     own = [relevance.get(row.id, 0.0) for row in ordered]
     # A message stored without a chunk (one longer than a chunk is its own) borrows from none.
     lent = [relevance.get(row.parent_id, 0.0) if row.parent_id else 0.0 for row in ordered]
+    borrowed = with_borrowed(own, [row.ts_end for row in ordered], lent, weights)
+    if not stands_for:
+        return Fused([(row, max(score, 0.0)) for row, score in zip(ordered, borrowed, strict=True)], rows)
     best: dict[str, float] = {}
-    for row, score in zip(ordered, with_borrowed(own, [row.ts_end for row in ordered], lent, weights), strict=True):
-        twin = stands_for.get(row.id) if stands_for else None
+    for row, score in zip(ordered, borrowed, strict=True):
+        twin = stands_for.get(row.id)
         keeper = twin if twin is not None and twin in rows else row.id
         if keeper not in best or score > best[keeper]:
             best[keeper] = max(score, 0.0)
