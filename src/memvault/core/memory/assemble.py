@@ -18,7 +18,6 @@ from memvault.core.memory.speakers import named_among
 from memvault.core.memory.when import closeness, query_periods
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, MemoryRow, SearchItem
-from memvault.core.ranking import normalize_text
 
 # A memory from a period the query names ("on 3 June", "last week") counts up to this much more.
 # LoCoMo dev through the router, the questions' dates moved with the conversations: recall@1000
@@ -122,5 +121,5 @@ def _by_rounded_score(scored: list[Scored]) -> Iterator[tuple[float, Scored]]:
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:
     """``items`` less those whose whole text (normalised) is the same as, or part of, one of
     ``texts``; lazily, so only the items a budget takes are compared."""
-    known = [normalize_text(text) for text in texts if text.strip()]
+    known = [normalised(text) for text in texts if text.strip()]
     return (item for item in items if not known or not any(normalised(item.text) in text for text in known))

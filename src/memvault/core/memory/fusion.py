@@ -86,7 +86,8 @@ def fuse(candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights
     lent = [relevance.get(row.parent_id, 0.0) if row.parent_id else 0.0 for row in ordered]
     borrowed = with_borrowed(own, [row.ts_end for row in ordered], lent, weights)
     if not stands_for:
-        return Fused([(row, max(score, 0.0)) for row, score in zip(ordered, borrowed, strict=True)], rows)
+        # ``0.0 if x < 0.0 else x`` is ``max(x, 0.0)`` (-0.0 and NaN too) without a call per row.
+        return Fused([(row, 0.0 if score < 0.0 else score) for row, score in zip(ordered, borrowed, strict=True)], rows)
     best: dict[str, float] = {}
     for row, score in zip(ordered, borrowed, strict=True):
         twin = stands_for.get(row.id)
@@ -114,7 +115,7 @@ def _relevance(
         relevance = dict.fromkeys(vector, share * max(high, 0.0))
     share = weights.keyword
     for row_id, bm25 in keyword.items():
-        relevance[row_id] = relevance.get(row_id, 0.0) + share * (max(bm25, 0.0) / top if top > 0 else 0.0)
+        relevance[row_id] = relevance.get(row_id, 0.0) + share * ((0.0 if bm25 < 0.0 else bm25) / top if top > 0 else 0.0)
     for candidate in terms:
         relevance[candidate.row.id] = relevance.get(candidate.row.id, 0.0) + share * candidate.score
     return relevance

@@ -17,7 +17,9 @@ from memvault.core.tokens import estimate_tokens
 
 # A few vaults' messages: a search touches ~250 of a vault's messages, a LoCoMo conversation ~700.
 REMEMBERED_FACTS = 4096
-# The texts a few dozen searches return (a budget takes a few dozen items).
+# The texts a few dozen searches return (a budget takes a few dozen items), and the turns of the
+# conversations they were for (a chat call carries its whole conversation, each turn left out of
+# what is returned).
 REMEMBERED_RETURNED = 1024
 # Characters: a longer text is worked out each time (``speaker_of`` and ``asks`` read only its ends).
 LONGEST_REMEMBERED = 4096

@@ -42,7 +42,9 @@ class WindowPolicy:
     def recency_factors(self, timestamps: Iterable[float], now: float) -> list[float]:
         """``recency_factor`` of each of ``timestamps`` (a search scores hundreds at once)."""
         weight, halving, power = self.recency_weight, self.working_seconds, math.pow
-        return [1.0 + weight * power(0.5, max(now - timestamp, 0.0) / halving) for timestamp in timestamps]
+        # The age is ``max(now - timestamp, 0.0)`` (NaN and infinities alike) without a call per row.
+        return [1.0 + weight * power(0.5, (0.0 if timestamp > now else now - timestamp) / halving)
+                for timestamp in timestamps]
 
 
 def fill_in_order(ranked: Iterable[SearchItem], budget_tokens: int, limit: int | None) -> list[SearchItem]:
