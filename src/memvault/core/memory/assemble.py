@@ -42,8 +42,9 @@ SPEAKER_WEIGHT = 0.2
 LISTING_SPEAKER_WEIGHT = 1.0
 # Scores are ranked, and returned, rounded to this many decimals.
 SCORE_DIGITS = 6
-# An item's score, then what ranks items of equal score: newer first, then their sources, the answers'
-# order, fusion's order (its best first), the row's id; then the row, its origin and its vault.
+# A scored row: its exact score negated, then what ranks rows of one rounded score (newer first,
+# their sources, the answers' order, fusion's order: its best first, then row ids), then the row,
+# its origin and its vault.
 Scored = tuple[float, float, tuple[str, ...], int, float, str, MemoryRow, str, str]
 _after_score = itemgetter(1, 2, 3, 4, 5)
 
