@@ -110,3 +110,40 @@ def test_a_message_that_asks_counts_less_than_one_that_tells_and_still_lends_to_
     scores_by_id = {item.source_ids[0]: item.score for item in items}
     assert [item.source_ids[0] for item in items] == ["a", "q"]
     assert abs(scores_by_id["q"] - ASKING_WEIGHT * scores_by_id["a"]) < 1e-6  # the same relevance, lent both ways
+
+
+def test_borrowing_takes_the_best_neighbour_within_reach_and_gap_whatever_the_order_of_time() -> None:
+    weights = FusionWeights(chunk=0.25, neighbour=0.5, reach=2, gap=10.0)
+    own = [0.3, 0.0, 0.9, 0.1, 0.7, 0.0, 0.2]
+    times = [0.0, 5.0, 9.0, 30.0, 35.0, 38.0, 100.0]
+    chunk = [0.4, 0.0, 0.0, 0.8, 0.0, 0.0, 1.0]
+    beside = [0.9, 0.9, 0.3, 0.7, 0.1, 0.7, 0.0]  # 2 is 9s from 0; 3 sees 4 and 5, not 2 (21s away)
+    expected = [mine + 0.25 * lent + 0.5 * near for mine, lent, near in zip(own, chunk, beside, strict=True)]
+    assert with_borrowed(own, times, chunk, weights) == expected
+    assert with_borrowed(own[::-1], times[::-1], chunk[::-1], weights) == expected[::-1]
+    assert with_borrowed(own, times, chunk, replace(weights, reach=0)) == [m + 0.25 * c for m, c in zip(own, chunk, strict=True)]
+
+
+def test_items_equal_in_score_and_time_keep_each_vaults_order_then_fusions() -> None:
+    # The same score, time and sources in two vaults: the first vault's comes first, whichever id sorts first.
+    first, second = row("z", 1000.0), row("a", 1000.0)
+    second = replace(second, source_ids=("z",))
+    items = list(rank_items([VaultAnswer("k:core", "vault", [hit(first, "keyword", 1, 5.0)]),
+                             VaultAnswer("k:s1", "vault", [hit(second, "keyword", 1, 5.0)])], "x", POLICY, 2000.0))
+    assert [(item.vault, item.score) for item in items] == [("core", items[0].score), ("session", items[0].score)]
+    # In one vault, a message that asks is fused higher than one that tells and ranks level with it:
+    # fusion's order (best first) decides.
+    asking = replace(row("m2", 1000.0), text="Does it?", source_ids=("s",))
+    telling = replace(row("m1", 1000.0), text="It does.", source_ids=("s",))
+    said = [hit(asking, "keyword", 1, 5.0), hit(telling, "keyword", 2, 2.5)]  # 0.8 * (0.6 + 0.3 / 2) == 0.3 + 0.6 / 2
+    ranked = list(rank_items([VaultAnswer("k:core", "vault", said)], "x", POLICY, 2000.0))
+    assert ranked[0].score == ranked[1].score and [item.text for item in ranked] == ["Does it?", "It does."]
+
+
+def test_scores_equal_when_rounded_rank_newer_first_whatever_their_exact_order() -> None:
+    # Exact scores a billionth apart, the better one older: rounded, they are equal and time decides.
+    older, newer, worse = row("o", 1000.0, None), row("n", 9000.0, None), row("w", 5000.0, None)  # none lends
+    said = [hit(older, "keyword", 1, 1.0 + 1e-9), hit(newer, "keyword", 2, 1.0), hit(worse, "keyword", 3, 0.5)]
+    items = list(rank_items([VaultAnswer("k:core", "vault", said)], "x", POLICY, 1e6))
+    assert [item.source_ids[0] for item in items] == ["n", "o", "w"]
+    assert items[0].score == items[1].score == round(FusionWeights().keyword, 6)

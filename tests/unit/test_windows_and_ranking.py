@@ -71,7 +71,7 @@ def test_possessives_search_as_the_name() -> None:
 
 
 def test_a_message_asks_when_it_ends_on_a_question_mark_whatever_closes_after_it() -> None:
-    from memvault.core.memory.assemble import asks
+    from memvault.core.memory.message_facts import asks
 
     asking = ["Where?", "where? ", 'She said "really?"', "(is it?)\u00a0\n", "\u201cwhy?\u201d \u2019 ) ", "?"]
     telling = ["", "   ", "It is.", "Is it? No.", '"?" means a question, she said', "a ? b", ")\"'"]

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from memvault.core.memory.buffer_channel import OPEN_CHUNK
-from memvault.core.memory.fusion import fuse_candidates
+from memvault.core.memory.fusion import fuse
+from memvault.core.memory.message_facts import facts_of, normalised
 from memvault.core.memory.question_forms import asks_for_several
-from memvault.core.memory.speakers import named_among, speaker_of
+from memvault.core.memory.speakers import named_among
 from memvault.core.memory.when import closeness, query_periods
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, MemoryRow, SearchItem
-from memvault.core.ranking import normalize_text
 
 # A memory from a period the query names ("on 3 June", "last week") counts up to this much more.
 # LoCoMo dev through the router, the questions' dates moved with the conversations: recall@1000
@@ -39,7 +40,13 @@ SPEAKER_WEIGHT = 0.2
 # counting "how many" and "what are" questions: multi-hop 0.646 / 0.767, adversarial @1000 0.956
 # and single-hop 0.947).
 LISTING_SPEAKER_WEIGHT = 1.0
-_CLOSERS = "\"')]\u201d\u2019"
+# Scores are ranked, and returned, rounded to this many decimals.
+SCORE_DIGITS = 6
+# A scored row: its exact score negated, then what ranks rows of one rounded score (newer first,
+# their sources, the answers' order, fusion's order: its best first, then row ids), then the row,
+# its origin and its vault.
+Scored = tuple[float, float, tuple[str, ...], int, float, str, MemoryRow, str, str]
+_after_score = itemgetter(1, 2, 3, 4, 5)
 
 
 @dataclass
@@ -57,45 +64,63 @@ def rank_items(answers: Sequence[VaultAnswer], query: str, policy: WindowPolicy,
     newer first among equals. Every candidate is scored, but items are made as they are taken:
     a budget takes a few dozen of the hundreds a search finds."""
     periods = query_periods(query, now)
+    fused = [fuse(answer.candidates) for answer in answers]
+    facts = [{row_id: facts_of(row.text) for row_id, row in found.messages.items()} for found in fused]
     labels: dict[str, str | None] = {}
-    for answer in answers:
-        for c in answer.candidates:
-            if c.row.kind == "message" and c.row.id not in labels:
-                labels[c.row.id] = speaker_of(c.row.text)
+    for found, found_facts in zip(fused, facts, strict=True):
+        for row_id, row in found.messages.items():
+            if row.kind == "message" and row_id not in labels:
+                labels[row_id] = found_facts[row_id].speaker
     named = named_among(query, labels.values())
     said_more = 1.0 + (LISTING_SPEAKER_WEIGHT if asks_for_several(query) else SPEAKER_WEIGHT)
 
-    recency = policy.recency_factor
-    scored: list[tuple[float, float, tuple[str, ...], MemoryRow, str, str]] = []
-    for answer in answers:
+    # Ties in score and time keep the answers' order, then fusion's (its best first, then its ids).
+    scored: list[Scored] = []
+    for place, (answer, found, found_facts) in enumerate(zip(answers, fused, facts, strict=True)):
         vault = "core" if answer.name.endswith(":core") else "session"
-        for row, relevance in fuse_candidates(answer.candidates):
-            if asks(row.text):
+        recency = policy.recency_factors([row.ts_end for row, _ in found.scored], now)
+        for (row, fused_score), recent in zip(found.scored, recency, strict=True):
+            relevance = fused_score
+            if found_facts[row.id].asks:
                 relevance *= ASKING_WEIGHT
             if named and labels.get(row.id) in named:
                 relevance *= said_more
             if periods:
                 relevance *= 1.0 + NAMED_PERIOD_WEIGHT * closeness(periods, row.ts_end)
             origin = "buffer" if row.parent_id == OPEN_CHUNK else answer.source
-            scored.append((-round(relevance * recency(row.ts_end, now), 6), -row.ts_end, row.source_ids, row, origin, vault))
-    scored.sort(key=lambda entry: entry[:3])
-    for negative, _, _, row, origin, vault in scored:
-        yield SearchItem(text=row.text, score=-negative, window=policy.window_of(row.ts_end, now), ts_start=row.ts_start,
+            scored.append((-(relevance * recent), -row.ts_end, row.source_ids, place, -fused_score, row.id, row, origin,
+                           vault))
+    scored.sort()
+    for score, (_, _, _, _, _, _, row, origin, vault) in _by_rounded_score(scored):
+        yield SearchItem(text=row.text, score=score, window=policy.window_of(row.ts_end, now), ts_start=row.ts_start,
                          ts_end=row.ts_end, source_ids=list(row.source_ids), role=row.role, tokens=row.token_count,
                          origin=origin, vault=vault)
 
 
-def asks(text: str) -> bool:
-    """Whether a message ends asking something (a question mark, then only spaces, quotes or brackets)."""
-    while True:
-        stripped = text.rstrip().rstrip(_CLOSERS)
-        if stripped == text:
-            return text.endswith("?")
-        text = stripped
+def _by_rounded_score(scored: list[Scored]) -> Iterator[tuple[float, Scored]]:
+    """``scored``, sorted by its exact scores, in rank order: by score rounded to ``SCORE_DIGITS``,
+    then by the rest of each entry. Rounding keeps the scores' order, so the entries of one rounded
+    score are a run of ``scored``, re-sorted within itself; only the runs taken are rounded (a
+    rounding costs as much as the rest of an entry's scoring)."""
+    start, count = 0, len(scored)
+    score = round(-scored[0][0], SCORE_DIGITS) if scored else 0.0
+    while start < count:
+        end, following = start + 1, score
+        while end < count:
+            following = round(-scored[end][0], SCORE_DIGITS)
+            if following != score:
+                break
+            end += 1
+        run = scored[start:end]
+        if len(run) > 1:
+            run.sort(key=_after_score)
+        for entry in run:
+            yield score, entry
+        start, score = end, following
 
 
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:
     """``items`` less those whose whole text (normalised) is the same as, or part of, one of
     ``texts``; lazily, so only the items a budget takes are compared."""
-    known = [normalize_text(text) for text in texts if text.strip()]
-    return (item for item in items if not known or not any(normalize_text(item.text) in text for text in known))
+    known = [normalised(text) for text in texts if text.strip()]
+    return (item for item in items if not known or not any(normalised(item.text) in text for text in known))

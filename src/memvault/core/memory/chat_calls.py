@@ -15,10 +15,12 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from memvault.core.characters import repaired
 from memvault.core.contract import Choice, Flag, Identifier, Spec, WholeNumber
 from memvault.core.deps import Deps
+from memvault.core.memory.message_facts import line_tokens
 from memvault.core.memory.read.page import read_memory
 from memvault.core.memory.read.search import search_memory
 from memvault.core.memory.recall_query import recall_query
@@ -34,6 +36,8 @@ STATUS_OK, STATUS_DEGRADED, STATUS_OFF = "ok", "degraded", "off"
 # How many of a vault's newest messages are looked through for the user's last turn.
 LAST_USER_LOOKBACK = 20
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
+# The moments a few dozen searches return (rendering a day is a calendar computation).
+REMEMBERED_DAYS = 1024
 CONTEXT_HEADING = "Memory of this user's earlier conversations, by day (their own words unless marked; may be out of date):"
 
 
@@ -177,11 +181,11 @@ def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None)
     used = estimate_tokens(CONTEXT_HEADING)
     days: dict[str, list[tuple[float, str]]] = {}
     for item in items:
-        day = datetime.fromtimestamp(item.ts_end, tz=UTC).date().isoformat()
+        day = _day_of(item.ts_end)
         opening = 0 if day in days else estimate_tokens(day)
         label = "" if item.role == "user" else f"{item.role}: "
         text = " ".join(item.text.split())
-        cost = opening + estimate_tokens(label + text)
+        cost = opening + line_tokens(label + text)
         if limit_tokens is not None and used + cost > limit_tokens:
             left = limit_tokens - used - opening - estimate_tokens(label)
             text = clip_to_tokens(text, left) if left >= MIN_CLIPPED_TOKENS else ""
@@ -197,6 +201,11 @@ def render_context(items: Sequence[SearchItem], limit_tokens: int | None = None)
     for day in sorted(days):
         blocks += [day, *(line for _, line in sorted(days[day], key=lambda entry: entry[0]))]
     return "\n".join(blocks), count
+
+
+@lru_cache(maxsize=REMEMBERED_DAYS)
+def _day_of(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, tz=UTC).date().isoformat()
 
 
 def context_lines(block: str) -> list[str]:

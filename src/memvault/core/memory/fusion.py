@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 from memvault.core.models import Candidate, MemoryRow
 
 # How many of the best-ranked chunks lend their messages to a search as context.
 CONTEXT_CHUNKS = 8
+_in_time = attrgetter("ts_end", "id")
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,14 @@ class FusionWeights:
     gap: float = 1800.0  # seconds: messages further apart than this are not of one conversation
 
 
+class Fused(NamedTuple):
+    """One vault's candidates fused: ``scored`` as ``fuse_candidates`` gives it but in no
+    particular order, and every message row found (twins too), by id, in the order first found."""
+
+    scored: list[tuple[MemoryRow, float]]
+    messages: dict[str, MemoryRow]
+
+
 def fuse_candidates(
     candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights()
 ) -> list[tuple[MemoryRow, float]]:
@@ -40,49 +51,73 @@ def fuse_candidates(
     within ``gap`` of it). Chunks are not returned themselves: a message is the unit that fits a
     small budget. Near-duplicates collapse into the newest of them, which keeps the best score
     among them."""
-    found = list(candidates)
-    relevance = _relevance(found, weights)
-    rows: dict[str, MemoryRow] = {}
-    stands_for: dict[str, str] = {}
-    for candidate in found:
-        if candidate.row.kind == "chunk":
-            continue
-        rows.setdefault(candidate.row.id, candidate.row)
-        if candidate.twin_of is not None:
-            stands_for[candidate.row.id] = candidate.twin_of
-    ordered = sorted(rows.values(), key=lambda r: (r.ts_end, r.id))
-    own = [relevance.get(row.id, 0.0) for row in ordered]
-    # A message stored without a chunk (one longer than a chunk is its own) borrows from none.
-    lent = [relevance.get(row.parent_id, 0.0) if row.parent_id else 0.0 for row in ordered]
-    best: dict[str, float] = {}
-    for row, score in zip(ordered, with_borrowed(own, [r.ts_end for r in ordered], lent, weights), strict=True):
-        twin = stands_for.get(row.id)
-        keeper = twin if twin is not None and twin in rows else row.id
-        if score > best.get(keeper, 0.0) or keeper not in best:
-            best[keeper] = max(score, 0.0)
-    scored = [(rows[row_id], score) for row_id, score in best.items()]
+    scored = fuse(candidates, weights).scored
     scored.sort(key=lambda item: (-item[1], -item[0].ts_end, item[0].id))
     return scored
 
 
-def _relevance(candidates: list[Candidate], weights: FusionWeights) -> dict[str, float]:
-    """Each row's own relevance in [0, 1]: cosine scaled so this search's best vector hit is 1 and
-    its worst 0 (hits all equally alike count as alike as they are), BM25 as a share of this search's
-    best (none above zero: no keyword evidence), weighted by channel. A pending message's keyword
-    evidence comes as the share of the query's terms it holds (``terms``, see ``buffer_channel.py``)."""
-    vector = {c.row.id: c.score for c in candidates if c.channel == "vector"}
-    keyword = {c.row.id: c.score for c in candidates if c.channel == "keyword"}
+def fuse(candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights()) -> Fused:
+    """``fuse_candidates`` without its sort, for a caller that ranks by a key of its own
+    (``assemble.py``), with the message rows found."""
+    vector: dict[str, float] = {}
+    keyword: dict[str, float] = {}
+    terms: list[Candidate] = []
+    rows: dict[str, MemoryRow] = {}
+    stands_for: dict[str, str] = {}
+    for candidate in candidates:
+        found, channel = candidate.row, candidate.channel
+        row_id = found.id
+        if channel == "vector":
+            vector[row_id] = candidate.score
+        elif channel == "keyword":
+            keyword[row_id] = candidate.score
+        elif channel == "terms":
+            terms.append(candidate)
+        if found.kind == "chunk":
+            continue
+        if row_id not in rows:
+            rows[row_id] = found
+        if candidate.twin_of is not None:
+            stands_for[row_id] = candidate.twin_of
+    relevance = _relevance(vector, keyword, terms, weights)
+    ordered = sorted(rows.values(), key=_in_time)
+    own = [relevance.get(row.id, 0.0) for row in ordered]
+    # A message stored without a chunk (one longer than a chunk is its own) borrows from none.
+    lent = [relevance.get(row.parent_id, 0.0) if row.parent_id else 0.0 for row in ordered]
+    borrowed = with_borrowed(own, [row.ts_end for row in ordered], lent, weights)
+    if not stands_for:
+        # ``0.0 if x < 0.0 else x`` is ``max(x, 0.0)`` (-0.0 and NaN too) without a call per row.
+        return Fused([(row, 0.0 if score < 0.0 else score) for row, score in zip(ordered, borrowed, strict=True)], rows)
+    best: dict[str, float] = {}
+    for row, score in zip(ordered, borrowed, strict=True):
+        twin = stands_for.get(row.id)
+        keeper = twin if twin is not None and twin in rows else row.id
+        if keeper not in best or score > best[keeper]:
+            best[keeper] = max(score, 0.0)
+    return Fused([(rows[row_id], score) for row_id, score in best.items()], rows)
+
+
+def _relevance(
+    vector: dict[str, float], keyword: dict[str, float], terms: list[Candidate], weights: FusionWeights
+) -> dict[str, float]:
+    """Each row's own relevance in [0, 1] from its channels' scores (``vector`` and ``keyword`` by
+    row id): cosine scaled so this search's best vector hit is 1 and its worst 0 (hits all equally
+    alike count as alike as they are), BM25 as a share of this search's best (none above zero: no
+    keyword evidence), weighted by channel. A pending message's keyword evidence comes as the share
+    of the query's terms it holds (``terms``, see ``buffer_channel.py``)."""
     low, high = min(vector.values(), default=0.0), max(vector.values(), default=0.0)
     top = max(keyword.values(), default=0.0)
-    relevance: dict[str, float] = {}
-    for row_id, cosine in vector.items():
-        scaled = (cosine - low) / (high - low) if high > low else max(high, 0.0)
-        relevance[row_id] = weights.vector * scaled
+    share = weights.vector
+    if high > low:
+        spread = high - low
+        relevance = {row_id: share * ((cosine - low) / spread) for row_id, cosine in vector.items()}
+    else:
+        relevance = dict.fromkeys(vector, share * max(high, 0.0))
+    share = weights.keyword
     for row_id, bm25 in keyword.items():
-        relevance[row_id] = relevance.get(row_id, 0.0) + weights.keyword * (max(bm25, 0.0) / top if top > 0 else 0.0)
-    for candidate in candidates:
-        if candidate.channel == "terms":
-            relevance[candidate.row.id] = relevance.get(candidate.row.id, 0.0) + weights.keyword * candidate.score
+        relevance[row_id] = relevance.get(row_id, 0.0) + share * ((0.0 if bm25 < 0.0 else bm25) / top if top > 0 else 0.0)
+    for candidate in terms:
+        relevance[candidate.row.id] = relevance.get(candidate.row.id, 0.0) + share * candidate.score
     return relevance
 
 
@@ -92,15 +127,19 @@ def with_borrowed(
     """The scores of messages given in time order with their own relevance, their times and their
     chunks' relevance: each adds a share of its chunk's and of the best own relevance among the
     ``reach`` messages either side of it said within ``gap`` of it."""
-    reach, gap, count = weights.reach, weights.gap, len(own)
-    scores = []
-    for i, mine in enumerate(own):
-        when, beside = times[i], 0.0
-        for j in range(max(0, i - reach), min(count, i + reach + 1)):
-            if j != i and own[j] > beside and abs(times[j] - when) <= gap:
-                beside = own[j]
-        scores.append(mine + weights.chunk * chunk[i] + weights.neighbour * beside)
-    return scores
+    gap, count = weights.gap, len(own)
+    beside = [0.0] * count
+    # Each pair of messages ``step`` places apart is looked at once, for both of them.
+    for step in range(1, weights.reach + 1):
+        for earlier in range(count - step):
+            later = earlier + step
+            if abs(times[later] - times[earlier]) <= gap:
+                if own[later] > beside[earlier]:
+                    beside[earlier] = own[later]
+                if own[earlier] > beside[later]:
+                    beside[later] = own[earlier]
+    chunk_share, neighbour_share = weights.chunk, weights.neighbour
+    return [mine + chunk_share * lent + neighbour_share * near for mine, lent, near in zip(own, chunk, beside, strict=True)]
 
 
 def best_chunk_ranks(candidates: Iterable[Candidate], count: int = CONTEXT_CHUNKS) -> dict[str, int]:
