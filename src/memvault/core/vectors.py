@@ -155,7 +155,13 @@ def _top(rows: Any, ids: Sequence[str | None], query: Sequence[float], k: int) -
         scores = rows @ _unit_query(query)
         kth = scores[_np.argpartition(-scores, k - 1)[k - 1]]
         # Every vector tied with the k-th best stays in the running, so ties are cut by id.
-        scored = [(str(ids[i]), float(scores[i])) for i in _np.flatnonzero(scores >= kth)]
+        kept = _np.flatnonzero(scores >= kth)
+        best = kept[_np.argsort(-scores[kept], kind="stable")]
+        ordered = scores[best]
+        if not (ordered[1:] == ordered[:-1]).any() and not _np.isnan(ordered).any():
+            # Without a tie the order by score alone is the order by score then id.
+            return [(str(ids[i]), score) for i, score in zip(best[:k].tolist(), ordered[:k].tolist(), strict=True)]
+        scored = [(str(ids[i]), float(scores[i])) for i in kept]
     else:
         unit = normalize(query)
         scored = [(str(ids[i]), sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(rows)]
