@@ -78,19 +78,22 @@ class PendingBuffer:
         found = [c for c in candidates if c.channel != "vector"]
         hits = [c for c in candidates if c.channel == "vector"]
         vectors = None if query.vector is None else self._vector_set(4 * len(query.vector))
-        if query.vector is not None and vectors is not None:
+        at: list[int] = []  # where the pending hits went among the stored ones
+        if vectors is not None and query.vector is not None:
             own = [Candidate(self._rows[i] if i else chunk, "vector", 0, score)
                    for i, score in vectors.top_k(query.vector, len(vectors))]
             own.sort(key=lambda c: (-c.score, c.row.id))
-            hits = _merged(hits, own)
-        found += [c if c.rank == rank else Candidate(c.row, c.channel, rank, c.score, c.twin_of)
+            hits, at = _merged(hits, own)
+        ranked = [c if c.rank == rank else Candidate(c.row, c.channel, rank, c.score, c.twin_of)
                   for rank, c in enumerate(hits[: query.depth], start=1)]
-        found += self._term_candidates(chunk, query.text)
-        return found + self._context(found)
+        terms = self._term_candidates(chunk, query.text)
+        # Only the pending channels find pending rows (no stored row id looks like theirs).
+        return [*found, *ranked, *terms, *self._context([*(ranked[i] for i in at if i < len(ranked)), *terms])]
 
     def _context(self, found: Sequence[Candidate]) -> list[Candidate]:
-        """Once the open chunk is found, its messages no channel found come with it, as a stored
-        chunk's do (each borrowing from the chunk and its neighbours)."""
+        """Once the open chunk is found (among ``found``, the pending rows found), its messages no
+        channel found come with it, as a stored chunk's do (each borrowing from the chunk and its
+        neighbours)."""
         ranks = [c.rank for c in found if c.row.id == OPEN_CHUNK]
         if not ranks:
             return []
@@ -110,9 +113,11 @@ class PendingBuffer:
         return found
 
 
-def _merged(stored: Sequence[Candidate], pending: Sequence[Candidate]) -> list[Candidate]:
-    """Two lists of hits, each best first with ties by row id, as one list in that order."""
+def _merged(stored: Sequence[Candidate], pending: Sequence[Candidate]) -> tuple[list[Candidate], list[int]]:
+    """Two lists of hits, each best first with ties by row id, as one list in that order; and
+    where each of ``pending`` went in it."""
     merged: list[Candidate] = []
+    places: list[int] = []
     at = 0
     for hit in pending:
         score, row_id = hit.score, hit.row.id
@@ -120,9 +125,10 @@ def _merged(stored: Sequence[Candidate], pending: Sequence[Candidate]) -> list[C
         while at < len(stored) and (stored[at].score > score or (stored[at].score == score and stored[at].row.id < row_id)):
             at += 1
         merged += stored[start:at]
+        places.append(len(merged))
         merged.append(hit)
     merged += stored[at:]
-    return merged
+    return merged, places
 
 
 def with_buffer(
