@@ -19,7 +19,6 @@ from memvault.core.memory.rows import ROW_COLUMNS, row_from_sql
 from memvault.core.memory.vector_channel import NEAR_DUPLICATE, compared_for_twins, twins_among
 from memvault.core.models import Candidate, MemoryRow, SearchQuery
 from memvault.core.ports import SyncSql
-from memvault.core.ranking import exact_tokens
 from memvault.core.sql import Row, in_batches, placeholders
 from memvault.core.vectors import VectorSlots
 
@@ -39,7 +38,6 @@ class ResidentSet:
         self._children: dict[str, set[str]] = {}
         self.vectors = None if dimension is None else VectorSlots(dimension)
         self._text_bytes = 0
-        self._exact_tokens: dict[str, frozenset[str]] = {}  # of rows compared for near-duplicates, by id
 
     @property
     def memory_bytes(self) -> int:
@@ -62,7 +60,6 @@ class ResidentSet:
         gone = [row for row in (self.rows.pop(i, None) for i in ids) if row is not None]
         for row in gone:
             self._text_bytes -= len(row.text)
-            self._exact_tokens.pop(row.id, None)
             if row.parent_id is not None:
                 siblings = self._children.get(row.parent_id)
                 if siblings is not None:
@@ -86,13 +83,7 @@ class ResidentSet:
         if len(rows) < 2 or self.vectors is None:
             return {}
         ids, pairs = self.vectors.similar_pairs(list(rows), NEAR_DUPLICATE)
-        return twins_among(rows, ids, pairs, self._tokens) if pairs else {}
-
-    def _tokens(self, row: MemoryRow) -> frozenset[str]:
-        found = self._exact_tokens.get(row.id)
-        if found is None:
-            found = self._exact_tokens[row.id] = exact_tokens(row.text)
-        return found
+        return twins_among(rows, ids, pairs) if pairs else {}
 
     def children(self, parents: Iterable[str]) -> list[MemoryRow]:
         """The rows of these chunks (``rows_plan`` over ``parent_id``)."""

@@ -223,6 +223,7 @@ class VaultStore:
             )
         self._set_meta("dimension", str(dimension))
         self._set_meta("model_id", model_id)
+        self._at_head = None  # the dimension may be new while the log's head stays (nothing else attached)
 
     def flush(self) -> AppendResult:
         def work() -> AppendResult:

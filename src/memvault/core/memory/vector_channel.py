@@ -5,7 +5,7 @@ codes in memory (the mirror; a vault over its memory budget) the codes are read 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from memvault.core.memory.tables import RowTable, rows_plan
 from memvault.core.models import Candidate, MemoryRow, SearchQuery
@@ -107,13 +107,9 @@ def compared_for_twins(candidates: Sequence[Candidate]) -> dict[str, MemoryRow]:
     return {c.row.id: c.row for c in candidates if c.rank <= TWIN_DEPTH and c.channel != "context" and c.row.kind == "message"}
 
 
-def twins_among(
-    rows: dict[str, MemoryRow], ids: Sequence[str], pairs: Sequence[tuple[int, int]],
-    tokens: Callable[[MemoryRow], frozenset[str]] = lambda row: exact_tokens(row.text),
-) -> dict[str, str]:
+def twins_among(rows: dict[str, MemoryRow], ids: Sequence[str], pairs: Sequence[tuple[int, int]]) -> dict[str, str]:
     """Each of ``ids`` that has a twin mapped to the newest of its group, given the index pairs
-    (into ``ids``) whose vectors are alike; a pair is twins only if it shares its exact tokens
-    (``tokens``: a row's ``exact_tokens``)."""
+    (into ``ids``) whose vectors are alike; a pair is twins only if it shares its exact tokens."""
     parent = {i: i for i in ids}
 
     def root(i: str) -> str:
@@ -123,7 +119,7 @@ def twins_among(
 
     for a, b in pairs:
         first, second = rows[ids[a]], rows[ids[b]]
-        if tokens(first) == tokens(second):
+        if exact_tokens(first.text) == exact_tokens(second.text):
             parent[root(ids[b])] = root(ids[a])
     joined = {root(i) for i in ids if parent[i] != i}
     if not joined:
