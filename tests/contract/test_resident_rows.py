@@ -129,3 +129,22 @@ def test_a_copy_read_over_several_searches_misses_no_change_made_meanwhile(
             assert shape(found(server, text)) == shape(found(opened(path, 0), text)), (step, text)
     # Held in memory by now: the rows and their vectors take far more than the codes could.
     assert server.stats().search_memory_bytes > 100_000
+
+
+def test_another_process_changes_to_the_pending_buffer_reach_the_next_search(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite3"
+    server = filled(path, HELD)
+    other = opened(path)
+    said = conversation(2, prefix="q", start=3_000_000.0)
+    steps = [
+        lambda: other.append(said),
+        lambda: other.attach_embeddings("bag-of-words", {}, {m.id: vector_of(m.content) for m in said}),
+        lambda: other.forget(["q0"]),
+        lambda: other.flush(),
+    ]
+    for step in steps:
+        step()
+        for text in ("Turn 1 of q", "copper lantern"):
+            server.prepare_search(text, 40)
+            assert found(server, text) == found(opened(path), text), text
+    assert "q1" in sources(found(server, "Turn 1 of q")) and "q0" not in sources(found(server, "Turn 0 of q"))

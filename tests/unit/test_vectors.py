@@ -130,3 +130,25 @@ def test_vector_slots_changed_in_place_answer_as_the_vectors_they_hold(
     ids = sorted(held)[:40]
     assert slots.similar_pairs([*ids, "r000", "nope"], 0.8) == (ids, vectors.similar_pairs([held[i] for i in ids], 16, 0.8))
     assert slots.top(rows[1][:8], 5) == []  # a query of another dimension finds nothing
+
+
+@pytest.mark.parametrize("with_numpy", [True, False])
+def test_vectors_scoring_alike_are_ranked_by_id(with_numpy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A chunk of one message has that message's vector, and a message said twice is stored twice:
+    # equal scores are common, and the id decides between them wherever the k-th best falls.
+    if not with_numpy:
+        monkeypatch.setattr(vectors, "_np", None)
+    rng = random.Random(5)
+    distinct = random_vectors(12, 8, seed=3)
+    ids = [f"r{i:02d}" for i in range(60)]
+    rng.shuffle(ids)  # held in an order other than the ids'
+    blobs = {row_id: pack(distinct[rng.randrange(len(distinct))]) for row_id in ids}
+    slots = vectors.VectorSlots(8)
+    slots.put(list(blobs.items()))
+    for query in distinct[:4]:
+        scores = {row_id: vectors.cosine(unpack(blob), query) for row_id, blob in blobs.items()}
+        for count in (1, 7, 30, 60):
+            expected = sorted(ids, key=lambda i: (-round(scores[i], 5), i))[:count]
+            assert [i for i, _ in slots.top(query, count)] == expected
+            assert [i for i, _ in VectorSet(ids, [blobs[i] for i in ids], 8).top_k(query, count)] == expected
+            assert [i for i, _ in vectors.exact_top(query, list(blobs.items()), count)] == expected

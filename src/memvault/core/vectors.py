@@ -155,12 +155,32 @@ def _top(rows: Any, ids: Sequence[str | None], query: Sequence[float], k: int) -
         scores = rows @ _unit_query(query)
         kth = scores[_np.argpartition(-scores, k - 1)[k - 1]]
         # Every vector tied with the k-th best stays in the running, so ties are cut by id.
-        scored = [(str(ids[i]), float(scores[i])) for i in _np.flatnonzero(scores >= kth)]
+        kept = _np.flatnonzero(scores >= kth)
+        if not _np.isnan(scores[kept]).any():
+            best = kept[_np.argsort(-scores[kept], kind="stable")]
+            ordered = scores[best]
+            scored = [(str(ids[i]), score) for i, score in zip(best.tolist(), ordered.tolist(), strict=True)]
+            _order_ties_by_id(scored, _np.flatnonzero(ordered[1:] == ordered[:-1]).tolist())
+            return scored[:k]
+        scored = [(str(ids[i]), float(scores[i])) for i in kept]
     else:
         unit = normalize(query)
         scored = [(str(ids[i]), sum(x * y for x, y in zip(row, unit, strict=True))) for i, row in enumerate(rows)]
     scored.sort(key=lambda item: (-item[1], item[0]))
     return scored[:k]
+
+
+def _order_ties_by_id(scored: list[tuple[str, float]], tied: Sequence[int]) -> None:
+    """Sort each run of equal scores in ``scored`` (best first) by id; ``tied`` holds, in order,
+    every place whose score the next one equals."""
+    end = -1
+    for place in tied:
+        if place <= end:
+            continue
+        end = place + 1
+        while end + 1 < len(scored) and scored[end + 1][1] == scored[place][1]:
+            end += 1
+        scored[place : end + 1] = sorted(scored[place : end + 1], key=lambda item: item[0])
 
 
 def _unit_query(query: Sequence[float]) -> Any:

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memvault.core.errors import InvalidInput
+from memvault.core.memory.buffer_channel import is_pending
 from memvault.core.memory.vault_table import VAULT_OPERATIONS
 from memvault.core.models import EmbeddingModel, Message, SearchQuery
 from memvault.core.tokens import estimate_tokens
@@ -247,6 +248,49 @@ async def forget_removes_a_message_from_rows_chunks_and_buffer(vault: Any) -> No
     assert (await vault.forget([stored_id])).forgotten == ()
 
 
+async def every_change_to_the_pending_buffer_reaches_the_next_search(vault: Any) -> None:
+    """A vault keeps what its searches read of its buffer between writes: each kind of write to it
+    shows in the very next search, prepared or not."""
+    query = SearchQuery(text="lighthouse", vector=tuple(basis(0)), depth=5)
+
+    async def pending_found(prepared: bool = False) -> dict[str, set[str]]:
+        if prepared:
+            await vault.prepare_search(query.text, query.depth)
+        channels: dict[str, set[str]] = {}
+        for c in await vault.search(query):
+            if is_pending(c.row):
+                channels.setdefault(c.row.source_ids[0], set()).add(c.channel)
+        return channels
+
+    def said(number: int) -> Message:
+        return Message("user", f"The lighthouse log, entry {number}.", 100.0 * number, f"l{number}")
+
+    assert await pending_found() == {}
+    await vault.append([said(1)])
+    assert await pending_found() == {"l1": {"terms"}}
+    await vault.attach_embeddings("test-4d", {}, {"l1": basis(0)})
+    assert await pending_found(prepared=True) == {"l1": {"terms", "vector"}}
+    await vault.append([said(2), said(3)])
+    await vault.attach_embeddings("test-4d", {}, {"l2": basis(1), "l3": basis(0)})
+    assert await pending_found() == {"l1": {"terms", "vector"}, "l2": {"terms", "vector"}, "l3": {"terms", "vector"}}
+    await vault.forget(["l1"])
+    assert set(await pending_found(prepared=True)) == {"l2", "l3"}
+    await vault.delete_older_than(250.0)
+    assert set(await pending_found()) == {"l3"}
+    await vault.flush()
+    assert await pending_found() == {}
+    await vault.append([said(4)])
+    assert set(await pending_found()) == {"l4"}
+    await vault.clear(False)
+    assert await pending_found(prepared=True) == {}
+    await vault.clear(True)
+    await vault.append([said(5)])
+    await vault.attach_embeddings("test-3d", {}, {"l5": [1.0, 0.0, 0.0]})
+    assert await pending_found() == {"l5": {"terms"}}  # a 4-d query meets no 3-d vector
+    query = SearchQuery(text="lighthouse", vector=(1.0, 0.0, 0.0), depth=5)
+    assert await pending_found() == {"l5": {"terms", "vector"}}
+
+
 async def messages_are_listed_in_the_order_taken_with_repeats_and_the_buffer_last(vault: Any) -> None:
     said = conversation(40)
     tagged = [Message(m.role, m.content, m.timestamp, m.id, metadata=f'{{"n":{i}}}') for i, m in enumerate(said)]
@@ -364,6 +408,7 @@ CHECKS: list[Callable[[Any], Awaitable[None]]] = [
     delete_older_than_removes_old_rows_only,
     flush_turns_the_buffer_into_a_chunk,
     forget_removes_a_message_from_rows_chunks_and_buffer,
+    every_change_to_the_pending_buffer_reaches_the_next_search,
     messages_are_listed_in_the_order_taken_with_repeats_and_the_buffer_last,
     every_mutation_moves_the_generation_and_reads_do_not,
     every_operation_of_the_vault_table_answers,

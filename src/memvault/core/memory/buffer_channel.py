@@ -15,7 +15,7 @@ from dataclasses import replace
 from memvault.core.memory.rows import message_row
 from memvault.core.models import Candidate, MemoryRow, Message, SearchQuery
 from memvault.core.ranking import query_terms
-from memvault.core.vectors import exact_top, mean_unit, pack, unpack
+from memvault.core.vectors import VectorSet, mean_unit, pack, unpack
 
 # The open chunk's id, and the parent of every pending message's row (no stored row id looks like it).
 OPEN_CHUNK = "buffer"
@@ -45,51 +45,95 @@ def _open_chunk(pending: Sequence[Message]) -> MemoryRow:
     )
 
 
+class PendingBuffer:
+    """The pending messages as every search of them sees them, whatever the query: their rows,
+    the open chunk's, their terms and their vectors with the open chunk's mean (worked out once,
+    on first use, for each dimension a query has). A vault keeps one while its buffer is unchanged."""
+
+    def __init__(self, pending: Sequence[Message], vectors: Mapping[str, bytes]) -> None:
+        """``vectors`` holds the packed vectors of pending messages by message id."""
+        self._pending = tuple(pending)
+        self._vectors = dict(vectors)
+        self._rows = {m.id: pending_row(m) for m in pending}
+        self._chunk = _open_chunk(pending) if pending else None
+        self._terms = {m.id: frozenset(query_terms(m.content)) for m in pending}
+        self._by_width: dict[int, VectorSet | None] = {}
+
+    def _vector_set(self, width: int) -> VectorSet | None:
+        """The vectors of ``width`` bytes (by message id) and their mean (by ""), or None."""
+        if width not in self._by_width:
+            stored = [(m.id, self._vectors[m.id]) for m in self._pending if len(self._vectors.get(m.id, b"")) == width]
+            mean = pack(mean_unit([unpack(blob) for _, blob in stored])) if stored else b""
+            self._by_width[width] = (
+                VectorSet([*(i for i, _ in stored), ""], [*(blob for _, blob in stored), mean], width // 4) if stored else None
+            )
+        return self._by_width[width]
+
+    def joined(self, candidates: Sequence[Candidate], query: SearchQuery) -> list[Candidate]:
+        """``candidates`` (the stored rows', their vector hits best first, ties by id, as every
+        vector channel returns them) with the pending messages' added."""
+        chunk = self._chunk
+        if chunk is None:
+            return list(candidates)
+        found = [c for c in candidates if c.channel != "vector"]
+        hits = [c for c in candidates if c.channel == "vector"]
+        vectors = None if query.vector is None else self._vector_set(4 * len(query.vector))
+        at: list[int] = []  # where the pending hits went among the stored ones
+        if vectors is not None and query.vector is not None:
+            own = [Candidate(self._rows[i] if i else chunk, "vector", 0, score)
+                   for i, score in vectors.top_k(query.vector, len(vectors))]
+            own.sort(key=lambda c: (-c.score, c.row.id))
+            hits, at = _merged(hits, own)
+        ranked = [c if c.rank == rank else Candidate(c.row, c.channel, rank, c.score, c.twin_of)
+                  for rank, c in enumerate(hits[: query.depth], start=1)]
+        terms = self._term_candidates(chunk, query.text)
+        # Only the pending channels find pending rows (no stored row id looks like theirs).
+        return [*found, *ranked, *terms, *self._context([*(ranked[i] for i in at if i < len(ranked)), *terms])]
+
+    def _context(self, found: Sequence[Candidate]) -> list[Candidate]:
+        """Once the open chunk is found (among ``found``, the pending rows found), its messages no
+        channel found come with it, as a stored chunk's do (each borrowing from the chunk and its
+        neighbours)."""
+        ranks = [c.rank for c in found if c.row.id == OPEN_CHUNK]
+        if not ranks:
+            return []
+        seen = {c.row.id for c in found}
+        return [Candidate(row, "context", min(ranks), 0.0) for row in self._rows.values() if row.id not in seen]
+
+    def _term_candidates(self, chunk: MemoryRow, text: str) -> list[Candidate]:
+        terms = set(query_terms(text))
+        if not terms:
+            return []
+        held = {i: own & terms for i, own in self._terms.items()}
+        shares = sorted(((len(h) / len(terms), i) for i, h in held.items() if h), key=lambda s: (-s[0], s[1]))
+        found = [Candidate(self._rows[i], "terms", rank, share) for rank, (share, i) in enumerate(shares, start=1)]
+        whole = set().union(*held.values())
+        if whole:
+            found.append(Candidate(chunk, "terms", 1, len(whole) / len(terms)))
+        return found
+
+
+def _merged(stored: Sequence[Candidate], pending: Sequence[Candidate]) -> tuple[list[Candidate], list[int]]:
+    """Two lists of hits, each best first with ties by row id, as one list in that order; and
+    where each of ``pending`` went in it."""
+    merged: list[Candidate] = []
+    places: list[int] = []
+    at = 0
+    for hit in pending:
+        score, row_id = hit.score, hit.row.id
+        start = at
+        while at < len(stored) and (stored[at].score > score or (stored[at].score == score and stored[at].row.id < row_id)):
+            at += 1
+        merged += stored[start:at]
+        places.append(len(merged))
+        merged.append(hit)
+    merged += stored[at:]
+    return merged, places
+
+
 def with_buffer(
     candidates: Sequence[Candidate], pending: Sequence[Message], vectors: Mapping[str, bytes], query: SearchQuery
 ) -> list[Candidate]:
     """``candidates`` (the stored rows') with the pending messages' added; ``vectors`` holds the
     packed vectors of pending messages by message id."""
-    if not pending:
-        return list(candidates)
-    rows = {m.id: pending_row(m) for m in pending}
-    chunk = _open_chunk(pending)
-    found = [c for c in candidates if c.channel != "vector"]
-    hits = [(c.row, c.score, c) for c in candidates if c.channel == "vector"]
-    if query.vector is not None:
-        width = 4 * len(query.vector)
-        stored = [(m.id, vectors[m.id]) for m in pending if len(vectors.get(m.id, b"")) == width]
-        if stored:
-            mean = pack(mean_unit([unpack(blob) for _, blob in stored]))
-            scored = dict(exact_top(query.vector, [*stored, ("", mean)], len(stored) + 1))
-            own = [Candidate(rows[i], "vector", 0, scored[i]) for i, _ in stored]
-            hits += [(c.row, c.score, c) for c in [*own, Candidate(chunk, "vector", 0, scored[""])]]
-    hits.sort(key=lambda hit: (-hit[1], hit[0].id))
-    found += [Candidate(c.row, c.channel, rank, c.score, c.twin_of) for rank, (_, _, c) in enumerate(hits[: query.depth], start=1)]
-    found += _term_candidates(pending, rows, chunk, query.text)
-    return found + _context(found, rows)
-
-
-def _context(found: Sequence[Candidate], rows: Mapping[str, MemoryRow]) -> list[Candidate]:
-    """Once the open chunk is found, its messages no channel found come with it, as a stored
-    chunk's do (each borrowing from the chunk and its neighbours)."""
-    ranks = [c.rank for c in found if c.row.id == OPEN_CHUNK]
-    if not ranks:
-        return []
-    seen = {c.row.id for c in found}
-    return [Candidate(row, "context", min(ranks), 0.0) for row in rows.values() if row.id not in seen]
-
-
-def _term_candidates(
-    pending: Sequence[Message], rows: Mapping[str, MemoryRow], chunk: MemoryRow, text: str
-) -> list[Candidate]:
-    terms = set(query_terms(text))
-    if not terms:
-        return []
-    held = {m.id: set(query_terms(m.content)) & terms for m in pending}
-    shares = sorted(((len(h) / len(terms), i) for i, h in held.items() if h), key=lambda s: (-s[0], s[1]))
-    found = [Candidate(rows[i], "terms", rank, share) for rank, (share, i) in enumerate(shares, start=1)]
-    whole = set().union(*held.values())
-    if whole:
-        found.append(Candidate(chunk, "terms", 1, len(whole) / len(terms)))
-    return found
+    return PendingBuffer(pending, vectors).joined(candidates, query)

@@ -105,12 +105,17 @@ def trim(sql: SyncSql, upto: int) -> None:
     _set_counter(sql, "log_floor", min(upto, head(sql)))
 
 
-def buffer_state(sql: SyncSql) -> BufferState:
-    messages = tuple(
+def buffer_messages(sql: SyncSql) -> tuple[Message, ...]:
+    """The pending messages, in the order they came."""
+    return tuple(
         Message(role=r["role"], content=r["content"], timestamp=float(r["ts"]), id=r["id"], model=r["model"],
                 metadata=r["metadata"])
         for r in sql.execute("SELECT id, role, content, ts, model, metadata FROM buffer ORDER BY seq")
     )
+
+
+def buffer_state(sql: SyncSql) -> BufferState:
+    messages = buffer_messages(sql)
     return BufferState(
         messages=messages,
         tokens=sum(estimate_tokens(m.content) for m in messages),

@@ -146,6 +146,7 @@ def best_chunk_ranks(candidates: Iterable[Candidate], count: int = CONTEXT_CHUNK
     """The best rank of each chunk found, for the ``count`` best chunks, best first."""
     best: dict[str, int] = {}
     for candidate in candidates:
-        if candidate.row.kind == "chunk":
-            best[candidate.row.id] = min(best.get(candidate.row.id, candidate.rank), candidate.rank)
+        row = candidate.row
+        if row.kind == "chunk" and (row.id not in best or candidate.rank < best[row.id]):
+            best[row.id] = candidate.rank
     return dict(sorted(best.items(), key=lambda item: item[1])[:count])

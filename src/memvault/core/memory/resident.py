@@ -83,7 +83,7 @@ class ResidentSet:
         if len(rows) < 2 or self.vectors is None:
             return {}
         ids, pairs = self.vectors.similar_pairs(list(rows), NEAR_DUPLICATE)
-        return twins_among(rows, ids, pairs)
+        return twins_among(rows, ids, pairs) if pairs else {}
 
     def children(self, parents: Iterable[str]) -> list[MemoryRow]:
         """The rows of these chunks (``rows_plan`` over ``parent_id``)."""
@@ -121,10 +121,10 @@ class ResidentRows:
     def drop(self) -> None:
         self._held, self._head, self._loading = None, None, None
 
-    def current(self, dimension: int | None, load: bool = True) -> ResidentSet | None:
-        """The vault's rows as its log's head says they are now; None while they are being read
-        (``load``: read one more page now) or when they do not fit."""
-        head = changelog.head(self._sql)
+    def current(self, dimension: int | None, load: bool = True, head: int | None = None) -> ResidentSet | None:
+        """The vault's rows as its log's head (``head``, read when not given) says they are now;
+        None while they are being read (``load``: read one more page now) or when they do not fit."""
+        head = changelog.head(self._sql) if head is None else head
         if dimension != self._dimension:
             self.drop()
             self._dimension = dimension
@@ -140,7 +140,7 @@ class ResidentRows:
         if changes is None or (self._held is None and changes[0]):
             # The log cannot say what changed, or rows went from a copy too big: read it again.
             self.drop()
-            return self.current(dimension, load)
+            return self.current(dimension, load, head)
         if self._held is not None:
             self._apply(self._held, changes[1])
             if self._held.memory_bytes > self._budget:

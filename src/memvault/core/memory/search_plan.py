@@ -51,4 +51,6 @@ def after_keywords_plan(
     context = resident.children(best) if resident is not None else (yield from rows_plan(table, "parent_id", list(best)))
     candidates += [Candidate(row=row, channel="context", rank=best[str(row.parent_id)], score=0.0) for row in context]
     twins = resident.twins(candidates) if resident is not None else (yield from twins_plan(table, candidates))
+    if not twins:
+        return candidates
     return [replace(c, twin_of=twins[c.row.id]) if c.row.id in twins else c for c in candidates]

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.memory import changelog, vault_vectors
-from memvault.core.memory.buffer_channel import with_buffer
+from memvault.core.memory.buffer_channel import PendingBuffer
 from memvault.core.memory.chunking import ChunkPlan, plan_chunks
 from memvault.core.memory.codes import VaultCodes
 from memvault.core.memory.forgetting import forget_messages
@@ -74,6 +74,16 @@ def _never() -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class _SearchState:
+    """What every search of a vault reads beside its rows, as it was at one head of its change
+    log: every write moves the head, so it holds until the next write."""
+
+    head: int
+    dimension: int | None
+    buffer: PendingBuffer
+
+
 class VaultStore:
     """Every public method is an operation of the ``VaultClient`` port, with its signature
     (``vault_table``); everything else here is private."""
@@ -88,6 +98,7 @@ class VaultStore:
         self._resident = ResidentRows(sql, min(limits.rows_bytes, limits.memory_bytes))
         self._coded: list[str] = []  # rows the running mutation gave a vector, for the codes in memory
         self._prepared = PreparedSearches()
+        self._at_head: _SearchState | None = None
         migrate(sql)
 
     def _meta(self, key: str) -> str | None:
@@ -212,6 +223,7 @@ class VaultStore:
             )
         self._set_meta("dimension", str(dimension))
         self._set_meta("model_id", model_id)
+        self._at_head = None  # the dimension may be new while the log's head stays (nothing else attached)
 
     def flush(self) -> AppendResult:
         def work() -> AppendResult:
@@ -257,23 +269,23 @@ class VaultStore:
         self._forget_if_written_elsewhere()
         # The generation is read before the rows: a write after it makes the candidates unusable.
         generation = changelog.head(self._sql)
-        resident, _ = self._searched(load=True)
+        resident, _ = self._searched(generation, load=True)
         query = SearchQuery(text=text, vector=None, depth=depth)
         plan = keyword_plan(VAULT_TABLE, query, self._tuning.keyword_postings, None if resident is None else resident.rows)
         self._prepared.keep((text, depth, generation), run_sync(plan, self._sql.execute))
 
     def search(self, query: SearchQuery) -> list[Candidate]:
         self._forget_if_written_elsewhere()
-        prepared = self._prepared.take((query.text, query.depth, changelog.head(self._sql))) if self._prepared else None
+        head = changelog.head(self._sql)
+        prepared = self._prepared.take((query.text, query.depth, head)) if self._prepared else None
         # Rows are read into memory in the keyword stage, which waits for the query's vector anyway.
-        resident, codes = self._searched(load=prepared is None)
+        resident, codes = self._searched(head, load=prepared is None)
         if prepared is None:
             plan = search_plan(VAULT_TABLE, query, self._tuning, codes, resident)
         else:
             plan = after_keywords_plan(VAULT_TABLE, query, self._tuning, prepared, codes, resident)
         found = run_sync(plan, self._sql.execute)
-        pending = changelog.buffer_state(self._sql).messages
-        return with_buffer(found, pending, vault_vectors.pending_vectors(self._sql) if pending else {}, query)
+        return self._state_at(head).buffer.joined(found, query)
 
     def _forget_if_written_elsewhere(self) -> None:
         if self._written_elsewhere():
@@ -281,12 +293,21 @@ class VaultStore:
             # the file may also have been replaced).
             self._codes.drop()
             self._resident.drop()
+            self._at_head = None
 
-    def _searched(self, load: bool) -> tuple[ResidentSet | None, CodeIndex | None]:
-        """What a search reads in memory: the rows at the vault's head when they fit and are all
-        read (``load``: read a page more now), else the vector codes when they fit."""
-        dimension = self._dimension()
-        resident = self._resident.current(dimension, load)
+    def _state_at(self, head: int) -> _SearchState:
+        kept = self._at_head
+        if kept is None or kept.head != head:
+            pending = changelog.buffer_messages(self._sql)
+            vectors = vault_vectors.pending_vectors(self._sql) if pending else {}
+            kept = self._at_head = _SearchState(head, self._dimension(), PendingBuffer(pending, vectors))
+        return kept
+
+    def _searched(self, head: int, load: bool) -> tuple[ResidentSet | None, CodeIndex | None]:
+        """What a search reads in memory: the rows at the vault's head (``head``) when they fit and
+        are all read (``load``: read a page more now), else the vector codes when they fit."""
+        dimension = self._state_at(head).dimension
+        resident = self._resident.current(dimension, load, head)
         if resident is not None:
             self._codes.drop()
             return resident, None

@@ -104,7 +104,7 @@ def twins_plan(table: RowTable, candidates: Sequence[Candidate]) -> Plan[dict[st
 
 def compared_for_twins(candidates: Sequence[Candidate]) -> dict[str, MemoryRow]:
     """The messages a search compares for near-duplicates, by id."""
-    return {c.row.id: c.row for c in candidates if c.row.kind == "message" and c.channel != "context" and c.rank <= TWIN_DEPTH}
+    return {c.row.id: c.row for c in candidates if c.rank <= TWIN_DEPTH and c.channel != "context" and c.row.kind == "message"}
 
 
 def twins_among(rows: dict[str, MemoryRow], ids: Sequence[str], pairs: Sequence[tuple[int, int]]) -> dict[str, str]:
@@ -121,9 +121,13 @@ def twins_among(rows: dict[str, MemoryRow], ids: Sequence[str], pairs: Sequence[
         first, second = rows[ids[a]], rows[ids[b]]
         if exact_tokens(first.text) == exact_tokens(second.text):
             parent[root(ids[b])] = root(ids[a])
+    joined = {root(i) for i in ids if parent[i] != i}
+    if not joined:
+        return {}
     groups: dict[str, list[MemoryRow]] = {}
     for i in ids:
-        groups.setdefault(root(i), []).append(rows[i])
+        if (top := root(i)) in joined:
+            groups.setdefault(top, []).append(rows[i])
     twins: dict[str, str] = {}
     for members in groups.values():
         newest = max(members, key=lambda r: (r.ts_end, r.id))
