@@ -23,6 +23,7 @@ from memvault.core.models import AppendResult, EmbeddingModel, Message, StoreRes
 from memvault.core.ports import VaultClient
 from memvault.core.receipts.store import ReceiptStore
 from memvault.core.redaction import redact
+from memvault.core.redaction.recall import passed_when_written
 from memvault.core.usage.meter import usage_note
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ def gated(message: Message, kinds: list[str]) -> Message:
     model, its metadata), each kind of secret found added to ``kinds``. Its id was refused by its
     parser if it held one (``Identifier``)."""
     content, model = redact(message.content), redact(message.model) if message.model else None
+    passed_when_written(content)
     metadata = redact_metadata(message.metadata) if message.metadata is not None else None
     for gate in (content, model, metadata):
         if gate is not None:
