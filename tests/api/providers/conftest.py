@@ -17,6 +17,7 @@ from typing import TypeVar
 import pytest
 from fake_upstream import FakeUpstream, LoopCapture, ServerThread
 
+from memvault.adapters.local.background import AsyncioBackground
 from memvault.api.app import create_app
 from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
@@ -75,13 +76,22 @@ class Router:
         return self.run(read)
 
     def wait_stored(self, key_id: str, *texts: str, session_id: str | None = None) -> list[str]:
-        """Wait until the key's vault holds each of ``texts``; everything it holds then."""
+        """Wait until the key's vault holds each of ``texts`` and the server's background work is
+        done (the store goes on to the mirror, which answers a search when the vault is slow);
+        everything the vault holds then."""
 
         def holds() -> list[str]:
             stored = self.stored_texts(key_id, session_id)
             return stored if all(text in stored for text in texts) else []
 
-        return wait_until(holds, f"{texts} stored")
+        stored = wait_until(holds, f"{texts} stored")
+        wait_until(lambda: self.background.pending == 0, "the server's background work done")
+        return stored
+
+    @property
+    def background(self) -> AsyncioBackground:
+        assert isinstance(self.deps.background, AsyncioBackground)
+        return self.deps.background
 
     def served(self, secret: str) -> int:
         """How many requests carrying this memory key the server has finished handling."""
