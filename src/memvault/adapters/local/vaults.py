@@ -195,9 +195,10 @@ class LocalVaultDirectory:
                 entry.close()
 
 
-# Calls a search waits for once its query's vector is there, which read only what an open vault
-# holds in memory (a search prepared while the vector was computed): on the event loop's own thread
-# when the vault is free, they cost less than the hop to a worker thread and back.
+# Calls a search waits for once its query's vector is there. They mostly read what an open vault
+# holds in memory (a search whose keyword stage ran while the vector was computed; without it, one
+# keyword query and at most a page of rows): on the event loop's own thread when the vault is free,
+# they cost less than the hop to a worker thread and back.
 CALLS_ON_THE_LOOP = frozenset({"generation", "search"})
 
 
