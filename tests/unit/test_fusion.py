@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from memvault.core.memory.assemble import ASKING_WEIGHT, VaultAnswer, rank_items
 from memvault.core.memory.buffer_channel import with_buffer
-from memvault.core.memory.fusion import FusionWeights, fuse_candidates, with_borrowed
+from memvault.core.memory.fusion import FusionWeights, fuse, with_borrowed
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, MemoryRow, Message, SearchItem, SearchQuery
 
@@ -23,7 +23,7 @@ def hit(found: MemoryRow, channel: str, rank: int, score: float) -> Candidate:
 
 
 def scores(candidates: list[Candidate]) -> dict[str, float]:
-    return {found.id: score for found, score in fuse_candidates(candidates)}
+    return {found.id: score for found, score in fuse(candidates).scored}
 
 
 def test_both_channels_count_by_their_scores_not_only_their_ranks() -> None:

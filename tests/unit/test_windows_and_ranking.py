@@ -43,10 +43,10 @@ def test_an_explicit_limit_caps_the_count_and_no_limit_fills_the_budget() -> Non
 
 def test_recency_lifts_a_score_by_at_most_its_weight_and_halves_each_working_window() -> None:
     now = 1e9
-    assert POLICY.recency_factor(now, now) == 1.25
-    assert abs(POLICY.recency_factor(now - 3 * 86400, now) - 1.125) < 1e-9
-    assert 1.0 <= POLICY.recency_factor(now - 365 * 86400, now) < 1.0001
-    assert POLICY.recency_factor(now + 60, now) == 1.25  # a clock a little behind is not a penalty
+    assert POLICY.recency_factors([now], now)[0] == 1.25
+    assert abs(POLICY.recency_factors([now - 3 * 86400], now)[0] - 1.125) < 1e-9
+    assert 1.0 <= POLICY.recency_factors([now - 365 * 86400], now)[0] < 1.0001
+    assert POLICY.recency_factors([now + 60], now)[0] == 1.25  # a clock a little behind is not a penalty
 
 
 def test_the_same_text_and_the_tokens_that_must_match() -> None:

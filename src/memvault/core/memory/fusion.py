@@ -36,29 +36,19 @@ class FusionWeights:
 
 
 class Fused(NamedTuple):
-    """One vault's candidates fused: ``scored`` as ``fuse_candidates`` gives it but in no
-    particular order, and every message row found (twins too), by id, in the order first found."""
+    """One vault's candidates fused: each message row scored (``fuse``), in no particular order,
+    and every message row found (twins too), by id, in the order first found."""
 
     scored: list[tuple[MemoryRow, float]]
     messages: dict[str, MemoryRow]
 
 
-def fuse_candidates(
-    candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights()
-) -> list[tuple[MemoryRow, float]]:
-    """Score every message row found, best first: its own relevance, plus shares of its chunk's
-    and of its neighbours' (the messages found within ``reach`` places of it in time order, said
-    within ``gap`` of it). Chunks are not returned themselves: a message is the unit that fits a
-    small budget. Near-duplicates collapse into the newest of them, which keeps the best score
-    among them."""
-    scored = fuse(candidates, weights).scored
-    scored.sort(key=lambda item: (-item[1], -item[0].ts_end, item[0].id))
-    return scored
-
-
 def fuse(candidates: Iterable[Candidate], weights: FusionWeights = FusionWeights()) -> Fused:
-    """``fuse_candidates`` without its sort, for a caller that ranks by a key of its own
-    (``assemble.py``), with the message rows found."""
+    """Score every message row found: its own relevance, plus shares of its chunk's and of its
+    neighbours' (the messages found within ``reach`` places of it in time order, said within
+    ``gap`` of it). Chunks are not scored themselves: a message is the unit that fits a small
+    budget. Near-duplicates collapse into the newest of them, which keeps the best score among
+    them. In no order: the caller ranks by a key of its own (``assemble.py``)."""
     vector: dict[str, float] = {}
     keyword: dict[str, float] = {}
     terms: list[Candidate] = []

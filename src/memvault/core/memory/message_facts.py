@@ -1,7 +1,8 @@
 """What a search reads off a found message's text that no query changes: who said it, whether it
-asks something, its normalised form and its tokens as a line of the context block. A vault's resident rows are the same objects from search
-to search while a search scores hundreds of them, so each text's facts are worked out once and
-remembered by the text (its hash is cached on it, and the same object compares at once).
+asks something, its normalised form and its tokens as a line of the context block. A vault's
+resident rows are the same objects from search to search while a search scores hundreds of them,
+so each text's facts are worked out once and remembered by the text (its hash is cached on it,
+and the same object compares at once).
 
 Every memory here is bounded: by a count of texts, and a text longer than ``LONGEST_REMEMBERED`` is
 worked out each time, never kept (a row can hold megabytes)."""

@@ -34,13 +34,10 @@ class WindowPolicy:
             return "long_term"
         return ARCHIVE
 
-    def recency_factor(self, timestamp: float, now: float) -> float:
-        """1 for an old memory, up to ``1 + recency_weight`` for one from just now: the boost halves
-        with every working window of age, so hot items get nearly all of it, long-term ones little."""
-        return self.recency_factors((timestamp,), now)[0]
-
     def recency_factors(self, timestamps: Iterable[float], now: float) -> list[float]:
-        """``recency_factor`` of each of ``timestamps`` (a search scores hundreds at once)."""
+        """How much recency lifts each memory of ``timestamps``: 1 for an old one, up to ``1 +
+        recency_weight`` for one from just now. The boost halves with every working window of age,
+        so hot items get nearly all of it, long-term ones little (a search scores hundreds at once)."""
         weight, halving, power = self.recency_weight, self.working_seconds, math.pow
         # The age is ``max(now - timestamp, 0.0)`` (NaN and infinities alike) without a call per row.
         return [1.0 + weight * power(0.5, (0.0 if timestamp > now else now - timestamp) / halving)
