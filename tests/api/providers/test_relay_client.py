@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -195,3 +196,49 @@ def test_bursts_to_several_providers_leave_a_bounded_number_of_idle_connections(
             return open_fds() - before
 
         assert relayed(tmp_path, calls) <= 2 * IDLE_CONNECTIONS + 4
+
+
+class ClosesWhenTold:
+    """A keep-alive HTTP/1.1 upstream on raw sockets that closes a connection after its answer when
+    told to, as a provider closes connections idle too long, and counts the connections it accepted."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.close_idle, self.closed = threading.Event(), threading.Event()
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            with connection:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += connection.recv(65536)
+                connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-type: application/json\r\n\r\n{}")
+                self.close_idle.wait(timeout=60)
+            self.closed.set()
+
+
+def test_a_connection_the_provider_closed_while_the_server_was_busy_is_not_used(tmp_path: Path) -> None:
+    """The provider closes an idle connection while the server's event loop is busy (its callback
+    for the close has not run yet): the next call goes out on a new connection, not into an error."""
+    upstream = ClosesWhenTold()
+
+    async def calls(http: HttpClient) -> list[int]:
+        first = await whole(http, f"{upstream.url}/v1/x")
+        upstream.close_idle.set()
+        assert upstream.closed.wait(timeout=30)  # blocks the loop, as a busy server's does
+        second = await whole(http, f"{upstream.url}/v1/x", [("content-type", "application/json")], b"{}")
+        return [first[0], second[0]]
+
+    try:
+        assert relayed(tmp_path, calls) == [200, 200]
+        assert upstream.accepted == 2
+    finally:
+        upstream.listener.close()

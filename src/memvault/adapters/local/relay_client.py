@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import select
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +110,13 @@ def _bounded_pool() -> type[aiohttp.TCPConnector]:
     import aiohttp
 
     class BoundedIdlePool(aiohttp.TCPConnector):
+        async def _get(self, key: Any, *args: Any, **kwargs: Any) -> Any:
+            while True:
+                connection = await super()._get(key, *args, **kwargs)
+                if connection is None or not _closed_by_peer(connection.protocol):
+                    return connection
+                connection.close()
+
         def _release(self, key: Any, protocol: Any, *args: Any, **kwargs: Any) -> None:
             super()._release(key, protocol, *args, **kwargs)
             idle = sorted(((since, pool_key, held) for pool_key, held_list in self._conns.items()
@@ -121,3 +129,19 @@ def _bounded_pool() -> type[aiohttp.TCPConnector]:
                 held.close()
 
     return BoundedIdlePool
+
+
+def _closed_by_peer(protocol: Any) -> bool:
+    """Whether an idle connection has something to read: only its end (or an answer to no request,
+    sent before a close) can arrive on it. aiohttp knows of a close only once the event loop has run
+    its callback, so a connection the provider closed while the loop was busy would otherwise be
+    taken, and the call sent on it would fail although the provider never saw it."""
+    transport = protocol.transport if protocol is not None else None
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return False
+    if not hasattr(select, "poll"):  # Windows; select's descriptor cap does not matter there
+        return bool(select.select([sock], [], [], 0)[0])
+    poller = select.poll()  # no cap on descriptor numbers, unlike select
+    poller.register(sock.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
