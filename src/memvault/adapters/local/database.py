@@ -17,15 +17,19 @@ from memvault.core.ports import Row
 from memvault.core.sql import D1_MAX_BOUND_PARAMETERS
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[4] / "migrations"
-# A read runs on the caller's thread while SQLite's virtual machine takes at most this many steps
-# for it (a key looked up by an index takes a few hundred; the budget is a fraction of a
-# millisecond); one that takes more is cut and run again on a worker thread, and its statement goes
-# straight there from then on. Counted in steps, not time, so a loaded machine cuts nothing more.
-INLINE_READ_STEPS = 20_000
+# A read or a write runs on the caller's thread while SQLite's virtual machine takes at most this
+# many steps for it (a key looked up by an index takes a few hundred, a row written by its key a few
+# hundred more; the budget is a fraction of a millisecond); one that takes more is cut (a write
+# undone whole) and run again on a worker thread, and its statement goes straight there from then
+# on. Counted in steps, not time, so a loaded machine cuts nothing more.
+INLINE_STEPS = 20_000
 # SQLite calls the progress check every this many steps.
 PROGRESS_STEPS = 1_000
-# Statements that are sent straight to a worker thread (long reads, writes), most recent last.
+# Statements (and batches) sent straight to a worker thread, most recent last.
 WORKER_STATEMENTS_KEPT = 256
+# Writes made on the caller's thread between two checkpoints of the log (SQLite's own default is
+# every 1,000 pages; a routed call writes a dozen or two).
+CHECKPOINT_EVERY = 50
 
 
 @contextmanager
@@ -47,12 +51,12 @@ def storage_errors() -> Iterator[None]:
         raise StorageUnavailable(f"the local database failed ({type(exc).__name__}: {words})") from exc
 
 
-def connect(path: Path | str) -> sqlite3.Connection:
+def connect(path: Path | str, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
     # Freed pages are overwritten, so what forget, clear and purge delete does not linger in the file.
     conn.execute("PRAGMA secure_delete=ON")
     return conn
@@ -105,11 +109,29 @@ def split_statements(script: str) -> list[str]:
     return statements
 
 
+class StepBudget:
+    """SQLite's progress handler for statements run on the caller's thread: cut one once it has
+    taken ``INLINE_STEPS`` (``start`` before each)."""
+
+    def __init__(self) -> None:
+        self.left = 0
+
+    def start(self) -> None:
+        self.left = INLINE_STEPS // PROGRESS_STEPS
+
+    def __call__(self) -> int:
+        self.left -= 1
+        return int(self.left < 0)
+
+
 class SqliteDatabase:
-    """Writes, and reads that take long, run on a worker thread over one connection. A short read
-    (a key looked up by its hash) runs on the caller's thread over a second connection: a worker
-    thread's round trip costs a busy server more than the read. WAL lets that connection read
-    while the other writes; it sees every write that had committed when the read began."""
+    """Long work runs on a worker thread over one connection. A short read (a key looked up by its
+    hash) or a short write (a routed call's journal row, a receipt) runs on the caller's thread: a
+    worker thread's round trip costs a busy server more than the statement. Reads go over a
+    read-only connection; WAL lets it read while the other writes, and it sees every write that had
+    committed when the read began. Writes on the caller's thread go over a third connection that
+    never waits for the file and never checkpoints, so the caller's thread is never held by another
+    writer or by a flush to disk; the worker's connection checkpoints as before."""
 
     def __init__(self, path: Path | str, migrations_dir: Path = MIGRATIONS_DIR) -> None:
         self._conn = connect(path)
@@ -123,13 +145,24 @@ class SqliteDatabase:
         self._reader.execute("PRAGMA busy_timeout=0")
         self._reader.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, D1_MAX_BOUND_PARAMETERS)
         self._reader_lock = threading.Lock()
-        self._worker_statements: OrderedDict[str, None] = OrderedDict()
-        self._checks_left = 0
-        self._reader.set_progress_handler(self._out_of_steps, PROGRESS_STEPS)
+        self._writer = connect(path, busy_timeout_ms=0)
+        self._writer.execute("PRAGMA wal_autocheckpoint=0")
+        self._writer.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, D1_MAX_BOUND_PARAMETERS)
+        self._worker_statements: OrderedDict[object, None] = OrderedDict()
+        self._read_steps, self._write_steps = StepBudget(), StepBudget()
+        self._reader.set_progress_handler(self._read_steps, PROGRESS_STEPS)
+        self._writer.set_progress_handler(self._write_steps, PROGRESS_STEPS)
+        self._writes_since_checkpoint = 0
+        self._checkpointing: asyncio.Future[None] | None = None
 
-    def _out_of_steps(self) -> int:
-        self._checks_left -= 1
-        return int(self._checks_left < 0)
+    def _send_to_worker(self, work: object, exc: sqlite3.Error) -> None:
+        """Busy or locked: the worker's connection waits for the file as every write there does.
+        Anything else (cut, a write sent as a read, an error the worker reports as its own) sends
+        ``work`` to the worker from now on."""
+        if not (isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))):
+            self._worker_statements[work] = None
+            if len(self._worker_statements) > WORKER_STATEMENTS_KEPT:
+                self._worker_statements.popitem(last=False)
 
     def _read_here(self, sql: str, params: Sequence[Any]) -> list[Row] | None:
         """The read's rows, or None when it runs on a worker instead: its statement is one sent
@@ -137,18 +170,44 @@ class SqliteDatabase:
         if sql in self._worker_statements or not self._reader_lock.acquire(blocking=False):
             return None
         try:
-            self._checks_left = INLINE_READ_STEPS // PROGRESS_STEPS
+            self._read_steps.start()
             return fetch_rows(self._reader.execute(sql, tuple(params)))
         except sqlite3.Error as exc:
-            # Busy or locked: the worker's connection waits for the file as writes do. Anything else
-            # (cut, a write, an error the worker reports as its own) goes to the worker from now on.
-            if not (isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))):
-                self._worker_statements[sql] = None
-                if len(self._worker_statements) > WORKER_STATEMENTS_KEPT:
-                    self._worker_statements.popitem(last=False)
+            self._send_to_worker(sql, exc)
             return None
         finally:
             self._reader_lock.release()
+
+    def _write_here(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> int | None:
+        """Write ``statements`` in one transaction here; the last one's row count, or None when
+        nothing was written and the work goes to a worker: the batch is one sent there, a worker is
+        writing, the file is busy, or the work took more than its steps (and was undone)."""
+        work = statements[0][0] if len(statements) == 1 else tuple(sql for sql, _ in statements)
+        if work in self._worker_statements or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            self._write_steps.start()
+            self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                count = 0
+                for sql, params in statements:
+                    count = self._writer.execute(sql, tuple(params)).rowcount
+                self._writer.execute("COMMIT")
+                self._writes_since_checkpoint += 1
+                return count
+            except BaseException:
+                if self._writer.in_transaction:
+                    self._writer.execute("ROLLBACK")
+                raise
+        except sqlite3.IntegrityError:
+            # The same verdict the worker would give: raised as a write race, nothing written.
+            with storage_errors():
+                raise
+        except sqlite3.Error as exc:
+            self._send_to_worker(work, exc)
+            return None
+        finally:
+            self._lock.release()
 
     def _query(self, sql: str, params: Sequence[Any]) -> list[Row]:
         with self._lock, storage_errors():
@@ -175,12 +234,40 @@ class SqliteDatabase:
         return found if found is not None else await asyncio.to_thread(self._query, sql, params)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return await asyncio.to_thread(self._execute, sql, params)
+        count = self._write_here([(sql, params)])
+        if count is None:
+            return await asyncio.to_thread(self._execute, sql, params)
+        self._checkpoint_when_due()
+        return count
 
     async def batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
-        await asyncio.to_thread(self._batch, statements)
+        if not statements or self._write_here(statements) is None:
+            await asyncio.to_thread(self._batch, statements)
+        else:
+            self._checkpoint_when_due()
+
+    def _checkpoint_when_due(self) -> None:
+        """Every ``CHECKPOINT_EVERY`` writes made here, copy the log into the file on a worker,
+        without waiting for it: the connection writing here never checkpoints, and the worker's
+        checkpoints only when it commits itself, which it may seldom do."""
+        if self._writes_since_checkpoint < CHECKPOINT_EVERY or self._checkpointing is not None:
+            return
+        self._writes_since_checkpoint = 0
+        self._checkpointing = asyncio.ensure_future(asyncio.to_thread(self._checkpoint))
+        self._checkpointing.add_done_callback(self._checkpointed)
+
+    def _checkpoint(self) -> None:
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def _checkpointed(self, done: asyncio.Future[None]) -> None:
+        self._checkpointing = None
+        if not done.cancelled() and done.exception() is not None:
+            # The next commit on the worker's connection, or the next one due here, tries again.
+            self._writes_since_checkpoint = CHECKPOINT_EVERY
 
     def close(self) -> None:
         with self._lock, self._reader_lock:
             self._reader.close()
+            self._writer.close()
             self._conn.close()
