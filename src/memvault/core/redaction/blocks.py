@@ -1,7 +1,8 @@
 """Private keys in every common format: PEM blocks of any type (``-----BEGIN … PRIVATE KEY-----``,
 PGP's ``PRIVATE KEY BLOCK``, SSH2's four-dash frame; a pasted block cut short too), the raw
-OpenSSH key body, a private key's DER in base64 without its frame, PuTTY's ``Private-Lines``, age
-identities, kubeconfig ``client-key-data``, the private members of a JWK, wallet keys (WIF and
+OpenSSH key body, a private key's DER in base64 without its frame (a PKCS#12 bundle's too), PuTTY's
+``Private-Lines``, age identities, kubeconfig ``client-key-data``, the private members of a JWK and
+of .NET's XML key, a Tor onion service's key, a key pair as a list of 64 bytes, wallet keys (WIF and
 extended ``xprv`` keys, checked by their base58check checksum; hex keys that a wallet or signer is
 made from) and BIP-39 seed phrases. Certificates and public keys are kept."""
 

@@ -2,7 +2,9 @@
 authorization headers and schemes (``Authorization: Bearer …``, ``Basic …``, ``token …``),
 command lines (``curl -u user:pass``, ``--password pass``, ``mysql -pPASS``, ``sshpass -p``,
 ``redis-cli -a``, ``docker login -p``, ``htpasswd -b``, ``openssl … pass:``, ``net user``, ``chpasswd``),
-session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word cookie), ``.netrc`` entries (``machine … login … password …``),
+session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word cookie or curl's ``-b``, a
+HAR file's ``{"name": …, "value": …}``), a value piped into a command that stores it as a secret,
+``.netrc`` entries (``machine … login … password …``),
 ``.pgpass`` lines (``host:port:database:user:password``), the lines of an OpenVPN ``auth-user-pass``
 file, a Wi-Fi QR code's ``P:`` field, and a
 database driver's connect call with the password as a positional argument."""

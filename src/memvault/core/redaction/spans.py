@@ -1,8 +1,9 @@
 """Where secrets are looked for and where they are cut out. Rules read a normalised copy of the
 text: compatibility forms folded (NFKC: full-width digits and letters become ASCII), format
-characters dropped (zero-width spaces and joiners, soft hyphens, direction marks), every Unicode
-space a plain space, every Unicode dash a hyphen and every quotation mark a plain one, and lines a
-trailing backslash continues joined. Each character of the copy remembers the character of the
+characters dropped (zero-width spaces and joiners, soft hyphens, direction marks), Cyrillic and
+Greek letters drawn like Latin ones made Latin inside a Latin word, every Unicode space a plain
+space, every Unicode dash a hyphen and every quotation mark a plain one, and lines a trailing
+backslash continues joined. Each character of the copy remembers the character of the
 original it came from, so what a rule finds is cut from the original text and everything around it
 comes back exactly as it was sent."""
 

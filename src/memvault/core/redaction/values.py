@@ -3,7 +3,8 @@ kept: placeholders and masks (``changeme``, ``<your-api-key>``, ``${TOKEN}``, ``
 ``****``, ``sk-...``, runs of ``x``), references to a secret store (Ansible ``!vault``, sops
 ``ENC[...]``, ``op://``, Key Vault references) or to where a command reads one (``env:NAME``,
 ``file:path``), code that reads one (``read_secret(...)``,
-``self.password``), prose after a label ("the password is too short"), and the example keys
+``self.password``), a type or a validator's rules where a value would be (``password: String!``,
+``'required|string'``), prose after a label ("the password is too short"), and the example keys
 vendors print in their documentation, which carry the word EXAMPLE (``AKIAIOSFODNN7EXAMPLE``):
 documented examples are published to be copied and open nothing."""
 
