@@ -83,6 +83,7 @@ LOOK_ALIKES = [
     "echo done | wrangler secret list",
     "<P>short</P>",
     "create an app password in your account settings",
+    "fw_UpdateFirmwareHandler(dev, image)",
 ]
 
 

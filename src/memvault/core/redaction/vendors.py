@@ -74,8 +74,9 @@ _KEYS = (
     r"nfp_[A-Za-z0-9]{36,}|fo1_[" + _URL64 + r"]{40,}|rnd_[A-Za-z0-9]{30,}|pul-[a-f0-9]{40}",
     r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|mlsn\.[a-f0-9]{64}",
     r"shippo_(?:live|test)_[a-f0-9]{40}|EZ[AT]K[A-Za-z0-9]{54}|FLWSECK(?:_TEST)?-[a-f0-9]{32}-X",
-    # Fireworks, Buildkite, CircleCI's personal and project tokens, Lob's keys (35 hex characters).
-    r"fw_[A-Za-z0-9]{20,}|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{16,}_[a-f0-9]{40}|(?:live|test)_[a-f0-9]{35}(?![A-Za-z0-9])",
+    # Fireworks (24 characters, a digit among them: ``fw_`` also starts firmware's names), Buildkite,
+    # CircleCI's personal and project tokens, Lob's keys (35 hex characters).
+    r"fw_(?=[A-Za-z]{0,23}[0-9])[A-Za-z0-9]{24}(?![A-Za-z0-9])|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{16,}_[a-f0-9]{40}|(?:live|test)_[a-f0-9]{35}(?![A-Za-z0-9])",
     # Asana's personal access tokens: a version, the user's and the app's ids, then 32 hex characters.
     r"[12]/\d{10,20}(?:/\d{10,20})?:[a-f0-9]{32}(?![A-Za-z0-9])",
     # Firebase's legacy server keys: an id, then ``APA91b`` and a long run.
