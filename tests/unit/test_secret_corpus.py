@@ -1,6 +1,6 @@
 """The secret corpus (tests/secret_corpus.py): every secret the gate was tuned on disappears and
 every tuned look-alike comes back verbatim; over the whole corpus, held-out splits included, at least
-97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to seventh
+97 % of secrets are caught and at most 2 % of look-alikes are touched; the second to eighth
 held-out splits keep the rates measured on them; the share per family and
 split is printed. Redaction is idempotent, and adversarial input costs CPU linear in its size."""
 
@@ -386,4 +386,46 @@ SEVENTH_SPLIT_ADVERSARIAL = {
 
 @pytest.mark.parametrize("text", SEVENTH_SPLIT_ADVERSARIAL.values(), ids=SEVENTH_SPLIT_ADVERSARIAL.keys())
 def test_an_input_against_the_seventh_splits_rules_is_redacted_in_linear_time(text: str) -> None:
+    test_an_adversarial_input_is_redacted_in_linear_time(text)
+
+
+def test_the_eighth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
+    # Measured first at 337/371 caught and 9/193 touched; after the rules it exposed were
+    # generalised, 366/371 and none. Left: a password dictated a character at a time with its
+    # letters' cases and symbols said in words, the same with fillers between the label and the
+    # value ("the password is uh lowercase t r o m b o n e"), one set in LaTeX after "login:" and a
+    # user, a payment key's secret set after its public id with no word, and a hex seed that only
+    # the code reading it (``ed25519.NewKeyFromSeed``) names.
+    secrets = [case for case in SECRETS if case.split == "heldout8"]
+    harmless = [case for case in HARMLESS if case.split == "heldout8"]
+    assert len(secrets) >= 250 and len({case.family for case in secrets}) >= 250 and len(harmless) >= 150
+    missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
+    touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
+    assert len(missed) <= 5, missed
+    assert not touched, touched
+
+
+# The starts of the rules the eighth split brought, each repeated without ever completing.
+EIGHTH_SPLIT_ADVERSARIAL = {
+    "html rows": _fill("<td>password</td> <td>a"),
+    "sql settings": _fill("value = 'a' where key = 'password "),
+    "named values": _fill('{"name": "session", "value": "a'),
+    "byte lists": _fill("[1, 2, 3, 4, "),
+    "xml key members": _fill("<D>" + "A" * 30),
+    "onion keys": _fill("ED25519-V3:" + "A" * 79 + " "),
+    "secrets from stdin": _fill("echo a | wrangler secret "),
+    "cookies after curl": _fill("curl -b 'a="),
+    "framework cookies": _fill(".AspNetCore.Cookies=a; "),
+    "lookalike letters": _fill("p\u0430ss \u0442\u043e"),
+    "app passwords": _fill("app password abcd efgh "),
+    "parenthesised values": _fill('password = ("'),
+    "signed payloads": _fill("eyJhbGciOiJ." + "a" * 20 + "."),
+    "vendor ids": _fill("CCIPAT_aaaaaaaaaaaaaaaaaaaa_ 1/1234567890123:"),
+    "saml": _fill("PHNhbWxwOlJlc3BvbnNl" + "A" * 50 + " "),
+    "type annotations": _fill("token: SecretString, key: String! "),
+}
+
+
+@pytest.mark.parametrize("text", EIGHTH_SPLIT_ADVERSARIAL.values(), ids=EIGHTH_SPLIT_ADVERSARIAL.keys())
+def test_an_input_against_the_eighth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
     test_an_adversarial_input_is_redacted_in_linear_time(text)

@@ -1,7 +1,8 @@
 """Private keys in every common format: PEM blocks of any type (``-----BEGIN … PRIVATE KEY-----``,
 PGP's ``PRIVATE KEY BLOCK``, SSH2's four-dash frame; a pasted block cut short too), the raw
-OpenSSH key body, a private key's DER in base64 without its frame, PuTTY's ``Private-Lines``, age
-identities, kubeconfig ``client-key-data``, the private members of a JWK, wallet keys (WIF and
+OpenSSH key body, a private key's DER in base64 without its frame (a PKCS#12 bundle's too), PuTTY's
+``Private-Lines``, age identities, kubeconfig ``client-key-data``, the private members of a JWK and
+of .NET's XML key, a Tor onion service's key, a key pair as a list of 64 bytes, wallet keys (WIF and
 extended ``xprv`` keys, checked by their base58check checksum; hex keys that a wallet or signer is
 made from) and BIP-39 seed phrases. Certificates and public keys are kept."""
 
@@ -32,6 +33,10 @@ _MOST_BODY_LINES = 256
 _SHAPES = re.compile(
     r"(?P<putty>Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:(?!Private-MAC)[A-Za-z0-9+/=]+[ \t]*\r?\n?)+(?:Private-MAC:[ \t]*[0-9a-fA-F]+)?)"
     r"|(?<![A-Za-z0-9])(?P<age>AGE-SECRET-KEY-1[0-9A-Z]{50,})"
+    # A Tor onion service's key as its control port takes and prints it (``ADD_ONION ED25519-V3:…``).
+    r"|(?<![A-Za-z0-9])(?:ED25519-V3|RSA1024):(?P<onion>[A-Za-z0-9+/]{80,}={0,2})"
+    # The private members of .NET's XML key (``<RSAKeyValue>…<D>…</D>``).
+    r"|<(?:D|P|Q|DP|DQ|InverseQ)>(?P<xml>[A-Za-z0-9+/]{20,}={0,2})</"
     r"|(?i:client-key-data|private-key-data)[\"']?[ \t]*:[ \t]*[\"']?(?P<kube>[A-Za-z0-9+/=]{16,})"
     r"|\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"[ \t]*:[ \t]*\\?\"(?P<jwk>[" r"A-Za-z0-9_-]{20,})\\?\""
     r"|(?<![A-Za-z0-9+/])(?P<openssh>b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,})"
@@ -39,9 +44,14 @@ _SHAPES = re.compile(
     r"|(?<![A-Za-z0-9])(?P<wif>[59c][1-9A-HJ-NP-Za-km-z]{50}|[KLc][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])"
 )
 # A key's DER in base64 without its PEM frame (an APNs ``.p8`` pasted as one line): a private key
-# opens with a sequence whose first member is the version 0 (PKCS#8, PKCS#1) or 1 (SEC1's EC key);
-# a public key or a certificate opens with another sequence instead.
-_DER_KEY = re.compile(r"(?<![A-Za-z0-9+/])(?:MIG[A-Za-z0-9+/]AgEA|MII[A-Za-z0-9+/]{3}IBA[A-D]|MHcCAQEE)[A-Za-z0-9+/]{40,}={0,2}")
+# opens with a sequence whose first member is the version 0 (PKCS#8, PKCS#1), 1 (SEC1's EC key) or
+# 3 (a PKCS#12 ``.pfx``/``.p12`` bundle, which holds its key); a public key or a certificate opens
+# with another sequence instead.
+_DER_KEY = re.compile(r"(?<![A-Za-z0-9+/])(?:MIG[A-Za-z0-9+/]AgEA|MII[A-Za-z0-9+/]{3}IBA[A-Dz]|MHcCAQEE)[A-Za-z0-9+/]{40,}={0,2}")
+# An Ed25519 key pair as 64 byte values in a list (Solana's CLI keypair file, ``[u8; 64]``): its
+# first 32 bytes are the private seed. A list of that many numbers, each at most 255, is no prose.
+_BYTE_LIST = re.compile(r"\[[ \t]*(?P<bytes>(?:\d{1,3}[ \t]*,[ \t]*){63}\d{1,3})[ \t]*\]")
+_KEY_PAIR_BYTES = 64
 # An Ethereum-style private key is 32 bytes of hex, the same shape as a transaction or block hash:
 # only the words just before it (a wallet or signer made from it, not a hash) tell them apart.
 _HEX_KEY = re.compile(r"(?<![0-9A-Za-z])0x(?P<hex>[0-9a-fA-F]{64})(?![0-9A-Za-z])")
@@ -123,6 +133,11 @@ def key_shapes(text: str) -> Iterator[Hit]:
     if "MI" in text or "MHcC" in text:
         for match in _DER_KEY.finditer(text):
             yield Hit(match.start(), match.end(), PRIVATE_KEY)
+    if "," in text and "[" in text:
+        for match in _BYTE_LIST.finditer(text):
+            values = [int(value) for value in match.group("bytes").split(",")]
+            if len(values) == _KEY_PAIR_BYTES and max(values) <= 255:
+                yield Hit(match.start("bytes"), match.end("bytes"), PRIVATE_KEY)
 
 
 def hex_wallet_keys(text: str) -> Iterator[Hit]:

@@ -98,7 +98,7 @@ _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _BARE = r"(?:[^\s\"'`<>;&,\\|、。「-』【】]|&(?![\w.-]{1,40}=)|,(?=[!-~]))"
 # A value may be quoted, or set in Markdown's backticks; a quoted one may hold escapes (``\\``,
 # ``\n``) other than of its own quote, which in escaped JSON (``\"password\":\"…\"``) closes it.
-_VALUE = (r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300})\\?\"|\\?'(?P<sq>(?:[^'\\\n]|\\[^'\n]){1,300})\\?'"
+_VALUE = (r"(?:(?:\([ \t]*)?\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300})\\?\"|\\?'(?P<sq>(?:[^'\\\n]|\\[^'\n]){1,300})\\?'"
           r"|`(?P<bq>[^`\n]{1,300})`"
           r"|(?P<bare>[^\s\"'`<>;&,\\|\[]" + _BARE + r"{0,511}))")
 # Beside ``=`` and ``:``: a typed declaration's annotation (``password: String =``, Rust's
@@ -147,6 +147,17 @@ _ELEMENT = re.compile(
 )
 # A property list gives a key's value in the element after it (``<key>APIToken</key><string>…</string>``).
 _PLIST_ENTRY = re.compile(r"<key>(?P<label>[^<>\n]{1,60})</key>[ \t\r\n]{0,200}<string>(?P<value>[^<>\n]{1,300})</string>")
+# A row of an HTML table or description list: the label's cell, then the value's
+# (``<td>Password</td><td>…</td>``, ``<dt>Token</dt><dd>…</dd>``).
+_HTML_ROW = re.compile(
+    r"<(?P<open>t[dh]|dt)(?:[ \t][^<>\n]{0,100})?>[ \t]*(?P<label>[^<>\n]{1,60}?)[ \t]*</(?P=open)>[ \t\r\n]{0,40}"
+    r"<(?P<cell>td|dd)(?:[ \t][^<>\n]{0,100})?>[ \t]*(?P<value>[^<>\n]{1,300}?)[ \t]*</(?P=cell)>"
+)
+# A setting stored as a row of a key-value table, its value set where its key is named
+# (``UPDATE settings SET value = '…' WHERE key = 'smtp_password'``).
+_SQL_SETTING = re.compile(
+    r"(?i:value)[ \t]*=[ \t]*'(?P<value>[^'\n]{1,300})'[ \t]+(?i:where)[ \t]+(?i:key|name)[ \t]*=[ \t]*'(?P<label>[^'\n]{1,60})'"
+)
 _ATTRIBUTES = re.compile(
     r"(?i:key|name)[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,60})\"[ \t]+(?i:value)[ \t]*=[ \t]*\"(?P<value>[^\"\n]{1,300})\""
 )
@@ -163,7 +174,7 @@ PUBLIC_KEY_VALUE = re.compile(r"^(?:\d{3,5}[RDGE]|(?:rsa|dsa|elg)\d{4}|ed25519|c
 _DECIMAL = re.compile(r"^\d+[.,]\d+$")
 _DATE = re.compile(r"^\d{1,4}([-/.])\d{1,2}\1\d{1,4}$")
 _DIGIT_GROUPS = re.compile(r"^\d{2,6}(?:-\d{2,6}){1,3}$")
-_WORD_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
+_WORD_PATH = re.compile(r"^(?:~|\.{1,2})?/?[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PROSE_GOES_ON = re.compile(r"[ \t]+\w")
 _EXPRESSION_GOES_ON = re.compile(r"[ \t]+(?:\+|\|\||\?\?)[ \t]")
@@ -360,6 +371,11 @@ def assignments(text: str) -> Iterator[Hit]:
         if match.group("space") is not None and (_NEXT_SETTING.match(value) or text[match.start("label") - 1:match.start("label")] == "="):
             # ``method=password ip=10.0.0.8``: the word is a value itself, and what follows is the next setting.
             continue
+        if match.group("space") is not None and _app_password(label, value) and (
+                rest := _APP_PASSWORD_REST.match(text, end)) is not None:
+            yield Hit(start, rest.end(), PASSWORD)
+            position = max(position, rest.end())
+            continue
         if kind_of(label) == PASSWORD and len(value) == 1 and (spelled := _SPELLED_OUT.match(text, start)):
             # Spelled out a character at a time ("K 9 x # m 2 L q"): read as one.
             if generated(joined := spelled.group(0).replace(" ", "").replace("\t", "")) and value_is_secret(label, joined):
@@ -401,6 +417,13 @@ def _spaced_end(text: str, label: str, value: str, end: int) -> int:
     if rest is None and _words_of(label)[-1] == "passphrase":
         rest = _REST_OF_LINE.match(text, end)
     return end if rest is None else rest.end()
+
+
+def _app_password(label: str, value: str) -> bool:
+    """The first group of an app password (``abcd efgh ijkl mnop``) after its label ("gmail app
+    password", "app specific password"): too short to pass for a password alone."""
+    words = _words_of(label)
+    return kind_of(label) == PASSWORD and ("app" in words or "specific" in words) and bool(_APP_PASSWORD_START.match(value))
 
 
 def _qualified(label: str, qualifier: str | None) -> str:
@@ -448,9 +471,12 @@ def _condition(label: str, match: re.Match[str]) -> bool:
 
 
 def elements(text: str) -> Iterator[Hit]:
-    """``<password>…</password>``, ``<add key="SmtpPassword" value="…"/>`` and a property list's
-    ``<key>APIToken</key>`` with the ``<string>`` after it."""
-    for pattern in (_ELEMENT, _ATTRIBUTES, _PLIST_ENTRY):
+    """``<password>…</password>``, ``<add key="SmtpPassword" value="…"/>``, a property list's
+    ``<key>APIToken</key>`` with the ``<string>`` after it, an HTML table's row and a key-value
+    table's SQL."""
+    patterns = (_ELEMENT, _ATTRIBUTES, _PLIST_ENTRY) + ((_HTML_ROW,) if "</" in text else ()) \
+        + ((_SQL_SETTING,) if "'" in text else ())
+    for pattern in patterns:
         for match in pattern.finditer(text):
             label, value = match.group("label"), match.group("value").strip()
             if value and value_is_secret(label, value):

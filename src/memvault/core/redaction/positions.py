@@ -2,7 +2,9 @@
 authorization headers and schemes (``Authorization: Bearer …``, ``Basic …``, ``token …``),
 command lines (``curl -u user:pass``, ``--password pass``, ``mysql -pPASS``, ``sshpass -p``,
 ``redis-cli -a``, ``docker login -p``, ``htpasswd -b``, ``openssl … pass:``, ``net user``, ``chpasswd``),
-session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word cookie), ``.netrc`` entries (``machine … login … password …``),
+session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word cookie or curl's ``-b``, a
+HAR file's ``{"name": …, "value": …}``), a value piped into a command that stores it as a secret,
+``.netrc`` entries (``machine … login … password …``),
 ``.pgpass`` lines (``host:port:database:user:password``), the lines of an OpenVPN ``auth-user-pass``
 file, a Wi-Fi QR code's ``P:`` field, and a
 database driver's connect call with the password as a positional argument."""
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 
 from memvault.core.redaction.labels import API_KEY, PASSWORD, STRONG, TOKEN, kind_of, label_strength, value_is_secret
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import classes, generated, placeholder, prose, random_token
+from memvault.core.redaction.values import classes, code, generated, placeholder, prose, random_token
 
 _AUTHORIZATION = re.compile(
     r"(?i:(?<![\w-])(?:proxy-)?authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
@@ -52,7 +54,10 @@ _PASS_ARGUMENT = re.compile(
     r"(?<![\w-])-(?:pass(?:in|out)?|passphrase)[ \t]+pass:(?P<value>[^\s\"']{1,300})"
     r"|(?<![\w-])(?i:net)[ \t]+(?i:user)[ \t]+[^\s/]{1,100}[ \t]+(?P<net>[^\s/*][^\s]{0,300})"
     r"|(?<![\w-])echo[ \t]+[\"']?[\w.@-]{1,100}:(?P<chpasswd>[^\s\"']{1,300})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd"
-    r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}(?:--password-stdin|sudo[ \t]+(?:-\w+[ \t]+)*-S\b|passwd[ \t]+--stdin)"
+    r"|(?<![\w-])(?:echo|printf)[ \t]+(?:-n[ \t]+|(?P<format>[\"'])%s(?:\\n)?(?P=format)[ \t]+)?[\"']?(?P<stdin>[^\s\"'|]{1,300})[\"']?[ \t]*\|[^\n|]{0,200}(?:--password-stdin|sudo[ \t]+(?:-\w+[ \t]+)*-S\b|passwd[ \t]+--stdin"
+    # A command that stores what it reads as a secret (``wrangler secret put``, ``gh secret set``,
+    # ``fly secrets set``, ``vercel env add``, ``firebase functions:secrets:set``).
+    r"|(?<![\w-])secrets?(?::set|[ \t]+(?:put|set|add|create))\b|(?<![\w-])env[ \t]+add\b)"
 )
 # Rarer commands, each looked for only in text that holds a character or word it needs:
 # ``net use Z: \\server\share /user:DOMAIN\name password`` (or the password before ``/user:``); Samba's ``-U user%password``
@@ -131,14 +136,23 @@ _ENV_FALLBACK = re.compile(
 _SETTING_BEFORE = re.compile(r"(?P<label>[A-Za-z_][\w.-]{0,60})\\?[\"']?[ \t]*(?::|=|=>)[^\n:]{0,40}\Z")
 _CLIENT_CALL = re.compile(r"(?:Client|API|Api|client)[ \t]*\([ \t]*(?P<quote>[\"'])(?P<value>[\w-]{20,200})(?P=quote)[ \t]*\)")
 _CONNECT_OWNERS = re.compile(r"(?i)mysqldb|pymysql|mysql|mariadb|pg8000|drivermanager")
-_COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookies?\b")
+# The word cookie, or curl's flag that sends one (``curl -b 'session=…'``).
+_COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookies?\b|(?<!\S)(?:-b|--cookie)(?=[ \t]+[\"']?[\w.-]{1,64}=)")
 _COOKIE_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.!#$%&'*+^`|~-]{1,64})=(?P<value>[^;\s,\"']{1,4096})")
 _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember|login|identity|csrf|xsrf")
 _COOKIE_REACH = 4096
+# A pair that names its value in JSON, as HAR files, Postman's environments and cookie exports
+# give them (``{"name": "session", "value": "…"}``).
+_NAMED_VALUE = re.compile(
+    r"\\?\"(?:name|key)\\?\"[ \t]*:[ \t]*\\?\"(?P<name>[^\"\\\n]{1,64})\\?\"[ \t]*,[ \t]*"
+    r"\\?\"value\\?\"[ \t]*:[ \t]*\\?\"(?P<value>[^\"\\\n]{1,4096})\\?\""
+)
 # A session cookie's pair, named as frameworks name theirs (``PHPSESSID``, ``JSESSIONID``,
-# ``ASP.NET_SessionId``, ``laravel_session``), needs no word cookie before it.
+# ``ASP.NET_SessionId``, ``laravel_session``, ASP.NET Core's ``.AspNetCore.Cookies``, WordPress's
+# ``wordpress_logged_in_<hash>``), needs no word cookie before it.
 _SESSION_PAIR = re.compile(
-    r"(?<![\w.-])(?P<name>[A-Za-z0-9_.-]{0,40}(?i:sessid|session_?id|[._]session|\.sid))=(?P<value>[^;\s,\"']{16,4096})"
+    r"(?<![\w.-])(?P<name>[A-Za-z0-9_.-]{0,40}(?i:sessid|session_?id|[._]session|\.sid|\.cookies|\.aspxauth"
+    r"|_logged_in(?:_[0-9a-f]{32})?))=(?P<value>[^;\s,\"']{16,4096})"
 )
 _NETRC = re.compile(
     r"(?<![\w-])(?i:machine[ \t]+\S+|default|login[ \t]+\S+)"
@@ -180,7 +194,7 @@ def command_lines(text: str) -> Iterator[Hit]:
             continue
         value = _argument(match.group("value"))
         # "--token or MEMVAULT_TOKEN": the sentence goes on where a value would be.
-        if value and not value.isdigit() and not prose(value):
+        if value and not value.isdigit() and not prose(value) and not code(value):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     if "login" in text:
         for match in _LOGIN_ARGUMENT.finditer(text):
@@ -284,10 +298,20 @@ def _environment_fallbacks(text: str) -> Iterator[Hit]:
 
 def cookies(text: str) -> Iterator[Hit]:
     """A cookie that holds a session or a login is a bearer credential: whoever sends it is signed in."""
-    if "=" in text and ("ess" in text or "ESS" in text or ".sid" in text):
+    if "=" in text and ("ess" in text or "ESS" in text or ".sid" in text or "ookies" in text or "_in" in text
+                        or "AUTH" in text):
         for pair in _SESSION_PAIR.finditer(text):
             if generated(value := pair.group("value"), 16):
                 yield Hit(pair.start("value"), pair.end("value"), TOKEN)
+    if '"value"' in text or '\\"value\\"' in text:
+        for pair in _NAMED_VALUE.finditer(text):
+            name, value = pair.group("name"), pair.group("value")
+            if label_strength(name) is not None:
+                secret = value_is_secret(name, value)
+            else:
+                secret = bool(_SESSION_COOKIE.search(name)) and generated(value, 16)
+            if secret:
+                yield Hit(pair.start("value"), pair.end("value"), kind_of(name) if label_strength(name) else TOKEN)
     scanned = 0
     for word in _COOKIE.finditer(text):
         start = max(word.end(), scanned)

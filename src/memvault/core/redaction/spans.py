@@ -1,8 +1,9 @@
 """Where secrets are looked for and where they are cut out. Rules read a normalised copy of the
 text: compatibility forms folded (NFKC: full-width digits and letters become ASCII), format
-characters dropped (zero-width spaces and joiners, soft hyphens, direction marks), every Unicode
-space a plain space, every Unicode dash a hyphen and every quotation mark a plain one, and lines a
-trailing backslash continues joined. Each character of the copy remembers the character of the
+characters dropped (zero-width spaces and joiners, soft hyphens, direction marks), Cyrillic and
+Greek letters drawn like Latin ones made Latin inside a Latin word, every Unicode space a plain
+space, every Unicode dash a hyphen and every quotation mark a plain one, and lines a trailing
+backslash continues joined. Each character of the copy remembers the character of the
 original it came from, so what a rule finds is cut from the original text and everything around it
 comes back exactly as it was sent."""
 
@@ -23,6 +24,11 @@ _LINE_BREAKS = frozenset("\x85\u2028\u2029")
 _ARROWS = frozenset("\u2192\u21d2\u27f6\u27f9\u279c\u2794\u27a1")
 # Typographic and East Asian quotation marks read as the plain ones, so a value quoted with them
 # (“…”, „…“, «…», ‘…’, 「…」) ends where its quotes do.
+# Cyrillic and Greek letters drawn like Latin ones. Inside a Latin word (``pаssword`` with a Cyrillic
+# "а") they read as the Latin letter, so a label disguised so is still a label; a word of their own
+# script keeps them.
+_LOOKALIKES = str.maketrans("аеорсухіјѕкмнтвАВЕКМНОРСТХІЈЅοαεικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+                            "aeopcyxijskmhtbABEKMHOPCTXIJSoaeiknptuxABEZHIKMNOPTYX")
 _QUOTES = {**dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d\u300e\u300f\u301d\u301e", '"'),
            **dict.fromkeys("\u2018\u2019\u201a\u201b\u2039\u203a", "'")}
 
@@ -80,6 +86,10 @@ def normalise(text: str) -> Normalised:
         done = end
         if text[start] == "\\":
             continue
+        if _inside_latin_word(text, start, end):
+            pieces.append(text[start:end].translate(_LOOKALIKES))
+            origins.extend(range(start, end))
+            continue
         for index in range(start, end):
             folded = _fold(text[index])
             pieces.append(folded)
@@ -87,6 +97,13 @@ def normalise(text: str) -> Normalised:
     pieces.append(text[done:])
     origins.extend(range(done, len(text)))
     return Normalised("".join(pieces), tuple(origins))
+
+
+def _inside_latin_word(text: str, start: int, end: int) -> bool:
+    """``text[start:end]`` is all letters that look Latin, with an ASCII letter beside it."""
+    beside = (start > 0 and text[start - 1].isascii() and text[start - 1].isalpha()) or (
+        end < len(text) and text[end].isascii() and text[end].isalpha())
+    return beside and text[start:end].translate(_LOOKALIKES).isascii()
 
 
 def merged(hits: Iterable[Hit]) -> list[Hit]:

@@ -56,6 +56,9 @@ _SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z_.-]*=")
 _DRIVER_ADDRESS = re.compile(r"@(?:tcp|tcp6|unix|udp)\(")
 _DRIVER_USERINFO = re.compile(r"[\w.-]{1,64}:[^\s@\"'`]{1,300}\Z")
 _DSN_REACH = 365
+# A Sentry DSN's key (``https://<key>@o1.ingest.sentry.io/2``) only lets a client send events to
+# its project: it ships in every page that reports errors, as a publishable key does.
+_EVENT_INTAKE_HOST = re.compile(r"(?:[\w-]+\.)*sentry\.io(?![\w.-])")
 
 
 def userinfo(text: str) -> Iterator[Hit]:
@@ -79,7 +82,7 @@ def userinfo(text: str) -> Iterator[Hit]:
         if colon:
             if password and not placeholder(password):
                 yield Hit(start + len(user) + 1, start + at, PASSWORD)
-        elif generated(user, 16):
+        elif generated(user, 16) and not _EVENT_INTAKE_HOST.match(candidate, at + 1):
             yield Hit(start, start + at, TOKEN)
     for address in _DRIVER_ADDRESS.finditer(text):
         start = address.start()

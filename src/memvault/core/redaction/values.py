@@ -3,7 +3,8 @@ kept: placeholders and masks (``changeme``, ``<your-api-key>``, ``${TOKEN}``, ``
 ``****``, ``sk-...``, runs of ``x``), references to a secret store (Ansible ``!vault``, sops
 ``ENC[...]``, ``op://``, Key Vault references) or to where a command reads one (``env:NAME``,
 ``file:path``), code that reads one (``read_secret(...)``,
-``self.password``), prose after a label ("the password is too short"), and the example keys
+``self.password``), a type or a validator's rules where a value would be (``password: String!``,
+``'required|string'``), prose after a label ("the password is too short"), and the example keys
 vendors print in their documentation, which carry the word EXAMPLE (``AKIAIOSFODNN7EXAMPLE``):
 documented examples are published to be copied and open nothing."""
 
@@ -23,11 +24,14 @@ PLACEHOLDER_WORDS = frozenset(
     "bool boolean int integer float number object bytes dict list any optional "
     # Encodings a format's description names where the value goes (``?secret=BASE32``).
     "base32 base64 base58 hex uuid "
+    # Types that hold a secret in memory, and the generic ones around them (``token: SecretString``,
+    # ``password: CharArray``, ``refresh_token: Option<…>``).
+    "secretstr secretstring securestring secretbytes chararray bytearray option vec array "
     # Log levels, which a dotted logger's name ending in a credential's word is set to.
     "trace debug info warn warning error fatal off".split()
 )
 _TEMPLATE = re.compile(
-    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\{(?:[A-Za-z_][\w.]*|\d*)(?:![rsa])?(?::[^{}\s]*)?\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^\$?\{\{|^\{%|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
+    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\$\{[A-Za-z_]\w*:?[-=?+]|^\{(?:[A-Za-z_][\w.]*|\d*)(?:![rsa])?(?::[^{}\s]*)?\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^\$?\{\{|^\{%|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
     r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^(?:op|sm|gcpsm|awssm|azkv|bws|vault|infisical|doppler)://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
     r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$"
     # Ruby's and Octopus's interpolation; CloudFormation's intrinsic functions, which name a parameter.
@@ -55,6 +59,10 @@ _CODE = re.compile(
     r"|^\(+[A-Za-z_][\w-]*$",
 )
 _LABEL_WORD = re.compile(r"pass(?:word|wd|phrase)?|token|secret|key|pwd", re.IGNORECASE)
+# A name in kebab case ending in a credential's word names where one is kept (``--secret=db-password``).
+_CREDENTIAL_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:pass(?:word|wd|phrase)?|secret|token|key|pwd|credentials?)$")
+# A validator's rules joined by bars (Laravel's ``'required|string|min:12'``).
+_RULE_LIST = re.compile(r"^[a-z_]+(?::[\w,.]+)?(?:\|[a-z_]+(?::[\w,.]+)?){2,}$")
 PROSE_WORDS = frozenset(
     "the a an your my our their his her its this that these those same see use ask set reset change changed check "
     "enter type not no yes is was are be been being must should will would can could cannot may might at in on for "
@@ -95,7 +103,8 @@ def documented_example(value: str) -> bool:
 def placeholder(value: str) -> bool:
     """Stands for a secret without being one (a template, a mask, a reference, a documented example)."""
     text = value.strip().strip("\"'`")
-    if not text or text.lower() in PLACEHOLDER_WORDS:
+    # A schema's type is the same word marked required or optional (GraphQL's ``String!``, ``Int?``).
+    if not text or text.lower() in PLACEHOLDER_WORDS or text.rstrip("!?").lower() in PLACEHOLDER_WORDS:
         return True
     if text.endswith(("...", "\u2026")) and len(text.rstrip(".\u2026")) <= 12:
         return True
@@ -104,7 +113,7 @@ def placeholder(value: str) -> bool:
 
 def code(value: str) -> bool:
     """Code that reads a secret (``get_password()``, ``self.token``, ``db_password``) holds none itself."""
-    if _CODE.match(value):
+    if _CODE.match(value) or _CREDENTIAL_NAME.match(value) or _RULE_LIST.match(value):
         return True
     return not any(c.isdigit() for c in value) and ("_" in value or "." in value) and bool(_LABEL_WORD.search(value)) \
         and value.replace("_", "").replace(".", "").isalpha()

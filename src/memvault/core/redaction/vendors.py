@@ -65,15 +65,22 @@ _KEYS = (
     r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{30,}",
     r"sbp_[a-f0-9]{40}|sb_secret_[" + _URL64 + r"]{20,}",
     r"gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|(?:pplx|xai|csk)-[A-Za-z0-9]{40,}|pcsk_[A-Za-z0-9_]{50,}",
-    r"EAA[A-Za-z0-9]{80,}|sq0(?:atp|csp)-[" + _URL64 + r"]{22,}",
+    r"EAA[A-Za-z0-9]{80,}|sq0(?:atp|csp)-[" + _URL64 + r"]{22,}|EAAA[" + _URL64 + r"]{60}(?![" + _URL64 + r"])",
     r"access_token\$production\$[a-z0-9]{16}\$[a-f0-9]{32}",
     r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}(?:-[A-Z0-9]{5}){4}",
-    r"dapi[a-f0-9]{32}(?:-\d)?|rubygems_[a-f0-9]{48}|oy2[a-z0-9]{43}",
+    r"dapi[a-f0-9]{32}(?:-\d)?|rubygems_[a-f0-9]{48}|oy2[A-Za-z0-9]{43}|CLOJARS_[a-f0-9]{60}",
     r"LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{32}",
     r"CFPAT-[" + _URL64 + r"]{40,}|tfp_[" + _URL64 + r"]{40,}|re_[A-Za-z0-9]{8,}_[A-Za-z0-9]{16,}",
     r"nfp_[A-Za-z0-9]{36,}|fo1_[" + _URL64 + r"]{40,}|rnd_[A-Za-z0-9]{30,}|pul-[a-f0-9]{40}",
     r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|mlsn\.[a-f0-9]{64}",
     r"shippo_(?:live|test)_[a-f0-9]{40}|EZ[AT]K[A-Za-z0-9]{54}|FLWSECK(?:_TEST)?-[a-f0-9]{32}-X",
+    # Fireworks (24 characters, a digit among them: ``fw_`` also starts firmware's names), Buildkite,
+    # CircleCI's personal and project tokens, Lob's keys (35 hex characters).
+    r"fw_(?=[A-Za-z]{0,23}[0-9])[A-Za-z0-9]{24}(?![A-Za-z0-9])|bkua_[a-f0-9]{40}|CCIP(?:AT|RJ)_[A-Za-z0-9]{16,}_[a-f0-9]{40}|(?:live|test)_[a-f0-9]{35}(?![A-Za-z0-9])",
+    # Asana's personal access tokens: a version, the user's and the app's ids, then 32 hex characters.
+    r"[12]/\d{10,20}(?:/\d{10,20})?:[a-f0-9]{32}(?![A-Za-z0-9])",
+    # Firebase's legacy server keys: an id, then ``APA91b`` and a long run.
+    r"AAAA[" + _URL64 + r"]{7}:APA91b[" + _URL64 + r"]{100,}",
     r"AKCp[A-Za-z0-9]{60,}|cmVmdGtuOj[A-Za-z0-9]{40,}",
     r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|sq[upa]_[a-f0-9]{40}|pnu_[A-Za-z0-9]{36}",
     r"(?:api|sdk|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
@@ -81,6 +88,8 @@ _KEYS = (
 )
 _TOKENS = (
     r"eyJ[" + _URL64 + r"]{8,}\.(?:\r?\n[ \t]*)?ey[" + _URL64 + r"]{8,}\.(?:\r?\n[ \t]*)?[" + _URL64 + r"]*",
+    # A JWS's payload need not be JSON: a JSON header and two long segments after it.
+    r"eyJ[" + _URL64 + r"]{8,}\.[" + _URL64 + r"]{20,}\.[" + _URL64 + r"]{20,}",
     r"ya29\.[" + _URL64 + r"]{20,}",
     r"1//0[" + _URL64 + r"]{30,}",
     r"4/0A[" + _URL64 + r"]{30,}",
@@ -89,13 +98,18 @@ _TOKENS = (
     r"\d{6,12}:[" + _URL64 + r"]{35}(?![" + _URL64 + r"])",
     r"hv[sbr]\.[" + _URL64 + r"]{20,}|s\.[A-Za-z0-9]{24}(?![A-Za-z0-9])|b\.AAAAAQ[" + _URL64 + r"]{40,}",
     r"[A-Za-z0-9]{14}\.atlasv1\.[" + _URL64 + r"=]{60,}",
-    r"sk\.eyJ[" + _URL64 + r"]{50,}\.[" + _URL64 + r"]{20,}|ops_eyJ[" + _B64 + r"_-]{50,}",
+    r"sk\.eyJ[" + _URL64 + r"]{50,}(?:\.[" + _URL64 + r"]{20,})?|ops_eyJ[" + _B64 + r"_-]{50,}",
     r"AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}",
     r"y0_[" + _URL64 + r"]{50,}",
     r"sl\.(?:[A-Za-z]\.)?[" + _URL64 + r"]{100,}",
     r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
     r"fm[12][ar]?_[" + _B64 + r"]{40,}",
     r"oauth:[A-Za-z0-9]{30}(?![A-Za-z0-9])|(?i:nsec1[02-9ac-hj-np-z]{58})(?![A-Za-z0-9])",
+    # Matrix's access tokens; Okta's API tokens under their own scheme (``SSWS 00…``).
+    r"syt_[" + _URL64 + r"]{4,}_[A-Za-z0-9]{20}_[A-Za-z0-9]{6}(?![A-Za-z0-9])|SSWS[ \t]+00[" + _URL64 + r"]{38,}",
+    # A SAML response or assertion in base64 (``<samlp:Response``, ``<saml:Assertion`` and the
+    # ``saml2`` forms): signed, it signs in whoever presents it.
+    r"PHNhbW(?:xwOlJlc3BvbnNl|wycDpSZXNwb25zZ|w6QXNzZXJ0aW9u|wyOkFzc2VydGlvb)[A-Za-z0-9+/=]{100,}",
     # Password hashes in crypt's modular format (htpasswd, /etc/shadow, app databases): crackable
     # offline, so kept out like the password itself.
     r"\$(?:apr1|1|5|6|2[abxy]|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?)\$[A-Za-z0-9./$=,+-]{20,}",

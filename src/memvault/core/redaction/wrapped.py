@@ -28,8 +28,10 @@ _DECODED = re.compile(
 _PAIR = re.compile(r"^[^\s:]{1,64}:(?P<password>\S{1,300})$")
 # A mapping's value that is base64 alone on its line, as a Kubernetes Secret's ``data:`` holds
 # every value (``.dockerconfigjson: eyJhdXRocyI6…``): whatever its key's name, it is opened.
-_MOST_MAPPED = 32  # a Secret holds a few; a page of them is a page of data, not a Secret
-_MAPPED = re.compile(r"(?m)^[ \t]*[\w.-]{1,100}[ \t]*:[ \t]+(?P<mapped>[A-Za-z0-9+/]{16,8192}={0,2})[ \t]*\r?$")
+_MOST_MAPPED = 32
+# A registry pull secret's keys hold nothing but a registry's logins, however the base64 was cut.
+_REGISTRY_LOGINS = frozenset({".dockerconfigjson", ".dockercfg"})  # a Secret holds a few; a page of them is a page of data, not a Secret
+_MAPPED = re.compile(r"(?m)^[ \t]*(?P<key>[\w.-]{1,100})[ \t]*:[ \t]+(?P<mapped>[A-Za-z0-9+/]{16,8192}={0,2})[ \t]*\r?$")
 
 
 def _unwrapped(literal: str) -> str | None:
@@ -46,6 +48,9 @@ def base64_wrapped(text: str) -> Iterator[Hit]:
 
     for match in (*_DECODED.finditer(text), *islice(_MAPPED.finditer(text), _MOST_MAPPED)):
         group = next(name for name in ("piped", "herestring", "called", "mapped") if match.groupdict().get(name) is not None)
+        if group == "mapped" and match.group("key") in _REGISTRY_LOGINS:
+            yield Hit(match.start(group), match.end(group), PASSWORD)
+            continue
         decoded = _unwrapped(match.group(group))
         if decoded is None:
             continue
