@@ -22,13 +22,13 @@ _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2e3a\u2e3
 _LINE_BREAKS = frozenset("\x85\u2028\u2029")
 # An arrow between a name and its value reads as the ASCII one (``Password ⇒ …``).
 _ARROWS = frozenset("\u2192\u21d2\u27f6\u27f9\u279c\u2794\u27a1")
-# Typographic and East Asian quotation marks read as the plain ones, so a value quoted with them
-# (“…”, „…“, «…», ‘…’, 「…」) ends where its quotes do.
 # Cyrillic and Greek letters drawn like Latin ones. Inside a Latin word (``pаssword`` with a Cyrillic
 # "а") they read as the Latin letter, so a label disguised so is still a label; a word of their own
 # script keeps them.
 _LOOKALIKES = str.maketrans("аеорсухіјѕкмнтвАВЕКМНОРСТХІЈЅοαεικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
                             "aeopcyxijskmhtbABEKMHOPCTXIJSoaeiknptuxABEZHIKMNOPTYX")
+# Typographic and East Asian quotation marks read as the plain ones, so a value quoted with them
+# (“…”, „…“, «…», ‘…’, 「…」) ends where its quotes do.
 _QUOTES = {**dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d\u300e\u300f\u301d\u301e", '"'),
            **dict.fromkeys("\u2018\u2019\u201a\u201b\u2039\u203a", "'")}
 
