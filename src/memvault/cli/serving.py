@@ -53,6 +53,7 @@ def mcp(key: str | None, brain_token: str | None, data_dir: Path | None) -> None
     every call, so a wrong one is a tool error the client shows."""
 
     async def work(deps: Deps) -> None:
+        from memvault.api.mcp.stdio import serve_stdio
         from memvault.api.mcp.tools import mcp_server
         from memvault.runtime.local import closing_idle_vaults, start_local
 
@@ -61,6 +62,6 @@ def mcp(key: str | None, brain_token: str | None, data_dir: Path | None) -> None
         say("serving MCP on stdio")
         # A wrong or revoked secret is a tool error the client shows, not a refusal to start.
         async with closing_idle_vaults(deps):
-            await mcp_server(deps, lambda _: tokens).run_stdio_async()
+            await serve_stdio(mcp_server(deps, lambda _: tokens))
 
     with_deps(data_dir, work)
