@@ -8,6 +8,7 @@ import json
 import os
 import select
 import subprocess
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -199,12 +200,22 @@ def send(process: subprocess.Popen[bytes], line: bytes | dict[str, Any]) -> None
     process.stdin.flush()
 
 
+# What each process wrote after the last line read (read straight from its descriptor: a buffered
+# reader could hold a line that select no longer sees).
+_UNREAD: dict[int, bytes] = {}
+
+
 def receive(process: subprocess.Popen[bytes]) -> dict[str, Any]:
     assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], WAIT)
-    assert ready, "no answer"
-    line = process.stdout.readline()
-    assert line, "the server closed stdout"
+    descriptor = process.stdout.fileno()
+    unread, deadline = _UNREAD.pop(descriptor, b""), time.monotonic() + WAIT
+    while b"\n" not in unread:
+        ready, _, _ = select.select([descriptor], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, "no answer"
+        chunk = os.read(descriptor, 1 << 16)
+        assert chunk, "the server closed stdout"
+        unread += chunk
+    line, _, _UNREAD[descriptor] = unread.partition(b"\n")
     received: dict[str, Any] = json.loads(line)
     return received
 
