@@ -13,9 +13,10 @@ import pytest
 from memvault.core import memory
 from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
-from memvault.core.memory import journal
+from memvault.core.memory import journal, routed_calls
 from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, Reply, Turn
 from memvault.core.memory.routed_calls import RoutedCall, settle_leftovers
+from memvault.core.memory.write import store_conversation
 from memvault.core.models import SearchItem, SearchResult
 from memvault.core.operations.maintenance import run_maintenance
 from memvault.core.receipts.store import ReceiptStore
@@ -140,6 +141,54 @@ async def test_clearing_reaches_the_journal_and_the_usage_stays_owed(deps: Deps)
     assert await texts(deps, key_id, "gone") == []
     assert sorted(await texts(deps, key_id, "kept")) == sorted(["Keep this question about ferries.", ANSWER])
     assert (await usage(deps, key_id))["calls"] == 2
+
+
+async def forget_or_clear(deps: Deps, key_id: str, call: RoutedCall, how: str) -> None:
+    if how == "forget":
+        await memory.forget(deps, key_id, [f"rt-{call.call.id}-u", f"rt-{call.call.id}-a"])
+    else:
+        await memory.clear_memory(deps, key_id, "trip")
+
+
+@pytest.mark.parametrize("how", ["forget", "clear"])
+async def test_a_turn_forgotten_while_its_settling_stores_it_stays_forgotten(
+        deps: Deps, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id, session_id="trip")
+    await call.answer(Reply(ANSWER, 5, 5), 1.0)
+
+    async def forgotten_first(*args: object, **kwargs: object) -> object:
+        # The settling read its row; the forget (or clear) runs before the turn reaches the vault.
+        await forget_or_clear(deps, key_id, call, how)
+        return await store_conversation(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(routed_calls, "store_conversation", forgotten_first)
+    await call.settle(Reply(ANSWER, 5, 5), True, 1.0)
+    assert await texts(deps, key_id, "trip") == []
+    assert (await usage(deps, key_id))["calls"] == 1
+
+
+@pytest.mark.parametrize("how", ["forget", "clear"])
+async def test_a_turn_settled_between_a_forgets_steps_stays_forgotten(
+        deps: Deps, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id, session_id="trip")
+    await call.answer(Reply(ANSWER, 5, 5), 1.0)
+    step = "forget_turns" if how == "forget" else "clear_turns"
+    reaching = getattr(journal, step)
+    settled: list[bool] = []
+
+    async def settled_first(*args: object) -> object:
+        # The whole settling runs as the forget (or clear) reaches the journal.
+        if not settled:
+            settled.append(True)
+            await call.settle(Reply(ANSWER, 5, 5), True, 1.0)
+        return await reaching(*args)
+
+    monkeypatch.setattr(journal, step, settled_first)
+    await forget_or_clear(deps, key_id, call, how)
+    assert settled and await texts(deps, key_id, "trip") == []
+    assert await leftovers(deps) == 0
 
 
 async def test_a_secret_never_reaches_the_journal_in_clear(deps: Deps) -> None:

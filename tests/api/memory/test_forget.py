@@ -187,3 +187,16 @@ def test_cli_forget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert json.loads(capsys.readouterr().out) == {"forgotten": ["t2"], "not_found": ["t99"]}
     assert cli.main(["export", "--key", key]) == 0
     assert "markert2x" not in capsys.readouterr().out
+
+
+async def test_a_chunk_cut_again_still_takes_its_overlap_out_of_the_chunk_after_it(memvault: Memvault) -> None:
+    await store(memvault, chat(60))
+    path = next((data_dir_of(memvault) / "vaults").glob("*.sqlite3"))
+    with sqlite3.connect(path) as conn:
+        first = json.loads(conn.execute("SELECT source_ids FROM rows WHERE kind = 'chunk' ORDER BY rowid").fetchone()[0])
+    # The first chunk is cut again, as a new row: it now comes after the chunk that carries its tail.
+    await memory.forget(memvault.deps, memvault.key_id, [first[0]])
+    await memory.forget(memvault.deps, memvault.key_id, [first[-1]])
+    marker = f"marker{first[-1]}x"
+    assert marker not in stored_text(memvault, data_dir_of(memvault))
+    assert marker not in await every_read(memvault, f"code word {marker}")

@@ -8,6 +8,7 @@ is cut off. Re-cut chunks are new rows, so they get new embeddings and FTS entri
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,16 +153,21 @@ def _chunks_holding(sql: SyncSql, ids: Sequence[str]) -> list[MemoryRow]:
 
 
 def _chunks_after(sql: SyncSql, chunks: Sequence[MemoryRow]) -> list[MemoryRow]:
-    """The chunk cut right after each of ``chunks``: the one that may carry its tail."""
-    followers: dict[str, MemoryRow] = {}
+    """The chunk cut right after each of ``chunks``: the one that may carry its tail, which holds the
+    message stored next after the chunk's last. Messages keep the rowid they were stored under, a
+    chunk cut again does not, so the order is the messages'."""
+    following: list[str] = []
     for chunk in chunks:
-        for data in sql.execute(
-            f"SELECT {ROW_COLUMNS} FROM rows WHERE kind = 'chunk' "
-            "AND rowid > (SELECT rowid FROM rows WHERE id = ?) ORDER BY rowid LIMIT 1",
-            (chunk.id,),
-        ):
-            followers[str(data["id"])] = row_from_sql(data)
-    return list(followers.values())
+        following += [
+            str(data["message_id"])
+            for data in sql.execute(
+                "SELECT message_id FROM rows WHERE kind = 'message' AND rowid > (SELECT MAX(rowid) FROM rows "
+                "WHERE kind = 'message' AND message_id IS NOT NULL AND message_id IN (SELECT value FROM json_each(?))) "
+                "ORDER BY rowid LIMIT 1",
+                (json.dumps(list(chunk.source_ids)),),
+            )
+        ]
+    return _chunks_holding(sql, following)
 
 
 def _messages_of(sql: SyncSql, chunk: MemoryRow) -> list[Message]:

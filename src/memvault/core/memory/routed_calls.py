@@ -18,7 +18,7 @@ from memvault.core.memory import journal
 from memvault.core.memory.accounting import stored_usage
 from memvault.core.memory.chat_calls import STATUS_OK, Conversation, MemoryOptions, PreparedMemory, Reply, turn_messages
 from memvault.core.memory.journal import PendingCall
-from memvault.core.memory.write import gated, store_conversation
+from memvault.core.memory.write import forget, gated, store_conversation
 from memvault.core.models import Message
 from memvault.core.receipts.record import keep_routed, new_receipt_id
 from memvault.core.usage.meter import CallUsage, Meter, metering
@@ -127,6 +127,8 @@ async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
             try:
                 await store_conversation(deps, call.key_id, call.turn, session_id=call.session_id)
                 stored = call.turn
+                if written == "answered":
+                    await _forget_again(deps, call)
             except Exception as exc:
                 log.warning("storing the routed turn failed: %s", type(exc).__name__)
                 # A store that may work later keeps the row; a turn the store refuses never will.
@@ -137,6 +139,18 @@ async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
         await deps.db.batch(journal.settling(call, usage, pending=written != "none"))
     except Exception as exc:
         log.warning("recording a routed call's usage failed: %s", type(exc).__name__)
+
+
+async def _forget_again(deps: Deps, call: PendingCall) -> None:
+    """Forget the messages of ``call``'s turn that a forget or a clear took out of its row while
+    the turn was being stored: that forget ran before they were in the vault, and found none."""
+    now = await journal.read(deps.db, call.id)
+    if now is None:
+        return
+    kept = {m.id for m in now.turn}
+    taken = [m.id for m in call.turn if m.id not in kept]
+    if taken:
+        await forget(deps, call.key_id, taken, call.session_id)
 
 
 async def settle_leftovers(

@@ -130,13 +130,15 @@ async def _vaults_named(deps: Deps, key_id: str, session_id: str | None) -> list
 async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, reset: bool = False) -> list[str]:
     """Clear one session vault, or (without ``session_id``) every vault of the key; the mirror
     follows from the vaults' logs. Returns the vaults cleared."""
+    # The journal first: a turn being stored as this runs then either reached the vault before it
+    # is cleared, or is taken out again by its settling, which reads its row once it is stored.
+    await journal.clear_turns(deps.db, key_id, session_id)
     names = await _vaults_named(deps, key_id, session_id)
     for name in names:
         vault = await _registered(deps, key_id, name)
         await vault.clear(reset)
         await _sync(deps, key_id, name)
     await ReceiptStore(deps.db).clear(key_id, session_id)
-    await journal.clear_turns(deps.db, key_id, session_id)
     return names
 
 
@@ -147,16 +149,17 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
     wanted = list(dict.fromkeys(str(i) for i in ids))
     if not wanted:
         raise InvalidInput("ids must name at least one message")
+    # A routed turn not yet stored is still in the journal: forgetting reaches it there, first, so
+    # that a turn being stored as this runs either is in the vault by the time the vault forgets,
+    # or is forgotten again by its settling, which reads its row once it is stored.
+    found = await journal.forget_turns(deps.db, key_id, wanted, session_id)
     names = await _vaults_named(deps, key_id, session_id)
-    found: set[str] = set()
     for name in names:
         vault = await _registered(deps, key_id, name)
         result = await vault.forget(wanted)
         await embed_jobs(deps, vault, result.state.to_embed)
         await _sync(deps, key_id, name)
         found.update(result.forgotten)
-    # A routed turn not yet stored is still in the journal: forgetting reaches it there.
-    found.update(await journal.forget_turns(deps.db, key_id, wanted, session_id))
     # Receipts name messages by id: an id asked for, or found as another's alias, leaves them too.
     await ReceiptStore(deps.db).forget(key_id, sorted({*wanted, *found}), session_id, sorted(found), deps.clock())
     return {"forgotten": [i for i in wanted if i in found], "not_found": [i for i in wanted if i not in found]}
