@@ -17,9 +17,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 import soak_races
 
+SUITE_SEED = 6
+
 
 def test_races_and_kills_break_no_invariant(tmp_path: Path) -> None:
-    seed = int(os.environ.get("RACES_SEED") or random.randrange(10**6))
+    # One seed the suite runs every time, so it tests the same mix of choices (the threads' timing still
+    # varies); RACES_SEED=random draws one, and the soak script runs as many as it is given time for.
+    chosen = os.environ.get("RACES_SEED", str(SUITE_SEED))
+    seed = random.randrange(10**6) if chosen == "random" else int(chosen)
     print(f"seed {seed} (RACES_SEED={seed} runs the same choices again)")
     report = soak_races.run(tmp_path, seed, rounds=4, clients=6, answers=100)
     summary = report.summary()
