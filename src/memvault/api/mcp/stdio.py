@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -53,7 +53,32 @@ def rejection(error: Exception) -> JSONRPCError:
                         error=ErrorData(code=INVALID_REQUEST, message="Invalid request: not a JSON-RPC 2.0 message"))
 
 
-class Answers:
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+Inner = TypeVar("Inner", bound=_Closable)
+
+
+class _Wrapping(Generic[Inner]):
+    """A stream around one of the transport's: closed with it, and its own context manager."""
+
+    _inner: Inner
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class Answers(_Wrapping[WriteStream[SessionMessage]]):
     """The transport's write stream, noting which requests have been answered."""
 
     def __init__(self, inner: WriteStream[SessionMessage]) -> None:
@@ -79,20 +104,8 @@ class Answers:
             if not self.unanswered:
                 self.all_answered.set()
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class AnsweringRejects:
+class AnsweringRejects(_Wrapping[ReadStream[SessionMessage | Exception]]):
     """The transport's read stream, with each line it could not read answered instead of handed on,
     and its end held back until every request read from it is answered."""
 
@@ -117,9 +130,6 @@ class AnsweringRejects:
                 self._answers.withdrawn((message.params or {}).get("requestId"))
             return item
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
     def __aiter__(self) -> Self:
         return self
 
@@ -128,15 +138,6 @@ class AnsweringRejects:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 async def serve_stdio(server: MCPServer[Any]) -> None:
