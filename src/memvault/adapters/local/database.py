@@ -109,6 +109,25 @@ def split_statements(script: str) -> list[str]:
     return statements
 
 
+def write_all(conn: sqlite3.Connection, statements: Sequence[tuple[str, Sequence[Any]]]) -> int:
+    """Run ``statements`` as one write, all or nothing (one alone needs no transaction of its own:
+    SQLite undoes a statement that fails or is cut); the last one's row count."""
+    if len(statements) == 1:
+        sql, params = statements[0]
+        return conn.execute(sql, tuple(params)).rowcount
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        count = 0
+        for sql, params in statements:
+            count = conn.execute(sql, tuple(params)).rowcount
+        conn.execute("COMMIT")
+        return count
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 class StepBudget:
     """SQLite's progress handler for statements run on the caller's thread: cut one once it has
     taken ``INLINE_STEPS`` (``start`` before each)."""
@@ -187,18 +206,9 @@ class SqliteDatabase:
             return None
         try:
             self._write_steps.start()
-            self._writer.execute("BEGIN IMMEDIATE")
-            try:
-                count = 0
-                for sql, params in statements:
-                    count = self._writer.execute(sql, tuple(params)).rowcount
-                self._writer.execute("COMMIT")
-                self._writes_since_checkpoint += 1
-                return count
-            except BaseException:
-                if self._writer.in_transaction:
-                    self._writer.execute("ROLLBACK")
-                raise
+            count = write_all(self._writer, statements)
+            self._writes_since_checkpoint += 1
+            return count
         except sqlite3.IntegrityError:
             # The same verdict the worker would give: raised as a write race, nothing written.
             with storage_errors():
@@ -215,19 +225,11 @@ class SqliteDatabase:
 
     def _execute(self, sql: str, params: Sequence[Any]) -> int:
         with self._lock, storage_errors():
-            return self._conn.execute(sql, tuple(params)).rowcount
+            return write_all(self._conn, [(sql, params)])
 
     def _batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
         with self._lock, storage_errors():
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                for sql, params in statements:
-                    self._conn.execute(sql, tuple(params))
-                self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
+            write_all(self._conn, statements)
 
     async def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         found = self._read_here(sql, params)
