@@ -1,21 +1,24 @@
-"""Large writes: stored in bounded slices (a failure leaves a prefix, a re-send completes it without
-storing anything twice), embedded off the event loop so other keys keep being answered, each
-message embedded once, and chunks get their vectors from their messages'."""
+"""Large writes: stored whole or not at all (a re-send after a failure stores them once), embedded
+in bounded slices off the event loop so other keys keep being answered, each message embedded
+once, and chunks get their vectors from their messages'."""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Sequence
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import pytest
 from memory_support import Memvault
 from test_memory_api import NOW, search, store
 
+from memvault.adapters.local.vaults import vault_filename
 from memvault.core import memory
 from memvault.core.credentials.keys import create_key
-from memvault.core.errors import StorageUnavailable
 from memvault.core.models import Message
 
 
@@ -50,41 +53,27 @@ class HeldEmbedder:
         return list(await self._inner.embed(texts))
 
 
-class FailingAppends:
-    """The vault directory with the n-th append of one vault failing, as a crashed store would."""
-
-    def __init__(self, inner: Any, fail_on: int) -> None:
-        self._inner, self._fail_on, self.appends = inner, fail_on, 0
-
-    def vault(self, name: str) -> Any:
-        outer, vault = self, self._inner.vault(name)
-
-        class Vault:
-            def __getattr__(self, attribute: str) -> Any:
-                return getattr(vault, attribute)
-
-            async def append(self, messages: Sequence[Message], model: Any = None, usage: Any = None) -> Any:
-                outer.appends += 1
-                if outer.appends == outer._fail_on:
-                    raise StorageUnavailable("the vault failed mid-batch")
-                return await vault.append(messages, model, usage)
-
-        return Vault()
-
-
-async def test_a_long_batch_goes_in_slices_and_a_resend_completes_it_once(memvault: Memvault) -> None:
+async def test_a_long_batch_that_fails_part_way_stores_nothing_and_a_resend_stores_it_once(memvault: Memvault) -> None:
     memvault.deps.tuning = memvault.deps.tuning.replace(embed_batch=100)
-    healthy = memvault.deps.vaults
-    memvault.deps.vaults = FailingAppends(healthy, fail_on=4)
+    await store(memvault, chat(1, prefix="s"))
+    name = f"{memvault.key_id}:core"
+    path = Path(memvault.deps.settings.data_dir) / "vaults" / vault_filename(name)
+    # The vault's storage fails at the 301st message of the batch, as a full disk or a crash would.
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TRIGGER fail_part_way BEFORE INSERT ON buffer WHEN NEW.id = 'm300' "
+                     "BEGIN SELECT RAISE(ABORT, 'the storage failed'); END")
     response = await memvault.client.post("/v1/memory", json={"messages": chat(450)}, headers=memvault.auth)
-    assert response.status_code == 503
-    stats = await healthy.vault(f"{memvault.key_id}:core").stats()
-    assert stats.messages + stats.buffered_messages == 300  # the three slices before the failure
-    memvault.deps.vaults = healthy
-    result = await store(memvault, chat(450))
-    assert result["messages_accepted"] == 150
-    stats = await healthy.vault(f"{memvault.key_id}:core").stats()
-    assert stats.messages + stats.buffered_messages == 450
+    assert response.status_code >= 400 and "error" in response.json()
+    stats = await memvault.deps.vaults.vault(name).stats()
+    assert stats.messages + stats.buffered_messages == 1  # not the 300 before the failure
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("DROP TRIGGER fail_part_way")
+    assert (await store(memvault, chat(450)))["messages_accepted"] == 450
+    assert (await store(memvault, chat(450)))["messages_accepted"] == 0
+    stats = await memvault.deps.vaults.vault(name).stats()
+    assert stats.messages + stats.buffered_messages == 451
+    rows = await memvault.deps.vaults.vault(name).rows(None, 1000)
+    assert all(r.embedding is not None for r in rows)  # the vectors came in slices of 100
 
 
 async def test_a_big_import_does_not_hold_up_another_keys_search(memvault: Memvault) -> None:

@@ -33,33 +33,26 @@ async def store_conversation(
     deps: Deps, key_id: str, messages: Sequence[Message], session_id: str | None = None, counted: bool = False
 ) -> StoreResult:
     """Store messages (from ``messages.message_from``) in order into the key's core vault (or its
-    session vault), then mirror them. A long list goes in slices of ``embed_batch`` messages, each
-    stored and embedded before the next, so memory stays flat however long the list; a failure
-    leaves the slices before it stored, and sending the list again (same ids) stores nothing twice
-    and completes it. The mirror then applies the vault's log in bounded pages. ``counted``: what
-    the store uses (messages, tokens, embeddings) is logged with each slice and its vectors, in
-    their own transactions, and reaches the key's usage ledger with the mirror."""
+    session vault), then mirror them. Every message goes into the vault in one transaction, so a
+    failure or a crash leaves all of them stored or none; they are then embedded and their vectors
+    attached ``embed_batch`` at a time (``embed_jobs``), so the model's vectors never pile up in
+    memory, and a row whose vector did not arrive is found by keyword until the nightly run embeds
+    it. The mirror then applies the vault's log in bounded pages. ``counted``: what the store uses
+    (messages, tokens, embeddings) is logged with the messages and with each slice of vectors, in
+    their transactions, and reaches the key's usage ledger with the mirror."""
     kinds: list[str] = []
     cleaned = [gated(message, kinds) for message in messages]
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     model = EmbeddingModel(deps.embedder.model_id, deps.embedder.dimension)
-    stored = chunks = accepted = 0
-    size = max(1, deps.tuning.embed_batch)
-    state = None
-    for start in range(0, max(len(cleaned), 1), size):
-        piece = cleaned[start : start + size]
-        note = usage_note(deps.clock(), stored_usage(piece)) if counted else None
-        state = await vault.append(piece, model, note)
-        await embed_jobs(deps, vault, state.to_embed, counted)
-        stored += sum(1 for r in state.rows if r.kind == "message")
-        chunks += sum(1 for r in state.rows if r.kind == "chunk")
-        accepted += state.accepted
+    note = usage_note(deps.clock(), stored_usage(cleaned)) if counted else None
+    state = await vault.append(cleaned, model, note)
+    await embed_jobs(deps, vault, state.to_embed, counted)
     return StoreResult(
-        rows_stored=stored,
-        chunks_stored=chunks,
-        tokens_buffered=state.buffered_tokens if state is not None else 0,
-        messages_accepted=accepted,
+        rows_stored=sum(1 for r in state.rows if r.kind == "message"),
+        chunks_stored=sum(1 for r in state.rows if r.kind == "chunk"),
+        tokens_buffered=state.buffered_tokens,
+        messages_accepted=state.accepted,
         updated_at=deps.clock(),
         redactions=tuple(dict.fromkeys(kinds)),
         mirrored=await _sync(deps, key_id, name),
