@@ -88,6 +88,9 @@ async def test_a_request_json_rpc_forbids_is_answered_as_over_stdio(served: tupl
         assert response.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     response = httpx.post(url, json={**ping, "id": "still-served"}, headers=headers)
     assert response.json() == {"jsonrpc": "2.0", "id": "still-served", "result": {}}
+    unknown_tool = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}}
+    assert httpx.post(url, json=unknown_tool, headers=headers).json() == {
+        "jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "Unknown tool: no_such_tool"}}
 
 
 async def test_mcp_is_mounted_by_the_local_root_only(tmp_path: Path) -> None:

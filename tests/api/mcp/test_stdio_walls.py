@@ -268,6 +268,10 @@ def test_what_json_rpc_or_the_line_limit_forbids_is_answered_and_the_session_goe
     bad_id = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600,
                                                       "message": "Invalid request: an id is a string or an integer"}}
     with raw_mcp(folder) as process:
+        send(process, request(0, "ping"))
+        assert receive(process) == {"jsonrpc": "2.0", "id": 0, "result": {}}
+        send(process, request(0, "tools/list"))
+        assert receive(process)["error"]["code"] == -32602  # before initialize
         send(process, request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                 "clientInfo": {"name": "strict", "version": "1"}}))
         assert receive(process)["id"] == 1
@@ -294,6 +298,8 @@ def test_what_json_rpc_or_the_line_limit_forbids_is_answered_and_the_session_goe
         assert receive(process) == {"jsonrpc": "2.0", "id": 5, "result": {}}
         send(process, request(6, "tools/call", {"name": "memory_search", "arguments": {"query": "n"}}))
         assert receive(process)["result"]["structuredContent"]["items"] == []
+        send(process, request(7, "tools/call", {"name": "no_such_tool", "arguments": {}}))
+        assert receive(process) == {"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "Unknown tool: no_such_tool"}}
         assert process.stdin is not None
         process.stdin.close()
         assert process.wait(WAIT) == 0
