@@ -31,7 +31,7 @@ class BodySizeLimit:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                await self.app(scope, _replay([message]), send)
+                await self.app(scope, replay([message]), send)
                 return
             body.extend(message.get("body", b""))
             if len(body) > self.max_bytes:
@@ -39,7 +39,7 @@ class BodySizeLimit:
                 return
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay([{"type": "http.request", "body": bytes(body), "more_body": False}], receive), send)
+        await self.app(scope, replay([{"type": "http.request", "body": bytes(body), "more_body": False}], receive), send)
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(
@@ -80,7 +80,7 @@ class ResponseDefaults:
         await self.app(scope, receive, completed)
 
 
-def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
+def replay(messages: list[Message], then: Receive | None = None) -> Receive:
     """A receive that hands out ``messages`` first, then waits on ``then`` (for the disconnect)."""
     pending = list(messages)
 

@@ -62,6 +62,6 @@ def mcp(key: str | None, brain_token: str | None, data_dir: Path | None) -> None
         say("serving MCP on stdio")
         # A wrong or revoked secret is a tool error the client shows, not a refusal to start.
         async with closing_idle_vaults(deps):
-            await serve_stdio(mcp_server(deps, lambda _: tokens))
+            await serve_stdio(mcp_server(deps, lambda _: tokens), deps.settings.max_body_bytes)
 
     with_deps(data_dir, work)

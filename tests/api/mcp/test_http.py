@@ -69,6 +69,30 @@ def test_plain_http_to_mcp_without_the_protocol_is_refused_not_crashed(served: t
     assert 400 <= response.status_code < 500, response.text
 
 
+async def test_a_request_json_rpc_forbids_is_answered_as_over_stdio(served: tuple[str, Path]) -> None:
+    url, data_dir = served
+    headers = {"X-Memory-Key": await create_key(data_dir), "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json", "MCP-Protocol-Version": "2025-06-18"}
+    ping = {"jsonrpc": "2.0", "method": "ping"}
+    for request_id in ({"n": 1}, [1], None, 1.5, True):
+        response = httpx.post(url, json={**ping, "id": request_id}, headers=headers)
+        assert response.status_code == 400, (request_id, response.text)
+        assert response.json() == {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "Invalid request: an id is a string or an integer"}}
+    for batch in ([{**ping, "id": 1}], []):
+        response = httpx.post(url, json=batch, headers=headers)
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32600, response.text
+        assert "batches" in response.json()["error"]["message"]
+    for not_json in (b"  ", b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": "\xff"}}'):
+        response = httpx.post(url, content=not_json, headers=headers)
+        assert response.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    response = httpx.post(url, json={**ping, "id": "still-served"}, headers=headers)
+    assert response.json() == {"jsonrpc": "2.0", "id": "still-served", "result": {}}
+    unknown_tool = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}}
+    assert httpx.post(url, json=unknown_tool, headers=headers).json() == {
+        "jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "Unknown tool: no_such_tool"}}
+
+
 async def test_mcp_is_mounted_by_the_local_root_only(tmp_path: Path) -> None:
     environ = {"MEMVAULT_DATA_DIR": str(tmp_path), "MEMVAULT_EMBEDDER": "hash"}
     local = create_local_app(environ)

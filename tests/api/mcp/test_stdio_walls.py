@@ -235,7 +235,7 @@ def test_malformed_json_rpc_is_answered_and_the_session_goes_on(tmp_path: Path) 
         send(process, b"not json at all " + folder.key_b.encode())
         assert receive(process) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
         send(process, b"{" + b"a" * 2_000_000)
-        assert receive(process)["error"]["code"] == -32700
+        assert receive(process)["error"]["code"] == -32600
         for number, shape in [(2, [folder.key_b]), (3, "memory_search"), (4, 7)]:
             send(process, request(number, "tools/call", shape))
             answered = receive(process)
@@ -261,6 +261,48 @@ def test_malformed_json_rpc_is_answered_and_the_session_goes_on(tmp_path: Path) 
     assert "Traceback" not in logged and not any(secret in logged for secret in folder.secrets())
     checked = memvault(tmp_path, "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_what_json_rpc_or_the_line_limit_forbids_is_answered_and_the_session_goes_on(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path)
+    bad_id = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600,
+                                                      "message": "Invalid request: an id is a string or an integer"}}
+    with raw_mcp(folder) as process:
+        send(process, request(0, "ping"))
+        assert receive(process) == {"jsonrpc": "2.0", "id": 0, "result": {}}
+        send(process, request(0, "tools/list"))
+        assert receive(process)["error"]["code"] == -32602  # before initialize
+        send(process, request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                "clientInfo": {"name": "strict", "version": "1"}}))
+        assert receive(process)["id"] == 1
+        send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for request_id in ({"n": 1}, [1], None, 1.5, True):
+            send(process, {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"})
+            assert receive(process) == bad_id, request_id
+        for batch in ([request(2, "ping")], []):
+            send(process, json.dumps(batch).encode())
+            refused = receive(process)
+            assert refused["id"] is None and refused["error"]["code"] == -32600 and "batches" in refused["error"]["message"]
+        send(process, b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": "\xff"}}')
+        assert receive(process) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+
+        # A note twice the size of the largest request body is refused, not stored.
+        send(process, request(4, "tools/call", {"name": "memory_store", "arguments": {"note": "n" * (2 << 20)}}))
+        too_long = receive(process)
+        assert too_long["id"] is None and too_long["error"]["code"] == -32600, too_long
+        assert "larger than 1048576 bytes" in too_long["error"]["message"]
+        # Blank lines and an unknown notification get no answer: the next answer is the ping's.
+        for unanswered in (b"", b"  \t ", json.dumps({"jsonrpc": "2.0", "method": "notifications/no_such"}).encode()):
+            send(process, unanswered)
+        send(process, json.dumps(request(5, "ping")).encode() + b"\r")
+        assert receive(process) == {"jsonrpc": "2.0", "id": 5, "result": {}}
+        send(process, request(6, "tools/call", {"name": "memory_search", "arguments": {"query": "n"}}))
+        assert receive(process)["result"]["structuredContent"]["items"] == []
+        send(process, request(7, "tools/call", {"name": "no_such_tool", "arguments": {}}))
+        assert receive(process) == {"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "Unknown tool: no_such_tool"}}
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(WAIT) == 0
 
 
 def test_secrets_in_argv_are_also_offered_through_the_environment() -> None:

@@ -11,12 +11,15 @@ from contextlib import AbstractAsyncContextManager
 from fastapi import FastAPI
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memvault.api.dependencies import caller_tokens
 from memvault.api.errors import render
+from memvault.api.limits import replay
 from memvault.api.mcp.memory_tools import McpContext
+from memvault.api.mcp.messages import Refusal, read_message
 from memvault.api.mcp.tools import mcp_server
 from memvault.core.credentials.callers import CallerTokens
 from memvault.core.deps import Deps
@@ -53,7 +56,8 @@ def _posts_only(app: ASGIApp) -> ASGIApp:
     stream for messages the server sends unasked, which a stateless server never has: held open by
     anyone, it would only hold a connection and a file descriptor; its DELETE ends a session, and
     there are none. A POST with no credential at all is refused before the transport reads it (a
-    credential that is there but wrong is refused by the tool it calls)."""
+    credential that is there but wrong is refused by the tool it calls), and a body that is no
+    message memvault serves is answered as over stdio (``messages.read_message``)."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] != "POST":
@@ -67,6 +71,18 @@ def _posts_only(app: ASGIApp) -> ASGIApp:
                              headers={"WWW-Authenticate": "Bearer"})
             await refusal(scope, receive, send)
             return
+        if scope["type"] == "http":
+            # The body-size limit has already read the body whole, within its limit.
+            received: list[Message] = []
+            while not received or (received[-1]["type"] == "http.request" and received[-1].get("more_body")):
+                received.append(await receive())
+            body = b"".join(message.get("body", b"") for message in received)
+            message = read_message(body)
+            if isinstance(message, Refusal):
+                answer = message.answer.model_dump_json(by_alias=True, exclude_unset=True)
+                await Response(answer, status_code=400, media_type="application/json")(scope, receive, send)
+                return
+            receive = replay(received, receive)
         await app(scope, receive, send)
 
     return guarded

@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 
 import memvault
 from memvault.api.mcp.brain_tools import add_brain_resources, brain_tools
@@ -29,6 +32,22 @@ INSTRUCTIONS = (
 TokensOf = Callable[[McpContext], CallerTokens]
 
 
+class Server(MCPServer[Any]):
+    """The SDK's server, answering a call of a tool it does not have as MCP 2025-06-18 says: with
+    JSON-RPC's invalid params, not a tool result marked ``isError`` (which is for a tool that ran)."""
+
+    def __init__(self, tools: list[Tool], **options: Any) -> None:
+        super().__init__(tools=tools, **options)
+        self._tool_names = frozenset(tool.name for tool in tools)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if name not in self._tool_names:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+        return await super().call_tool(name, arguments, context)
+
+
 def mcp_server(deps: Deps, tokens_of: TokensOf) -> MCPServer[Any]:
     async def key(ctx: McpContext) -> MemoryKey:
         return await memory_caller(deps, tokens_of(ctx))
@@ -37,8 +56,8 @@ def mcp_server(deps: Deps, tokens_of: TokensOf) -> MCPServer[Any]:
         return await brain_caller(deps, tokens_of(ctx))
 
     # The SDK configures the root logger when built; WARNING is what reached stderr before it did.
-    server: MCPServer[Any] = MCPServer(
-        "memvault", version=memvault.__version__, instructions=INSTRUCTIONS, log_level="WARNING",
+    server = Server(
+        name="memvault", version=memvault.__version__, instructions=INSTRUCTIONS, log_level="WARNING",
         tools=[*memory_tools(deps, key), *brain_tools(deps, credential)],
     )
 
