@@ -1,0 +1,317 @@
+"""The official SDKs used the way their own READMEs and docs show, beyond a plain call and its
+stream: structured outputs, tool loops, retries, chats, system blocks with cache control, images,
+thinking, automatic function calling and automatic continuation. Each call gets the SDK's own
+types back, memory where the provider keeps its system text, and its turn stored once."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any
+
+import openai
+from fake_upstream import openai_response, responses_response
+from google.genai import types
+from pydantic import BaseModel
+from test_router_endpoints import remember
+from test_sdk_clients import anthropic_client, gemini_client, openai_client
+
+from conftest import Router
+from memvault.core.memory.read.export import export_memory
+
+
+class Pet(BaseModel):
+    name: str
+    species: str
+
+
+PET = Pet(name="Biscuit", species="dog")
+
+
+def said_once(router: Router, key_id: str, text: str) -> bool:
+    """Whether the vault holds ``text`` as one message, never counted as said again."""
+
+    async def exported() -> list[dict[str, Any]]:
+        return [record async for record in export_memory(router.deps, key_id)]
+
+    found = [record for record in router.run(exported) if record.get("content") == text]
+    return len(found) == 1 and not found[0].get("said_again")
+
+
+def body(answer: tuple[int, str, list[bytes]]) -> bytes:
+    """A fake provider answer's bytes, whole."""
+    return b"".join(answer[2])
+
+
+def test_openai_structured_outputs_parse_into_the_callers_model(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    remember(router, key, "My dog is called Biscuit.")
+    client = openai_client(router, secret)
+    router.upstream.reply_next_with(200, body(openai_response({"model": "gpt-test"}, [PET.model_dump_json()])))
+    completion = client.chat.completions.parse(
+        model="gpt-test",
+        messages=[{"role": "developer", "content": "Extract the pet."}, {"role": "user", "content": "Describe my dog."}],
+        response_format=Pet,
+    )
+    assert completion.choices[0].message.parsed == PET
+    sent = router.upstream.received[-1].json
+    assert sent["response_format"]["type"] == "json_schema" and sent["response_format"]["json_schema"]["name"] == "Pet"
+    developer = sent["messages"][0]
+    assert developer["role"] == "developer" and developer["content"].startswith("Extract the pet.\n\n")
+    assert "Biscuit" in developer["content"]
+    router.wait_stored(key_id, "Describe my dog.", PET.model_dump_json())
+
+    router.upstream.reply_next_with(200, body(responses_response({"model": "gpt-test"}, [PET.model_dump_json()])))
+    parsed = client.responses.parse(
+        model="gpt-test", instructions="Extract the pet.", input="What pet do I have?", text_format=Pet
+    )
+    assert parsed.output_parsed == PET
+    sent = router.upstream.received[-1].json
+    assert sent["text"]["format"]["type"] == "json_schema"
+    assert sent["instructions"].startswith("Extract the pet.\n\n") and "Biscuit" in sent["instructions"]
+
+
+def test_openai_streamed_structured_output_through_the_stream_helper(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    words = [piece + " " for piece in PET.model_dump_json().split(" ")]
+    words[-1] = words[-1].rstrip()
+    router.upstream.reply_next_with(
+        200, body(openai_response({"model": "gpt-test", "stream": True}, words)), "text/event-stream"
+    )
+    with openai_client(router, secret).chat.completions.stream(
+        model="gpt-test", messages=[{"role": "user", "content": "My cat Miso is a tabby."}], response_format=Pet
+    ) as stream:
+        kinds = {event.type for event in stream}
+        final = stream.get_final_completion()
+    assert {"content.delta", "content.done"} <= kinds
+    assert final.choices[0].message.parsed == PET
+    router.wait_stored(key_id, "My cat Miso is a tabby.", PET.model_dump_json())
+
+
+def test_openai_raw_and_streaming_responses_show_memorys_headers_and_the_request_id(
+    router: Router, key: tuple[str, str]
+) -> None:
+    _, secret = key
+    client = openai_client(router, secret)
+    router.upstream.reply_next_with(
+        200, body(openai_response({"model": "gpt-test"}, ["Hi."])), headers={"x-request-id": "req_fake1"}
+    )
+    with client.chat.completions.with_streaming_response.create(
+        model="gpt-test", messages=[{"role": "user", "content": "Hello."}]
+    ) as response:
+        # Readable before a byte of the body is.
+        assert response.headers["x-memory-status"] == "ok" and response.headers["x-memory-receipt"]
+        completion = response.parse()
+    assert completion.choices[0].message.content == "Hi." and completion._request_id == "req_fake1"
+
+
+def test_async_openai_calls_gathered_are_each_answered_and_stored_once(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    facts = [f"My locker number at gym {n} is {n * 111}." for n in range(1, 6)]
+
+    async def run() -> list[str]:
+        async with openai.AsyncOpenAI(
+            base_url=f"{router.url}/v1", api_key="sk-test-openai", max_retries=0, default_headers={"X-Memory-Key": secret}
+        ) as client:
+            calls = [client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": fact}])
+                     for fact in facts]
+            return [completion.choices[0].message.content or "" for completion in await asyncio.gather(*calls)]
+
+    assert asyncio.run(run()) == [router.upstream.answer] * len(facts)
+    router.wait_stored(key_id, *facts)
+    assert all(said_once(router, key_id, fact) for fact in facts)
+
+
+def test_sdk_retries_after_a_providers_429_or_overload_store_the_turn_once(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    quick = {"retry-after-ms": "5"}  # both SDKs honour it; a test need not wait their default backoff
+    calls = len(router.upstream.received)
+    limited = b'{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}'
+    router.upstream.reply_next_with(429, limited, headers=quick)
+    retrying = openai_client(router, secret).with_options(max_retries=2)
+    question = "My bicycle lock code is 3141."
+    completion = retrying.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": question}])
+    assert completion.choices[0].message.content == router.upstream.answer
+    first, second = router.upstream.received[calls:]
+    assert first.json == second.json and second.headers["x-stainless-retry-count"] == "1"
+
+    overloaded = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    router.upstream.reply_next_with(529, overloaded, headers=quick)
+    other = "My canoe is called Heron."
+    message = anthropic_client(router, secret).with_options(max_retries=2).messages.create(
+        model="claude-test", max_tokens=16, messages=[{"role": "user", "content": other}]
+    )
+    assert message.content[0].type == "text" and message.content[0].text == router.upstream.answer
+    router.wait_stored(key_id, question, other)
+    assert said_once(router, key_id, question) and said_once(router, key_id, other)
+
+
+def test_anthropic_system_blocks_keep_their_cache_control_ahead_of_memory(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    remember(router, key, "My boat is moored in Cascais.")
+    manual = {"type": "text", "text": "The harbour manual, many pages long.", "cache_control": {"type": "ephemeral"}}
+    terse = {"type": "text", "text": "Answer in one line."}
+    message = anthropic_client(router, secret).messages.create(
+        model="claude-test", max_tokens=32, system=[manual, terse],  # type: ignore[list-item]
+        messages=[{"role": "user", "content": "Where is my boat moored?"}],
+    )
+    assert message.content[0].type == "text"
+    system = router.upstream.received[-1].json["system"]
+    # The cached prefix is byte for byte the caller's; memory comes after it, with no breakpoint
+    # of its own (a request may hold only four).
+    assert system[:2] == [manual, terse]
+    (added,) = system[2:]
+    assert added["type"] == "text" and "Cascais" in added["text"] and "cache_control" not in added
+    router.wait_stored(key_id, "Where is my boat moored?")
+
+
+def test_anthropic_tool_use_round_trip_stores_the_question_once_and_the_answer(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    remember(router, key, "I always cycle when it is sunny.")
+    client = anthropic_client(router, secret)
+    tools: list[Any] = [{"name": "weather", "description": "Today's weather in a city.",
+                         "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    tool_use = {"id": "msg_tool", "type": "message", "role": "assistant", "model": "claude-test",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Lisbon"}}],
+                "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 20, "output_tokens": 9}}
+    router.upstream.reply_next_with(200, json.dumps(tool_use).encode())
+    question = "Should I cycle in Lisbon today?"
+    messages: list[Any] = [{"role": "user", "content": question}]
+    asked = client.messages.create(model="claude-test", max_tokens=64, tools=tools, messages=messages)
+    (call,) = asked.content
+    assert call.type == "tool_use" and call.input == {"city": "Lisbon"}
+    messages += [{"role": "assistant", "content": asked.content},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "Sunny."}]}]
+    answered = client.messages.create(model="claude-test", max_tokens=64, tools=tools, messages=messages)
+    assert answered.content[0].type == "text" and answered.content[0].text == router.upstream.answer
+    sent = router.upstream.received[-1].json
+    assert sent["messages"][1]["content"][0]["id"] == "toolu_1"
+    # The tool result's call recalls for the user's question.
+    assert "always cycle" in sent["system"]
+    router.wait_stored(key_id, question, router.upstream.answer)
+    assert said_once(router, key_id, question)
+
+
+def test_an_anthropic_image_goes_to_the_provider_and_only_the_words_are_stored(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    image = base64.b64encode(bytes(range(256)) * 4).decode()
+    content: list[Any] = [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}},
+        {"type": "text", "text": "This is a photo of my garden shed."},
+    ]
+    anthropic_client(router, secret).messages.create(
+        model="claude-test", max_tokens=32, messages=[{"role": "user", "content": content}]
+    )
+    assert router.upstream.received[-1].json["messages"][0]["content"] == content
+    stored = router.wait_stored(key_id, "This is a photo of my garden shed.", router.upstream.answer)
+    assert not any(image[:40] in text for text in stored)
+
+
+def thinking_stream(thought: str, answer: str) -> bytes:
+    """A streamed Anthropic answer with extended thinking: a thinking block, its signature, then text."""
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {
+            "id": "msg_think", "type": "message", "role": "assistant", "model": "claude-test", "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 15, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": thought}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "c2lnbmF0dXJl"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": answer}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+         "usage": {"output_tokens": 30}},
+        {"type": "message_stop"},
+    ]
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def test_anthropic_streamed_thinking_reaches_the_sdk_and_only_the_answer_is_stored(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    thought, answer = "The user wants a plant for a shady balcony.", "Try a fern."
+    router.upstream.reply_next_with(200, thinking_stream(thought, answer), "text/event-stream")
+    with anthropic_client(router, secret).messages.stream(
+        model="claude-test", max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024},
+        messages=[{"role": "user", "content": "Which plant suits my shady balcony?"}],
+    ) as stream:
+        kinds = [event.type for event in stream]
+        final = stream.get_final_message()
+    assert "thinking" in kinds and "signature" in kinds
+    assert [block.type for block in final.content] == ["thinking", "text"]
+    assert router.upstream.received[-1].json["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    stored = router.wait_stored(key_id, "Which plant suits my shady balcony?", answer)
+    assert not any(thought in text for text in stored)
+
+
+def test_gemini_chat_sends_its_history_and_each_message_is_stored_once(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    gemini = gemini_client(router, secret)  # kept: a collected client closes its connection mid-stream
+    chat = gemini.chats.create(model="gemini-test", config=types.GenerateContentConfig(system_instruction="Be kind."))
+    first, second = "My rabbit is called Pudding.", "She likes dandelion leaves."
+    assert chat.send_message(first).text == router.upstream.answer
+    assert "".join(chunk.text or "" for chunk in chat.send_message_stream(second)) == router.upstream.answer
+    sent = router.upstream.received[-1].json
+    assert [c["role"] for c in sent["contents"]] == ["user", "model", "user"]
+    assert sent["systemInstruction"]["parts"][0] == {"text": "Be kind."}
+    router.wait_stored(key_id, first, second)
+    assert said_once(router, key_id, first) and said_once(router, key_id, second)
+
+
+def test_gemini_async_generate_content(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+
+    async def run() -> str | None:
+        async with gemini_client(router, secret).aio as client:
+            return (await client.models.generate_content(model="gemini-test", contents="My tortoise is 41.")).text
+
+    assert asyncio.run(run()) == router.upstream.answer
+    router.wait_stored(key_id, "My tortoise is 41.", router.upstream.answer)
+
+
+def gemini_function_call(name: str, args: dict[str, Any]) -> bytes:
+    candidate = {"content": {"role": "model", "parts": [{"functionCall": {"name": name, "args": args}}]},
+                 "finishReason": "STOP", "index": 0}
+    usage = {"promptTokenCount": 20, "candidatesTokenCount": 5, "totalTokenCount": 25}
+    return json.dumps({"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-test"}).encode()
+
+
+def test_gemini_automatic_function_calling_stores_the_question_once_and_the_answer(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    remember(router, key, "I take an umbrella whenever it rains in Porto.")
+    called: list[str] = []
+
+    def get_current_weather(location: str) -> str:
+        """Returns the current weather.
+
+        Args:
+            location: The city, e.g. Porto
+        """
+        called.append(location)
+        return "rain"
+
+    router.upstream.reply_next_with(200, gemini_function_call("get_current_weather", {"location": "Porto"}))
+    gemini = gemini_client(router, secret)
+    question = "Do I need anything for my walk in Porto today?"
+    response = gemini.models.generate_content(
+        model="gemini-test", contents=question, config=types.GenerateContentConfig(tools=[get_current_weather])
+    )
+    assert response.text == router.upstream.answer and called == ["Porto"]
+    sent = router.upstream.received[-1].json
+    # The SDK sends the function's result as a user turn of its own.
+    assert [c["role"] for c in sent["contents"]] == ["user", "model", "user"]
+    assert sent["contents"][2]["parts"][0]["functionResponse"]["name"] == "get_current_weather"
+    assert "umbrella" in sent["systemInstruction"]["parts"][-1]["text"]
+    router.wait_stored(key_id, question, router.upstream.answer)
+    assert said_once(router, key_id, question)
