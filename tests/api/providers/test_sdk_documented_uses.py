@@ -315,3 +315,28 @@ def test_gemini_automatic_function_calling_stores_the_question_once_and_the_answ
     assert "umbrella" in sent["systemInstruction"]["parts"][-1]["text"]
     router.wait_stored(key_id, question, router.upstream.answer)
     assert said_once(router, key_id, question)
+
+
+def continued(text: str, token: str) -> bytes:
+    """A Gemini answer cut at the per-request token limit, to be continued with ``token``."""
+    candidate = {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "CONTINUATION",
+                 "continuationToken": token, "index": 0}
+    usage = {"promptTokenCount": 11, "candidatesTokenCount": 4, "totalTokenCount": 15}
+    return json.dumps({"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-test"}).encode()
+
+
+def test_gemini_automatic_continuation_is_one_turn(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    token = base64.b64encode(b"resume-here").decode()
+    router.upstream.reply_next_with(200, continued("Chapter one. ", token))
+    calls = len(router.upstream.received)
+    gemini = gemini_client(router, secret)
+    question = "Write me a long guide to my sourdough starter, Clint."
+    response = gemini.models.generate_content(model="gemini-test", contents=question)
+    assert response.text == "Chapter one. " + router.upstream.answer
+    first, second = router.upstream.received[calls:]
+    assert "continuationToken" not in first.json and second.json["continuationToken"] == token
+    # The continuation asks for the rest of the same turn: its question is not said again.
+    stored = router.wait_stored(key_id, question, router.upstream.answer)
+    assert said_once(router, key_id, question)
+    assert "Chapter one. " in stored

@@ -101,6 +101,9 @@ class Conversation:
     turns: tuple[Turn, ...]
     model: str | None = None
     stream: bool = False
+    # The call asks for the rest of an answer an earlier call began and stopped at a per-request
+    # limit (Gemini's `continuationToken`): the same conversation, sent again.
+    resumes_an_answer: bool = False
 
     def last_user(self) -> Turn | None:
         for turn in reversed(self.turns):
@@ -110,7 +113,10 @@ class Conversation:
 
     def continues_a_turn(self) -> bool:
         """Whether tool calls or results follow the last user turn: this call carries on a turn an
-        earlier call began (an agent's tool loop), and that call already had the user's message."""
+        earlier call began (an agent's tool loop), and that call already had the user's message.
+        So does a call that resumes an answer."""
+        if self.resumes_an_answer:
+            return True
         for turn in reversed(self.turns):
             if turn.role in ("user", "tool"):
                 return turn.role == "tool"
