@@ -10,7 +10,10 @@ import base64
 import json
 from typing import Any
 
+import httpx
 import openai
+import pytest
+import websockets
 from fake_upstream import openai_response, responses_response
 from google.genai import types
 from pydantic import BaseModel
@@ -340,3 +343,68 @@ def test_gemini_automatic_continuation_is_one_turn(router: Router, key: tuple[st
     stored = router.wait_stored(key_id, question, router.upstream.answer)
     assert said_once(router, key_id, question)
     assert "Chapter one. " in stored
+
+
+def test_gemini_automatic_continuation_of_a_stream_is_one_turn(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    token = base64.b64encode(b"resume-stream").decode()
+    router.upstream.reply_next_with(200, b"data: " + continued("Part one. ", token) + b"\r\n\r\n", "text/event-stream")
+    gemini = gemini_client(router, secret)  # kept: a collected client closes its connection mid-stream
+    question = "Tell me the whole story of my grandfather's lighthouse."
+    chunks = gemini.models.generate_content_stream(model="gemini-test", contents=question)
+    assert "".join(chunk.text or "" for chunk in chunks) == "Part one. " + router.upstream.answer
+    assert router.upstream.received[-1].json["continuationToken"] == token
+    router.wait_stored(key_id, question, "Part one. ", router.upstream.answer)
+    assert said_once(router, key_id, question)
+
+
+def test_an_sdk_timeout_retries_then_raises_and_nothing_is_stored(router: Router, key: tuple[str, str]) -> None:
+    _, secret = key
+    calls, served = len(router.upstream.received), router.served(secret)
+    router.upstream.answer_delay = 1.0
+    try:
+        client = openai_client(router, secret).with_options(timeout=0.3, max_retries=1)
+        try:
+            client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "Too slow for me."}])
+        except openai.APITimeoutError:
+            pass
+        else:
+            raise AssertionError("expected a timeout")
+        router.wait_served(secret, served + 2)  # both late answers came and were judged
+    finally:
+        router.upstream.answer_delay = 0.0
+    assert len(router.upstream.received) == calls + 2
+    assert remember(router, key, "Waited for this one.") == ["Waited for this one.", router.upstream.answer]
+
+
+def test_websockets_are_refused_in_the_providers_envelope_before_they_reach_it(
+    router: Router, key: tuple[str, str]
+) -> None:
+    _, secret = key
+    calls = len(router.upstream.received)
+
+    async def realtime() -> None:
+        async with openai.AsyncOpenAI(
+            base_url=f"{router.url}/v1", api_key="sk-test-openai", default_headers={"X-Memory-Key": secret}
+        ) as client, client.realtime.connect(model="gpt-realtime") as connection:
+            await connection.session.update(session={"type": "realtime", "output_modalities": ["text"]})
+
+    async def live() -> None:
+        # Gemini's Live API, at the path google-genai opens (it always asks for TLS, so by hand here).
+        path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+        async with websockets.connect(f"ws{router.url.removeprefix('http')}{path}",
+                                      additional_headers={"X-Memory-Key": secret, "x-goog-api-key": "g"}):
+            raise AssertionError("the WebSocket was accepted")
+
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        asyncio.run(realtime())
+    response = refused.value.response
+    assert response.status_code == 400 and "relays HTTP only" in json.loads(response.body)["error"]["message"]
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        asyncio.run(live())
+    assert json.loads(refused.value.response.body)["error"]["status"] == "INVALID_ARGUMENT"
+    # A runtime that takes no WebSockets itself hands the handshake on as a plain GET.
+    handshake = {"X-Memory-Key": secret, "Upgrade": "websocket", "Sec-WebSocket-Version": "13"}
+    plain = httpx.get(f"{router.url}/v1/realtime?model=gpt-realtime", headers=handshake)
+    assert plain.status_code == 400 and "relays HTTP only" in plain.json()["error"]["message"]
+    assert len(router.upstream.received) == calls
