@@ -200,7 +200,7 @@ def test_anthropic_tool_use_round_trip_stores_the_question_once_and_the_answer(
     assert said_once(router, key_id, question)
 
 
-def test_an_anthropic_image_goes_to_the_provider_and_only_the_words_are_stored(
+def test_images_go_to_the_provider_and_only_the_words_are_stored(
     router: Router, key: tuple[str, str]
 ) -> None:
     key_id, secret = key
@@ -213,7 +213,16 @@ def test_an_anthropic_image_goes_to_the_provider_and_only_the_words_are_stored(
         model="claude-test", max_tokens=32, messages=[{"role": "user", "content": content}]
     )
     assert router.upstream.received[-1].json["messages"][0]["content"] == content
-    stored = router.wait_stored(key_id, "This is a photo of my garden shed.", router.upstream.answer)
+    # OpenAI's vision input, in the Responses API and in chat, as the SDK's README shows it.
+    url = f"data:image/png;base64,{image}"
+    client = openai_client(router, secret)
+    client.responses.create(model="gpt-test", input=[{"role": "user", "content": [
+        {"type": "input_text", "text": "This is my shed's new roof."}, {"type": "input_image", "image_url": url}]}])
+    client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": [
+        {"type": "text", "text": "And this is its door."}, {"type": "image_url", "image_url": {"url": url}}]}])
+    assert router.upstream.received[-1].json["messages"][-1]["content"][1]["image_url"]["url"] == url
+    stored = router.wait_stored(key_id, "This is a photo of my garden shed.", "This is my shed's new roof.",
+                                "And this is its door.")
     assert not any(image[:40] in text for text in stored)
 
 
