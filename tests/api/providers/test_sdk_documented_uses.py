@@ -14,6 +14,7 @@ import httpx
 import openai
 import pytest
 import websockets
+from anthropic import beta_tool
 from fake_upstream import openai_response, responses_response
 from google.genai import types
 from pydantic import BaseModel
@@ -109,6 +110,30 @@ def test_openai_raw_and_streaming_responses_show_memorys_headers_and_the_request
     assert completion.choices[0].message.content == "Hi." and completion._request_id == "req_fake1"
 
 
+def test_a_responses_function_call_round_trip_stores_the_question_once(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_h1", "name": "horoscope",
+            "arguments": '{"sign":"Aquarius"}', "status": "completed"}
+    first = json.loads(body(responses_response({"model": "gpt-test"}, ["x"])))
+    first["output"] = [call]
+    router.upstream.reply_next_with(200, json.dumps(first).encode())
+    client = openai_client(router, secret)
+    tools: list[Any] = [{"type": "function", "name": "horoscope", "parameters": {"type": "object"}, "strict": False}]
+    question = "What is my horoscope? I am an Aquarius."
+    # As the SDK's function-calling guide runs it: the whole input again, the model's call and its output added.
+    items: list[Any] = [{"role": "user", "content": question}]
+    response = client.responses.create(model="gpt-test", input=items, tools=tools)
+    (function_call,) = response.output
+    assert function_call.type == "function_call" and function_call.call_id == "call_h1"
+    items += [*response.output, {"type": "function_call_output", "call_id": "call_h1", "output": "A good day."}]
+    answered = client.responses.create(model="gpt-test", input=items, tools=tools)
+    assert answered.output_text == router.upstream.answer
+    assert [item.get("type", "message") for item in router.upstream.received[-1].json["input"]] == [
+        "message", "function_call", "function_call_output"]
+    router.wait_stored(key_id, question, router.upstream.answer)
+    assert said_once(router, key_id, question)
+
+
 def test_async_openai_calls_gathered_are_each_answered_and_stored_once(router: Router, key: tuple[str, str]) -> None:
     key_id, secret = key
     facts = [f"My locker number at gym {n} is {n * 111}." for n in range(1, 6)]
@@ -196,6 +221,39 @@ def test_anthropic_tool_use_round_trip_stores_the_question_once_and_the_answer(
     assert sent["messages"][1]["content"][0]["id"] == "toolu_1"
     # The tool result's call recalls for the user's question.
     assert "always cycle" in sent["system"]
+    router.wait_stored(key_id, question, router.upstream.answer)
+    assert said_once(router, key_id, question)
+
+
+def test_anthropic_tool_runner_loops_through_memvault_and_stores_the_question_once(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    looked_up: list[str] = []
+
+    @beta_tool
+    def tide(harbour: str) -> str:
+        """Today's high tide in a harbour.
+
+        Args:
+            harbour: The harbour's name.
+        """
+        looked_up.append(harbour)
+        return "High tide at 14:05."
+
+    tool_use = {"id": "msg_tide", "type": "message", "role": "assistant", "model": "claude-test",
+                "content": [{"type": "tool_use", "id": "toolu_tide", "name": "tide", "input": {"harbour": "Ericeira"}}],
+                "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 20, "output_tokens": 9}}
+    router.upstream.reply_next_with(200, json.dumps(tool_use).encode())
+    question = "When can I launch my kayak at Ericeira today?"
+    runner = anthropic_client(router, secret).beta.messages.tool_runner(
+        model="claude-test", max_tokens=64, tools=[tide], messages=[{"role": "user", "content": question}]
+    )
+    final = runner.until_done()
+    assert looked_up == ["Ericeira"]
+    assert final.content[0].type == "text" and final.content[0].text == router.upstream.answer
+    sent = router.upstream.received[-1].json
+    assert sent["messages"][-1]["content"][0]["type"] == "tool_result"
     router.wait_stored(key_id, question, router.upstream.answer)
     assert said_once(router, key_id, question)
 
