@@ -10,12 +10,13 @@ import base64
 import json
 from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
 import websockets
 from anthropic import beta_tool
-from fake_upstream import openai_response, responses_response
+from fake_upstream import gemini_response, openai_response, responses_response
 from google.genai import types
 from pydantic import BaseModel
 from test_router_endpoints import remember
@@ -475,3 +476,45 @@ def test_websockets_are_refused_in_the_providers_envelope_before_they_reach_it(
     plain = httpx.get(f"{router.url}/v1/realtime?model=gpt-realtime", headers=handshake)
     assert plain.status_code == 400 and "relays HTTP only" in plain.json()["error"]["message"]
     assert len(router.upstream.received) == calls
+
+
+def test_the_async_clients_on_aiohttp_as_their_readmes_offer(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    said = ["My allotment shed is green.", "My allotment is plot 9.", "My allotment neighbour is Rui.",
+            "My allotment grows leeks."]
+    headers = {"X-Memory-Key": secret}
+
+    async def run() -> list[str]:
+        async with (
+            openai.AsyncOpenAI(base_url=f"{router.url}/v1", api_key="sk-test-openai", max_retries=0,
+                               default_headers=headers, http_client=openai.DefaultAioHttpClient()) as gpt,
+            anthropic.AsyncAnthropic(base_url=router.url, api_key="sk-ant-test", max_retries=0,
+                                     default_headers=headers, http_client=anthropic.DefaultAioHttpClient()) as claude,
+        ):
+            whole = await gpt.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": said[0]}])
+            stream = await gpt.chat.completions.create(
+                model="gpt-test", messages=[{"role": "user", "content": said[1]}], stream=True)
+            streamed = "".join([chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices])
+            message = await claude.messages.create(
+                model="claude-test", max_tokens=16, messages=[{"role": "user", "content": said[2]}])
+            async with claude.messages.stream(
+                model="claude-test", max_tokens=16, messages=[{"role": "user", "content": said[3]}]
+            ) as events:
+                text = "".join([piece async for piece in events.text_stream])
+            first = message.content[0]
+            return [whole.choices[0].message.content or "", streamed, first.text if first.type == "text" else "", text]
+
+    assert asyncio.run(run()) == [router.upstream.answer] * 4
+    router.wait_stored(key_id, *said)
+    assert all(said_once(router, key_id, text) for text in said)
+
+
+def test_gemini_json_response_schema_parses_into_the_callers_model(router: Router, key: tuple[str, str]) -> None:
+    key_id, secret = key
+    router.upstream.reply_next_with(200, body(gemini_response("gemini-test", False, [PET.model_dump_json()])))
+    config = types.GenerateContentConfig(response_mime_type="application/json", response_schema=Pet)
+    gemini = gemini_client(router, secret)
+    response = gemini.models.generate_content(model="gemini-test", contents="Describe my dog Biscuit.", config=config)
+    assert response.parsed == PET
+    assert router.upstream.received[-1].json["generationConfig"]["responseMimeType"] == "application/json"
+    router.wait_stored(key_id, "Describe my dog Biscuit.", PET.model_dump_json())
