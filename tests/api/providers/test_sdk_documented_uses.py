@@ -398,19 +398,24 @@ def continued(text: str, token: str) -> bytes:
 
 def test_gemini_automatic_continuation_is_one_turn(router: Router, key: tuple[str, str]) -> None:
     key_id, secret = key
+    remember(router, key, "My sourdough starter Clint lives in the fridge.")
     token = base64.b64encode(b"resume-here").decode()
-    router.upstream.reply_next_with(200, continued("Chapter one. ", token))
+    part = "Chapter one: Clint the sourdough starter. "
+    router.upstream.reply_next_with(200, continued(part, token))
     calls = len(router.upstream.received)
     gemini = gemini_client(router, secret)
     question = "Write me a long guide to my sourdough starter, Clint."
     response = gemini.models.generate_content(model="gemini-test", contents=question)
-    assert response.text == "Chapter one. " + router.upstream.answer
+    assert response.text == part + router.upstream.answer
     first, second = router.upstream.received[calls:]
     assert "continuationToken" not in first.json and second.json["continuationToken"] == token
+    # The model resumes the prompt it began with: its own first part does not come back as memory.
+    assert "fridge" in first.json["systemInstruction"]["parts"][0]["text"]
+    assert second.json["systemInstruction"] == first.json["systemInstruction"]
     # The continuation asks for the rest of the same turn: its question is not said again.
     stored = router.wait_stored(key_id, question, router.upstream.answer)
     assert said_once(router, key_id, question)
-    assert "Chapter one. " in stored
+    assert part in stored
 
 
 def test_gemini_automatic_continuation_of_a_stream_is_one_turn(router: Router, key: tuple[str, str]) -> None:
