@@ -28,7 +28,8 @@ def routes(candidates: list[BaseRoute]) -> Iterator[Any]:
     for route in candidates:
         contexts = getattr(route, "effective_route_contexts", None)
         if contexts is not None:
-            yield from contexts()
+            # A WebSocket route's context carries no dependant: it resolves no dependencies.
+            yield from (context for context in contexts() if context.dependant is not None)
         elif hasattr(route, "dependant"):
             yield route
 

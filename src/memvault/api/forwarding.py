@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from urllib.parse import unquote
 
-from fastapi import Request, Response
+from fastapi import Request, Response, WebSocket
 from fastapi.responses import JSONResponse
+from starlette.requests import HTTPConnection
 
 from memvault.api.dependencies import caller_tokens, get_deps
 from memvault.api.errors import error_headers
@@ -246,6 +247,27 @@ async def _settle_delivered(routed: RoutedCall, tap: Tap, forwarding_ms: float) 
     await routed.settle(read_reply(tap), True, forwarding_ms)
 
 
+# A WebSocket (OpenAI's Realtime API, Gemini's Live API) holds one connection open both ways,
+# which a relayed request and its response cannot carry.
+WEBSOCKET_REFUSED = "memvault relays HTTP only: connect a WebSocket (such as the Realtime API) to the provider directly"
+
+
+def websocket_refusal(provider: str) -> Response:
+    """The answer to a WebSocket handshake, in the provider's envelope; nothing is forwarded."""
+    return error_response(CODECS[provider], InvalidInput(WEBSOCKET_REFUSED))
+
+
+async def refuse_websocket(websocket: WebSocket) -> None:
+    """Refuse a WebSocket handshake with the provider's 400 where the server can send an HTTP
+    answer to one; otherwise with a policy close (which clients see as a 403)."""
+    path = websocket.url.path
+    provider = "gemini" if path.startswith(("/ws/", "/v1beta/")) else provider_for_listing(websocket)
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(websocket_refusal(provider))
+    else:
+        await websocket.close(code=1008)
+
+
 def _check_path(path: str) -> None:
     """A path forwarded upstream must be one a URL can carry as is: no control characters, and no
     `.` or `..` segment (percent-encoded or not), which would name another path of upstream's host."""
@@ -257,6 +279,9 @@ async def pass_through(request: Request, provider: str) -> Response:
     """Forward a request with no memory involved (model listings), relaying the answer as is."""
     deps = get_deps(request)
     codec = CODECS[provider]
+    if request.headers.get("upgrade", "").strip().lower() == "websocket":
+        # A runtime that does not take WebSockets itself (Workers) hands the handshake on as a GET.
+        return websocket_refusal(provider)
     try:
         _check_path(request.url.path)
         key = await memory_key(deps, request, codec)
@@ -271,7 +296,7 @@ async def pass_through(request: Request, provider: str) -> Response:
     return RelayResponse(upstream, relayed_headers(upstream.headers, off()))
 
 
-def provider_for_listing(request: Request) -> str:
+def provider_for_listing(request: HTTPConnection) -> str:
     """``GET /v1/models`` is shared by OpenAI and Anthropic (and Gemini's SDK): tell by the key
     header, or Gemini's `?key=`, so a Gemini key never goes to another provider."""
     headers = request.headers

@@ -139,6 +139,7 @@ class Canned:
     status: int
     body: bytes
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)  # sent besides the usual ones
 
 
 @dataclass
@@ -162,8 +163,10 @@ class FakeUpstream:
     # in the provider's envelope, as a real provider does (off by default: most tests send none).
     require_key: bool = False
 
-    def reply_next_with(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-        self.canned.append(Canned(status, body, content_type))
+    def reply_next_with(
+        self, status: int, body: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None
+    ) -> None:
+        self.canned.append(Canned(status, body, content_type, headers or {}))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -182,9 +185,11 @@ class FakeUpstream:
         if scope["path"].startswith("/upload/"):
             await self._upload(request, send)
             return
+        extra: dict[str, str] = {}
         if self.require_key and not KEY_HEADERS & set(headers) and "key" not in dict(parse_qsl(query)):
             status, content_type, chunks = 401, "application/json", [missing_key_body(scope["path"])]
         else:
+            extra = self.canned[0].headers if self.canned else {}
             status, content_type, chunks = self._respond(scope["method"], scope["path"], query, body,
                                                          gemini="x-goog-api-key" in headers)
         self.sent.append(b"".join(chunks))
@@ -194,6 +199,7 @@ class FakeUpstream:
             (b"content-type", content_type.encode()),
             (b"server", SERVER.encode()),
             (b"date", formatdate(usegmt=True).encode()),
+            *((name.encode(), value.encode()) for name, value in extra.items()),
         ]
         if len(chunks) == 1:  # a whole body, sent with its length as real providers do
             headers.append((b"content-length", str(len(chunks[0])).encode()))

@@ -35,6 +35,9 @@ _STATUSES = {
 }
 _SYSTEM_FIELDS = ("systemInstruction", "system_instruction")
 _CACHE_FIELDS = ("cachedContent", "cached_content")
+# An answer stopped with finishReason CONTINUATION goes on in a call that sends the same contents
+# again with this token (google-genai does it by itself).
+_CONTINUATION_FIELDS = ("continuationToken", "continuation_token")
 # Function results come back as "tool" (google-genai) or "function" (older REST examples) turns.
 _ROLES = ("user", "model", "tool", "function")
 
@@ -109,7 +112,8 @@ class GeminiCodec:
             if _holds(parts, "functionCall"):
                 turns.append(TOOL_TURN)
         model = body.get("model")
-        return Conversation(tuple(turns), model if isinstance(model, str) else None, bool(stream))
+        resumes = any(body.get(f) for f in _CONTINUATION_FIELDS)
+        return Conversation(tuple(turns), model if isinstance(model, str) else None, bool(stream), resumes)
 
     def strip_memory_flags(self, body: Json) -> tuple[Json, bool]:
         return strip_flags(body, "contents")

@@ -5,9 +5,9 @@ endpoint: counting, embedding, models, files, batches, moderations and the rest 
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Request, Response, WebSocket
 
-from memvault.api.forwarding import forward_with_memory, pass_through, provider_for_listing
+from memvault.api.forwarding import forward_with_memory, pass_through, provider_for_listing, refuse_websocket
 
 router = APIRouter(tags=["memory router"])
 
@@ -126,3 +126,9 @@ async def other_provider_endpoint(request: Request) -> Response:
     """Any other provider endpoint under /v1/ not memvault's own (files, batches, moderations…),
     passed through, no memory; whose it is told by the key header, as for the model list."""
     return await pass_through(request, provider_for_listing(request))
+
+
+@router.websocket("/{rest:path}")
+async def websocket_refused(websocket: WebSocket) -> None:
+    """Any WebSocket handshake (the Realtime and Live APIs): refused, nothing forwarded."""
+    await refuse_websocket(websocket)

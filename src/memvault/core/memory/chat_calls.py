@@ -101,6 +101,9 @@ class Conversation:
     turns: tuple[Turn, ...]
     model: str | None = None
     stream: bool = False
+    # The call asks for the rest of an answer an earlier call began and stopped at a per-request
+    # limit (Gemini's `continuationToken`): the same conversation, sent again.
+    resumes_an_answer: bool = False
 
     def last_user(self) -> Turn | None:
         for turn in reversed(self.turns):
@@ -110,7 +113,10 @@ class Conversation:
 
     def continues_a_turn(self) -> bool:
         """Whether tool calls or results follow the last user turn: this call carries on a turn an
-        earlier call began (an agent's tool loop), and that call already had the user's message."""
+        earlier call began (an agent's tool loop), and that call already had the user's message.
+        So does a call that resumes an answer."""
+        if self.resumes_an_answer:
+            return True
         for turn in reversed(self.turns):
             if turn.role in ("user", "tool"):
                 return turn.role == "tool"
@@ -245,6 +251,10 @@ async def _recall(
         return "", Recall("", 0)
     # The request says these itself: memory that repeats them would spend the budget twice.
     exclude = [turn.text for turn in conversation.turns]
+    if conversation.resumes_an_answer:
+        # What the model already said of the answer it resumes was stored as far as it went:
+        # recalled, it would come back to the model as memory and change the prompt it resumes.
+        exclude += await answer_so_far(deps, key_id, options.session_id, conversation)
     if recall is not None:
         return query, await recall(query, exclude)
     result = await search_memory(
@@ -261,6 +271,18 @@ async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None)
         if message["role"] == "user" and message["content"].strip():
             return str(message["content"])
     return ""
+
+
+async def answer_so_far(deps: Deps, key_id: str, session_id: str | None, conversation: Conversation) -> list[str]:
+    """The answer parts the vault holds after the newest user message, when that message is the
+    conversation's last (the turn being resumed); none otherwise."""
+    last = conversation.last_user()
+    parts: list[str] = []
+    for message in await read_memory(deps, key_id, session_id, LAST_USER_LOOKBACK, 0):
+        if message["role"] == "user":
+            return parts if last is not None and message["content"] == last.text else []
+        parts.append(str(message["content"]))
+    return []
 
 
 def turn_messages(
