@@ -91,7 +91,7 @@ def pem_blocks(text: str) -> Iterator[Hit]:
     """From BEGIN to its END, or to where the key's characters stop when the paste was cut short;
     and from an END that no BEGIN opens back to where the key's characters start (the block's
     start cut off, as when stored text was split into passages)."""
-    if "-BEGIN " not in text and "-END " not in text:
+    if "BEGIN " not in text and "END " not in text:
         return
     begins = list(_BEGIN.finditer(text))
     ends = list(_END.finditer(text))

@@ -35,7 +35,7 @@ _GROUPED_BASE32 = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,
 # saved in (``github-recovery-codes.txt``), and the account they are for may stand on a line of its
 # own before them. A key's "ID" names it (BitLocker's recovery key ID is a GUID printed beside it).
 _CODES_LABEL = re.compile(
-    r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)(?:[ \t]+[a-z]{4,15})?[ \t-]+(?:codes?|keys?)"
+    r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)(?:[ \t]+[a-z][a-z-]{2,14}[a-z])?[ \t-]+(?:codes?|keys?)"
     r"(?![a-z])(?:\.txt)?"
     r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*-)?(?:[ \t]+(?!id(?![a-z])|identifier)[a-z]{1,15}){1,3}?(?=[ \t]*:))?"
     r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}(?:[\w.+-]{1,64}@[\w.-]{1,64}[ \t]*\r?\n[ \t]*)?"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.labels import PASSWORD
+from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import documented_example, masked, placeholder, shannon
 
 API_KEY = "api_key"
@@ -182,6 +182,6 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
     if "::" in text:
         for match in _NET_NTLM.finditer(text):
             yield Hit(match.start("hash"), match.end("hash"), TOKEN)
-    for match in _CRACKED.finditer(text):
+    for match in _CRACKED.finditer(text) if ":" in text else ():
         if not _HEX_OR_DIGITS.fullmatch(plain := match.group("plain")) and not placeholder(plain):
             yield Hit(match.start("plain"), match.end("plain"), PASSWORD)
