@@ -4,8 +4,9 @@ responses, a cracker's hash-and-password line, a Kerberos keytab in base64, any 
 webhook path, the line an SMTP client answers the server's base64 password prompt with, recovery
 codes under a qualified label, in a file's name or after the account's line, a PIN's "code", a
 PIN abroad, one said a digit at a time, a password's part or encoding named before its colon, a
-PIN whose owner stands between label and value, Cisco's type number before a password, and digits
-after a password's name and a space. Each keeps the look-alikes beside it: a recovery key's ID, a
+PIN whose owner stands between label and value, Cisco's type number before a password, digits
+after a password's name and a space, and a security question's answer on the "A:" line after its
+"Q:" line. Each keeps the look-alikes beside it: a recovery key's ID, a
 protocol's prompt in base64, a credential's word given as a translation, public frames, a
 checksum beside a file's path and a hook's numeric id."""
 
@@ -43,6 +44,7 @@ SECRETS = [
     ("Le PIN mon compte est 4490", "4490"),
     ("enable password 7 121A0C0411045D5679", "121A0C0411045D5679"),
     ("银行密码 583920", "583920"),
+    ("Q: What was the name of your first school?\nA: Linden Park Primary", "Linden Park Primary"),
 ]
 
 LOOK_ALIKES = [
@@ -56,6 +58,7 @@ LOOK_ALIKES = [
     "the recovery codes are shown once, keep them",
     "the password 2 weeks ago was different",
     "pin 3 on the header is ground",
+    "Q: What was your first car?\nA: a hand-me-down from my aunt",
 ]
 
 

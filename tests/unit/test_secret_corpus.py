@@ -433,10 +433,10 @@ def test_an_input_against_the_eighth_splits_rules_is_redacted_in_linear_time(tex
 
 def test_the_ninth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
     # Measured first at 299/329 caught and 3/198 touched; after the rules it exposed were
-    # generalised, 317/329 and none. Left: a key passed as a command's positional argument with no
+    # generalised, 318/329 and none. Left: a key passed as a command's positional argument with no
     # word naming it, a hex key under a name the gate reads as a message broker's ("routing_key"),
     # a salt and an HMAC key under their own names, a safe's code whose label stands words away, a
-    # security question asked as "Q:" and "A:" without those words, a card's code in French and a
+    # card's code in French and a
     # PIN in Korean with the number of its digits between, digits dictated after a filler ("um")
     # or under "the code for my phone", a password dictated with its cases in words, and a token
     # spaced out after an instruction to join it.
@@ -445,7 +445,7 @@ def test_the_ninth_held_out_split_holds_the_rates_measured_when_its_misses_were_
     assert len(secrets) >= 250 and len({case.family for case in secrets}) >= 250 and len(harmless) >= 150
     missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
     touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
-    assert len(missed) <= 12, missed
+    assert len(missed) <= 11, missed
     assert not touched, touched
 
 
@@ -464,6 +464,7 @@ NINTH_SPLIT_ADVERSARIAL = {
     "owners between label and value": _fill("PIN meiner a "),
     "parts and encodings": _fill("password begins with hex-encoded "),
     "cisco types": _fill("password 7 "),
+    "questions and answers": _fill("Q: your first pet's name?\nA: \n"),
 }
 
 
