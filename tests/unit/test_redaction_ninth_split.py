@@ -53,6 +53,7 @@ LOOK_ALIKES = [
     "'password' in Russian is пароль",
     "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE" + _MIXED * 4 + "\n-----END PUBLIC KEY-----",
     _HEX32 + ":src/app.py",
+    "git show " + _HEX32 + "0a1b2c3d:Makefile",
     _HEX32 + ":12345",
     "https://github.com/acme/api/settings/hooks/412345678",
     "the recovery codes are shown once, keep them",

@@ -121,7 +121,10 @@ _TOKENS = (
 # password it found (``<md5>:Summer#2026``, a potfile's line), where the password is what is left.
 _NT_HASH = re.compile(r"(?<![^\s\"'])[^:\s]{1,64}:\d{1,10}:[0-9a-fA-F]{32}:(?P<hash>[0-9a-fA-F]{32}):::")
 _NET_NTLM = re.compile(r"(?<![^\s\"'])[^:\s]{1,64}::[^:\s]{1,64}:[0-9a-fA-F]{16}:(?P<hash>[0-9a-fA-F]{32,48}:[0-9a-fA-F]{32,4096})")
-_CRACKED = re.compile(r"(?m)^[ \t]*(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40}|[0-9a-fA-F]{32}):(?P<plain>[^\s:/]{4,64})[ \t]*$")
+# The password holds a digit or a symbol, and no dot or slash: git names a file at a commit as
+# ``<sha>:Makefile`` or ``<sha>:src/app.py``.
+_CRACKED = re.compile(r"(?m)^[ \t]*(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40}|[0-9a-fA-F]{32}):"
+                      r"(?P<plain>(?=[^\s:/.]{0,63}[\d!-\-@#$%^&*?~])[^\s:/.]{4,64})[ \t]*$")
 _HEX_OR_DIGITS = re.compile(r"[0-9a-fA-F]+|\d+")
 _START = r"(?<![A-Za-z0-9_])"
 _KEY_SHAPES = re.compile(_START + r"(?:" + "|".join(_KEYS) + r")")
