@@ -429,3 +429,45 @@ EIGHTH_SPLIT_ADVERSARIAL = {
 @pytest.mark.parametrize("text", EIGHTH_SPLIT_ADVERSARIAL.values(), ids=EIGHTH_SPLIT_ADVERSARIAL.keys())
 def test_an_input_against_the_eighth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
     test_an_adversarial_input_is_redacted_in_linear_time(text)
+
+
+def test_the_ninth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
+    # Measured first at 299/329 caught and 3/198 touched; after the rules it exposed were
+    # generalised, 318/329 and none. Left: a key passed as a command's positional argument with no
+    # word naming it, a hex key under a name the gate reads as a message broker's ("routing_key"),
+    # a salt and an HMAC key under their own names, a safe's code whose label stands words away, a
+    # card's code in French and a
+    # PIN in Korean with the number of its digits between, digits dictated after a filler ("um")
+    # or under "the code for my phone", a password dictated with its cases in words, and a token
+    # spaced out after an instruction to join it.
+    secrets = [case for case in SECRETS if case.split == "heldout9"]
+    harmless = [case for case in HARMLESS if case.split == "heldout9"]
+    assert len(secrets) >= 250 and len({case.family for case in secrets}) >= 250 and len(harmless) >= 150
+    missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
+    touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
+    assert len(missed) <= 11, missed
+    assert not touched, touched
+
+
+# The starts of the rules the ninth split brought, each repeated without ever completing.
+NINTH_SPLIT_ADVERSARIAL = {
+    "framed seeds": _fill("-----BEGIN USER NKEY SEED A "),
+    "framed static keys": _fill("-----BEGIN OpenVPN Static key v"),
+    "nt hashes": _fill("a:1:" + "a" * 32 + ":"),
+    "netntlm responses": _fill("a::b:" + "0" * 16 + ":" + "a" * 32 + ":"),
+    "cracked pairs": _fill("a" * 32 + ":b:"),
+    "keytabs": _fill("BQIAAA" + "A" * 50 + " "),
+    "webhook paths": _fill("/hooks/webhooks/" + "a" * 19),
+    "smtp prompts": _fill("334 UGFzc3dvcmQ6\nC: "),
+    "qualified code labels": _fill("backup sign-in codes a"),
+    "spelled pins": _fill("PIN is 4 "),
+    "owners between label and value": _fill("PIN meiner a "),
+    "parts and encodings": _fill("password begins with hex-encoded "),
+    "cisco types": _fill("password 7 "),
+    "questions and answers": _fill("Q: your first pet's name?\nA: \n"),
+}
+
+
+@pytest.mark.parametrize("text", NINTH_SPLIT_ADVERSARIAL.values(), ids=NINTH_SPLIT_ADVERSARIAL.keys())
+def test_an_input_against_the_ninth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
+    test_an_adversarial_input_is_redacted_in_linear_time(text)

@@ -19,7 +19,9 @@ async def _everything_stored(brain: Brain) -> str:
     tables = await brain.deps.db.query("SELECT name FROM sqlite_master WHERE type = 'table'")
     for table in tables:
         rows = await brain.deps.db.query(f'SELECT * FROM "{table["name"]}"')
-        dump.append(repr(rows))
+        # A table's numbers are its row ids, sequence numbers, sizes and times: with a thousand
+        # facts written, they count through every short secret (a card's code "731").
+        dump.append(repr([{name: value for name, value in row.items() if not isinstance(value, int | float)} for row in rows]))
     blobs = Path(brain.deps.settings.data_dir) / "blobs"
     dump += [p.read_text(errors="replace") for p in blobs.rglob("*") if p.is_file()]
     vectors = Path(brain.deps.settings.data_dir) / "vectors.sqlite3"
@@ -65,7 +67,9 @@ from secret_corpus import gated, leaks, sample  # noqa: E402
 
 async def test_no_secret_of_the_corpus_sample_is_stored_by_a_brain_write(brain: Brain) -> None:
     cases = sample(gated(CORPUS_SECRETS))
-    facts = [{"content": case.text, "source": f"corpus-{n}"} for n, case in enumerate(cases)]
+    # A source's number runs on from its word: a PIN or a card's code counts as leaked where it
+    # stands alone, as "731" would in "corpus-731".
+    facts = [{"content": case.text, "source": f"corpus{n}"} for n, case in enumerate(cases)]
     # In writes of the size the API takes (at most 500 facts each).
     results = [await brain.write({"scope": "family", "facts": facts[start:start + 250]}, bands="off")
                for start in range(0, len(facts), 250)]
@@ -77,8 +81,9 @@ async def test_no_secret_of_the_corpus_sample_is_stored_by_a_brain_write(brain: 
 
 async def test_the_corpus_look_alikes_are_stored_verbatim_by_a_brain_write(brain: Brain) -> None:
     texts = sorted({case.text.strip() for case in sample(CORPUS_HARMLESS)})
-    result = await brain.write({"scope": "business", "facts": [{"content": t, "source": f"k{n}"} for n, t in enumerate(texts)]},
-                               bands="off")
-    assert result["redacted"] == []
+    facts = [{"content": t, "source": f"k{n}"} for n, t in enumerate(texts)]
+    results = [await brain.write({"scope": "business", "facts": facts[start:start + 250]}, bands="off")
+               for start in range(0, len(facts), 250)]
+    assert [result["redacted"] for result in results] == [[]] * len(results)
     rows = await brain.deps.db.query("SELECT content FROM memory")
     assert sorted(r["content"] for r in rows) == texts

@@ -1,7 +1,7 @@
 """Private keys in every common format: PEM blocks of any type (``-----BEGIN … PRIVATE KEY-----``,
-PGP's ``PRIVATE KEY BLOCK``, SSH2's four-dash frame; a pasted block cut short too), the raw
+PGP's ``PRIVATE KEY BLOCK``, SSH2's four-dash frame, a framed seed or static key; a pasted block cut short too), the raw
 OpenSSH key body, a private key's DER in base64 without its frame (a PKCS#12 bundle's too), PuTTY's
-``Private-Lines``, age identities, kubeconfig ``client-key-data``, the private members of a JWK and
+``Private-Lines``, a Kerberos keytab in base64, age identities, kubeconfig ``client-key-data``, the private members of a JWK and
 of .NET's XML key, a Tor onion service's key, a key pair as a list of 64 bytes, wallet keys (WIF and
 extended ``xprv`` keys, checked by their base58check checksum; hex keys that a wallet or signer is
 made from) and BIP-39 seed phrases. Certificates and public keys are kept."""
@@ -19,8 +19,11 @@ from memvault.core.redaction.spans import Hit
 PRIVATE_KEY = "private_key"
 SEED_PHRASE = "seed_phrase"
 
-_BEGIN = re.compile(r"-{4,5} ?BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?) ?-{4,5}")
-_END = re.compile(r"-{4,5} ?END (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?) ?-{4,5}")
+# Besides a private key, a frame may hold a seed a key is made from (NATS' ``USER NKEY SEED``) or a
+# shared secret key (OpenVPN's ``Static key V1``): what the frame names is no public half.
+_FRAMED = r"(?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|[A-Z0-9 ]*SEED|(?i:[a-z0-9]+ static key v\d|[a-z0-9 ]*secret key))"
+_BEGIN = re.compile(r"-{4,5} ?BEGIN " + _FRAMED + r" ?-{4,5}")
+_END = re.compile(r"-{4,5} ?END " + _FRAMED + r" ?-{4,5}")
 # What follows a BEGIN line when no END does (a paste cut short): header lines and base64 runs,
 # across line breaks and JSON's escaped ones.
 _BODY = re.compile(r"(?:(?:\s|\\[nr])*(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\n\\]*))+")
@@ -40,6 +43,8 @@ _SHAPES = re.compile(
     r"|(?i:client-key-data|private-key-data)[\"']?[ \t]*:[ \t]*[\"']?(?P<kube>[A-Za-z0-9+/=]{16,})"
     r"|\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"[ \t]*:[ \t]*\\?\"(?P<jwk>[" r"A-Za-z0-9_-]{20,})\\?\""
     r"|(?<![A-Za-z0-9+/])(?P<openssh>b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,})"
+    # A Kerberos keytab in base64: its version bytes 5, 2 and the first entry's length open it.
+    r"|(?<![A-Za-z0-9+/])(?P<keytab>BQIAAA[A-Za-z0-9+/]{60,}={0,2})"
     r"|(?<![A-Za-z0-9])(?P<xprv>[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,112})(?![A-Za-z0-9])"
     r"|(?<![A-Za-z0-9])(?P<wif>[59c][1-9A-HJ-NP-Za-km-z]{50}|[KLc][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])"
 )
@@ -86,7 +91,7 @@ def pem_blocks(text: str) -> Iterator[Hit]:
     """From BEGIN to its END, or to where the key's characters stop when the paste was cut short;
     and from an END that no BEGIN opens back to where the key's characters start (the block's
     start cut off, as when stored text was split into passages)."""
-    if "PRIVATE KEY" not in text:
+    if "BEGIN " not in text and "END " not in text:
         return
     begins = list(_BEGIN.finditer(text))
     ends = list(_END.finditer(text))

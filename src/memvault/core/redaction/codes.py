@@ -31,10 +31,14 @@ _GROUPED_BASE32 = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,
                              r"(?![A-Za-z0-9])")
 # The label, and a few words before its colon ("backup codes somewhere safe:", "backup codes - keep
 # them safe:") or "are".
+# A word may qualify the codes ("backup verification codes"), the label may name the file they were
+# saved in (``github-recovery-codes.txt``), and the account they are for may stand on a line of its
+# own before them. A key's "ID" names it (BitLocker's recovery key ID is a GUID printed beside it).
 _CODES_LABEL = re.compile(
-    r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)[ \t-]+(?:codes?|keys?)(?![a-z])"
-    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*-)?(?:[ \t]+[a-z]{1,15}){1,3}?(?=[ \t]*:))?"
-    r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}"
+    r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)(?:[ \t]+[a-z][a-z-]{2,14}[a-z])?[ \t-]+(?:codes?|keys?)"
+    r"(?![a-z])(?:\.txt)?"
+    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*-)?(?:[ \t]+(?!id(?![a-z])|identifier)[a-z]{1,15}){1,3}?(?=[ \t]*:))?"
+    r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}(?:[\w.+-]{1,64}@[\w.-]{1,64}[ \t]*\r?\n[ \t]*)?"
 )
 # A one-time code that an SMS or an e-mail puts first ("G-482913 is your Google verification code").
 _CODE_FIRST = re.compile(

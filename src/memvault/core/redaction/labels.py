@@ -23,6 +23,7 @@ from memvault.core.redaction.languages import (
     KEY_ABROAD,
     PASSWORD_ABROAD,
     PASSWORD_OR_CODE_ABROAD,
+    PIN_ABROAD,
     SECRET_CODE_WORDS_ABROAD,
     TOKEN_ABROAD,
 )
@@ -52,7 +53,7 @@ _NETWORK_WORDS = frozenset({"wifi", "fi", "wlan", "wpa", "wpa2", "network"})
 # "Code" names a credential's digits only beside a word that says so ("unlock code", "access
 # code", a card's "security code"); an error, a zip or a country code is not one, and a door's,
 # gate's or locker's code is the household knowledge a memory is asked to keep.
-_SECRET_CODE_WORDS = frozenset({"unlock", "disarm", "security", "access", "alarm", "safe", "puk", "verification",
+_SECRET_CODE_WORDS = frozenset({"pin", "unlock", "disarm", "security", "access", "alarm", "safe", "puk", "verification",
                                 "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
 # A code that signs someone in once is a one-time code, not a password to keep.
 _ONE_TIME_CODE_WORDS = frozenset({"verification", "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
@@ -121,16 +122,21 @@ _ASSIGNMENT = re.compile(
     # An encoding's word after the name only before ``=`` or ``:`` (``SECRET_KEY_BASE=…``).
     r"(?:" + _ENCODINGS + r"(?=\\?[\"']?[ \t]*[:=]))?)"
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|zum|zur|der|van|voor|för|til|till|dla|pour|para|per|al|ao|au|ot|от|для|до|від|на|k|ke|za|pro|as)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|zum|zur|der|van|voor|för|til|till|dla|pour|para|per|al|ao|au|ot|от|для|до|від|на|k|ke|za|pro|as"
+    # Whose it is ("die PIN meiner EC-Karte ist …").
+    r"|my|meiner|meines|meine|mein|mon|mi|mijn|mitt)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
     r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?"
     # Which part of a password split over lines this one gives ("password part 1: …").
-    r"|[ \t]+(?i:part|half)[ \t]+(?:\d|one|two|three|i{1,3})(?!\w)"
+    r"|[ \t]+(?i:part|half)[ \t]+(?:\d|one|two|three|i{1,3})(?!\w)|[ \t]+(?i:begins|starts|ends)[ \t]+with"
+    # The encoding it is given in ("db password hex-encoded: …").
+    r"|[ \t]+(?i:hex|base64|b64|base32|rot13|url)(?:[ \t-]?(?i:encoded|escaped|d))?(?![\w-])"
     # A remark in brackets between the label and its separator ("password (case sensitive): …").
     r"|[ \t]*\([^()\n]{1,60}\))(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
     + _PROSE.replace("prose", "prose2").replace("abroad", "abroad2").replace("cjk", "cjk2") + "|" + _OWN_WORDS
-    + r"|(?P<space>[ \t]+))"
+    # Cisco's type of a password between its label and it (``password 7 0822…``, ``password 0 …``).
+    + r"|(?P<space>[ \t]+(?:[0579][ \t]+(?=[!-~]{8}))?))"
     # Markdown's bold around a label ends after its colon (``**Password:** …``).
     + r"(?:\*{1,2}[ \t]+)?" + _VALUE
 )
@@ -184,6 +190,10 @@ _REST_OF_LINE = re.compile(r"(?:[ \t]+\S{1,24}){1,8}(?=[ \t]*\r?\n|[ \t]*\Z)")
 _NOT_PRINTABLE_ASCII = re.compile(r"[^!-~]")
 _NEXT_SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}=")
 _SPELLED_OUT = re.compile(r"\S(?:[ \t]\S(?![^\s.,;:)])){5,63}")
+# A PIN said a digit at a time ("the PIN is 4 7 1 9").
+_SPELLED_DIGITS = re.compile(r"\d(?:[ \t]\d){3,11}(?![ \t]?\d)")
+# A value that is a credential's word itself names it ("'password' in Japanese is パスワード").
+_CREDENTIAL_WORD_VALUES = frozenset(word.lower() for word in PASSWORD_ABROAD + TOKEN_ABROAD) | _PASSWORD_WORDS
 # An ARN's resource type (``arn:aws:secretsmanager:…:secret:prod/db``) names the kind of what the ARN
 # points at; the name after it is a path, not the secret.
 _ARN_BEFORE = re.compile(r"(?<![\w:])arn:[\w.-]{1,30}:[\w.-]{1,60}:[\w.-]{0,30}:\d{0,12}:\Z")
@@ -205,6 +215,8 @@ def _words_of(label: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1024)
 def _digits_only(label: str) -> tuple[int, int] | None:
+    if label.lower().endswith(PIN_ABROAD):
+        return _DIGITS_ONLY_WORDS["pin"]
     words = _words_of(label)
     if words[-1] == "code":
         # A card's security code is three digits or four; every other secret code at least four.
@@ -280,6 +292,8 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
     # Digits are never a placeholder or code; skipping those checks keeps a page of them cheap.
     if (not value.isdigit() and (placeholder(value) or code(value) or _named_after(label, value))):
         return False
+    if value.lower() in _CREDENTIAL_WORD_VALUES:
+        return False
     if kind_of(label) != PASSWORD and _WORD_PATH.match(value):
         return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
     if _PUBLIC_KEY_TYPE.match(value):
@@ -295,6 +309,11 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
     if abroad and (_DATE.match(value) or not (value.isascii() and (
             _PASSWORD_SHAPED.search(value.rstrip("?!")) or classes(value.rstrip("?!")) >= 2))):
         return False
+    if spaced and value.isdigit():
+        # Digits after a password's name and a space are its value when there are as many as a
+        # PIN's longest or a numeric password's ("支付密码 660913"); fewer may count something.
+        return strength == STRONG and kind_of(label) == PASSWORD and _words_of(label)[-1] not in _AMBIGUOUS_WORDS \
+            and 6 <= len(value) <= 12
     if spaced:
         # A password may be short ("passcode 7hXq2P") when it mixes three kinds of character.
         least = 6 if kind_of(label) == PASSWORD and _words_of(label)[-1] not in _AMBIGUOUS_WORDS and classes(value) >= 3 \
@@ -375,6 +394,12 @@ def assignments(text: str) -> Iterator[Hit]:
                 rest := _APP_PASSWORD_REST.match(text, end)) is not None:
             yield Hit(start, rest.end(), PASSWORD)
             position = max(position, rest.end())
+            continue
+        if len(value) == 1 and value.isdigit() and _digits_only(label) is not None \
+                and (spelled := _SPELLED_DIGITS.match(text, start)) is not None:
+            if value_is_secret(label, spelled.group(0).replace(" ", "").replace("\t", "")):
+                yield Hit(start, spelled.end(), kind_of(label))
+                position = max(position, spelled.end())
             continue
         if kind_of(label) == PASSWORD and len(value) == 1 and (spelled := _SPELLED_OUT.match(text, start)):
             # Spelled out a character at a time ("K 9 x # m 2 L q"): read as one.

@@ -14,7 +14,7 @@ PASSWORD_ABROAD = (
     "palavra-passe", "heslo", "kata sandinya", "kata sandi", "kata laluan", "mật khẩu", "mat khau", "पासवर्ड", "कूटशब्द",
     "كلمة المرور", "كلمة السر", "رمز المرور", "رمز عبور", "گذرواژه", "סיסמה", "סיסמא", "รหัสผ่าน",
     "συνθηματικό", "κωδικός πρόσβασης", "κωδικό πρόσβασης", "κωδικός", "κωδικό", "geheimzahl", "geheimnummer",
-    "pincode", "пин-код",
+    "pincode", "пин-код", "пін-код", "пін", "पिन",
     "mdp", "парола", "лозинка", "lozinka", "гасло", "geslo", "parool", "parole", "slaptažodis", "slaptazodis",
     "lykilorð", "lykilord", "contrasenya", "pasahitza", "cyfrinair", "nenosiri", "পাসওয়ার্ড", "கடவுச்சொல்",
     "پاس ورڈ", "құпия сөз", "የይለፍ ቃል",
@@ -26,6 +26,8 @@ PASSWORD_ABROAD = (
     # A safe's combination guards valuables as a PIN does; a lock's, like a door's code, is household knowledge.
     "safe combination",
 )
+# A PIN in those languages: its value is digits, as under the English word.
+PIN_ABROAD = ("pincode", "пин-код", "пін-код", "пін", "पिन", "geheimzahl", "geheimnummer")
 # Words that name a password and any code besides (Greek's κωδικός is also a postal code): a value
 # of digits alone under one is that other code.
 PASSWORD_OR_CODE_ABROAD = ("κωδικός", "κωδικό")

@@ -6,7 +6,8 @@ session cookies (``Cookie: sessionid=…``, ``connect.sid=…`` after the word c
 HAR file's ``{"name": …, "value": …}``), a value piped into a command that stores it as a secret,
 ``.netrc`` entries (``machine … login … password …``),
 ``.pgpass`` lines (``host:port:database:user:password``), the lines of an OpenVPN ``auth-user-pass``
-file, a Wi-Fi QR code's ``P:`` field, and a
+file, a Wi-Fi QR code's ``P:`` field, the line a mail client answers an SMTP server's password
+prompt with, and a
 database driver's connect call with the password as a positional argument."""
 
 from __future__ import annotations
@@ -333,8 +334,17 @@ _AUTH_FILE_LINES = re.compile(
 )
 
 
+# SMTP's AUTH LOGIN asks for each part in base64: ``334 UGFzc3dvcmQ6`` is "Password:", and the
+# client's next line is the password in base64 (a transcript may mark the sides ``C:`` and ``S:``).
+_SMTP_PASSWORD = re.compile(r"334[ \t]+UGFzc3dvcmQ6[ \t]*\r?\n[ \t]*(?:C:[ \t]*)?(?P<value>[A-Za-z0-9+/]{4,400}={0,2})(?![\w+/=])")
+
+
 def credential_files(text: str) -> Iterator[Hit]:
-    """``.netrc`` and ``.pgpass`` entries, an OpenVPN credentials file, and a Wi-Fi QR code's password."""
+    """``.netrc`` and ``.pgpass`` entries, an OpenVPN credentials file, a Wi-Fi QR code's password
+    and an SMTP login's."""
+    if "UGFzc3dvcmQ6" in text:
+        for match in _SMTP_PASSWORD.finditer(text):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
     if "auth-user-pass" in text:
         for option in _AUTH_USER_PASS.finditer(text):
             lines = _AUTH_FILE_LINES.search(text, option.end(), min(len(text), option.end() + _AUTH_FILE_REACH))

@@ -2,7 +2,8 @@
 in without their password, so as much a secret as the password. An answer counts when the text
 ties it to a security question: after an ``answer`` label or "security answer", or, when it is a
 name, a place or a number, after what such a question asks ("my mother's maiden name is …", "first
-pet: …") within a short reach after the words "security question". The same facts told without that context are a memory's ordinary
+pet: …") within a short reach after the words "security question", or on the "A:" line after a
+"Q:" line asking it, the form a security question is written down in. The same facts told without that context are a memory's ordinary
 content and are kept."""
 
 from __future__ import annotations
@@ -25,10 +26,20 @@ _ANSWER = re.compile(
     r"(?i:(?<![a-z])(?:" + _ASKED + r"))(?:[^\n.:?=]{0,40}?)(?:[ \t]+(?:is|was|=)[ \t]+|[ \t]*[:=][ \t]*)"
     r"(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))"
 )
+_ASKED_OF_SECURITY = _ASKED.split("|", 1)[1]
+_QUESTION_AND_ANSWER = re.compile(
+    r"(?im)^[ \t]*Q[:.)][^\n?]{0,80}?(?<![a-z])(?:" + _ASKED_OF_SECURITY + r")[^\n?]{0,60}\?[ \t]*\r?\n"
+    r"[ \t]*A[:.)][ \t]*(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))"
+)
 _LABELLED = re.compile(r"[^\n:=]{0,60}?[ \t]*[:=][ \t]*(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))")
 
 
 def security_answers(text: str) -> Iterator[Hit]:
+    if "Q" in text and "A" in text:
+        for pair in _QUESTION_AND_ANSWER.finditer(text):
+            value = pair.group("value")
+            if _answer(value) and (value[0].isupper() or value[0].isdigit()):
+                yield Hit(pair.start("value"), pair.end("value"), SECURITY_ANSWER)
     if not any(word in text for word in ("uestion", "UESTION", "nswer", "NSWER")):
         return  # a substring test costs far less than a scan for the words in every case
     scanned = 0

@@ -13,6 +13,8 @@ that only chance could have made ("sent you the key, in case: ZK2mq7Vn8xP4tR")."
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 
@@ -95,6 +97,17 @@ def userinfo(text: str) -> Iterator[Hit]:
             yield Hit(secret, address.start(), PASSWORD)
 
 
+def _base64_prompt(value: str) -> bool:
+    """A protocol's prompt in base64, as SMTP's AUTH LOGIN sends ``VXNlcm5hbWU6`` ("Username:")."""
+    if len(value) % 4:
+        return False
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return decoded.endswith(":") and decoded[:-1].replace(" ", "").isalpha()
+
+
 def near_credential_words(text: str) -> Iterator[Hit]:
     scanned = [0, 0]  # candidates that start before these were looked at already (beside "key", beside the rest)
     for word in _CREDENTIAL_WORD.finditer(text):
@@ -123,5 +136,5 @@ def near_credential_words(text: str) -> Iterator[Hit]:
 
 
 def _short_random(value: str) -> bool:
-    return sum(c.isdigit() for c in value) >= 2 and sum(c.isupper() for c in value) >= 2 \
+    return not _base64_prompt(value) and sum(c.isdigit() for c in value) >= 2 and sum(c.isupper() for c in value) >= 2 \
         and any(c.islower() for c in value) and _FOUR_LOWER.search(value) is None and shannon(value) >= 3.3

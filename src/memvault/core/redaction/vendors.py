@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from memvault.core.redaction.labels import PASSWORD
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import documented_example, masked, shannon
+from memvault.core.redaction.values import documented_example, masked, placeholder, shannon
 
 API_KEY = "api_key"
 TOKEN = "token"
@@ -114,6 +115,17 @@ _TOKENS = (
     # offline, so kept out like the password itself.
     r"\$(?:apr1|1|5|6|2[abxy]|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?)\$[A-Za-z0-9./$=,+-]{20,}",
 )
+# Windows' password hashes as dumping tools print them, as crackable as a crypt hash and usable
+# as they are (pass-the-hash): the NT hash of a ``user:RID:LM:NT:::`` line, and a captured
+# NetNTLM response (``user::DOMAIN:challenge:proof:blob``). And a hash a cracker printed with the
+# password it found (``<md5>:Summer#2026``, a potfile's line), where the password is what is left.
+_NT_HASH = re.compile(r"(?<![^\s\"'])[^:\s]{1,64}:\d{1,10}:[0-9a-fA-F]{32}:(?P<hash>[0-9a-fA-F]{32}):::")
+_NET_NTLM = re.compile(r"(?<![^\s\"'])[^:\s]{1,64}::[^:\s]{1,64}:[0-9a-fA-F]{16}:(?P<hash>[0-9a-fA-F]{32,48}:[0-9a-fA-F]{32,4096})")
+# The password holds a digit or a symbol, and no dot or slash: git names a file at a commit as
+# ``<sha>:Makefile`` or ``<sha>:src/app.py``.
+_CRACKED = re.compile(r"(?m)^[ \t]*(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40}|[0-9a-fA-F]{32}):"
+                      r"(?P<plain>(?=[^\s:/.]{0,63}[\d!-\-@#$%^&*?~])[^\s:/.]{4,64})[ \t]*$")
+_HEX_OR_DIGITS = re.compile(r"[0-9a-fA-F]+|\d+")
 _START = r"(?<![A-Za-z0-9_])"
 _KEY_SHAPES = re.compile(_START + r"(?:" + "|".join(_KEYS) + r")")
 _TOKEN_SHAPES = re.compile(_START + r"(?:" + "|".join(_TOKENS) + r")")
@@ -124,6 +136,9 @@ _WEBHOOKS = re.compile(
     r"|webhook\.office\.com/webhookb2/(?P<teams>[A-Za-z0-9@/_-]{40,})"
     r"|/bot(?P<telegram>\d{6,12}:[" + _URL64 + r"]{35})(?![" + _URL64 + r"])"
     r"|hooks\.zapier\.com/hooks/catch/\d+/(?P<zapier>[A-Za-z0-9]{6,40})(?![A-Za-z0-9])"
+    # Any other service's incoming webhook (Mattermost's, Rocket.Chat's, a CI's): a random path
+    # segment after ``hooks`` is the secret that lets anyone post.
+    r"|/(?:hooks|webhooks?)/(?P<hook>[A-Za-z0-9_-]{20,80})(?![A-Za-z0-9_-])"
 )
 _PARTS = re.compile(r"[A-Za-z0-9]+")
 
@@ -159,7 +174,17 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
             if _shaped(token):
                 yield Hit(match.start(), match.end(), kind)
     for match in _WEBHOOKS.finditer(text):
-        group = next(name for name in ("secret", "discord", "teams", "telegram", "zapier") if match.group(name) is not None)
+        group = next(name for name in ("secret", "discord", "teams", "telegram", "zapier", "hook")
+                     if match.group(name) is not None)
         # Zapier's catch hooks end in a short run: its place in the URL, not its mix, marks it.
         if group == "zapier" or random_enough(match.group(group)):
             yield Hit(match.start(group), match.end(group), TOKEN)
+    if ":::" in text:
+        for match in _NT_HASH.finditer(text):
+            yield Hit(match.start("hash"), match.end("hash"), TOKEN)
+    if "::" in text:
+        for match in _NET_NTLM.finditer(text):
+            yield Hit(match.start("hash"), match.end("hash"), TOKEN)
+    for match in _CRACKED.finditer(text) if ":" in text else ():
+        if not _HEX_OR_DIGITS.fullmatch(plain := match.group("plain")) and not placeholder(plain):
+            yield Hit(match.start("plain"), match.end("plain"), PASSWORD)
