@@ -393,8 +393,9 @@ class Mix:
                 for i in ids:
                     self.ledger.messages[i] = Message(key, session, token, sent, time.monotonic())
                     self.ledger.uncertain.add(i)
+                asked = time.monotonic()
                 forgot = await self.http.post("/v1/memory/forget", json={"ids": ids}, headers={"X-Memory-Key": key})
-                if self.status("forget turn", forgot.status_code, forgot.content, key, time.monotonic()):
+                if self.status("forget turn", forgot.status_code, forgot.content, key, asked):
                     for i in ids:
                         self.ledger.forgotten[i] = time.monotonic()
                         self.ledger.uncertain.discard(i)
@@ -495,7 +496,7 @@ class Mix:
 
     async def client(self, number: int) -> None:
         actions: list[tuple[float, Callable[[str], Awaitable[None]]]] = [
-            (0.30, self.store), (0.20, self.search), (0.25, self.routed), (0.10, self.forget),
+            (0.30, self.store), (0.20, self.search), (0.20, self.routed), (0.10, self.forget),
             (0.04, self.hang_up), (0.03, self.clear_session), (0.05, self.usage), (0.01, self.huge),
         ]
         weights = [w for w, _ in actions]
