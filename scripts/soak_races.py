@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Races and crashes against the real local server: many concurrent clients on one key and on
-several (stores, searches, routed chat calls whole and streamed through the official `openai`
-SDK, clients that hang up mid-stream, forgets of ids just returned, clears of session vaults, a
-key revoked while its calls are in flight, brain writes to one source at once, usage and receipt
-reads), with SIGKILLs at moments chosen by events (after the Nth answer, mid-stream, during a big
+several (stores, searches, routed calls whole and streamed through the official SDKs of OpenAI
+chat completions and Responses, Anthropic messages and Gemini generateContent, clients that hang
+up mid-stream, forgets of ids just returned, clears of session vaults, a key revoked while its
+calls are in flight, brain writes to one source at once, usage and receipt reads), with SIGKILLs at moments chosen by events (after the Nth answer, mid-stream, during a big
 store), a restart on the same data folder after each, and checks of invariants, not timings:
 
-- every answer is a 2xx or a documented 4xx/429/503 in the caller's format, none hangs;
+- every answer is a 2xx or a documented 4xx/429/503 in the caller's format (a provider route's in
+  that provider's own error envelope), none hangs;
 - a forgotten or cleared message never comes back: not in a search, an injection the provider
   received, a receipt's view, an export, or the mirror (checked while writes go on and after);
 - a revoked key is refused from the moment its revocation is answered;
@@ -388,6 +389,7 @@ class Mix:
         self.ledger.routed_answered[key] += 1
         if receipt:
             self.ledger.turns[receipt] = (key, session, token)
+            self.ledger.checks[f"{route} turns answered"] += 1
             if self.rng.random() < 0.15:  # forget the turn while it may still be in the journal
                 ids = [f"rt-{receipt}-u", f"rt-{receipt}-a"]
                 for i in ids:
