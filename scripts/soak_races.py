@@ -119,6 +119,7 @@ class Clear:
     session: str | None
     sent: float
     acked: float | None = None
+    cut: bool = False  # cut off by a kill: it may have run
 
 
 @dataclass
@@ -133,6 +134,8 @@ class Ledger:
     clears: list[Clear] = field(default_factory=list)
     # routed calls whose whole answer reached the client: receipt id -> (key, session, token)
     turns: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)
+    turn_routes: dict[str, str] = field(default_factory=dict)  # receipt id -> the route that answered it
+    turn_answered: dict[str, float] = field(default_factory=dict)  # receipt id -> when its answer was whole
     routed_sent: dict[str, int] = field(default_factory=Counter)
     routed_answered: dict[str, int] = field(default_factory=Counter)
     stored_sent: dict[str, int] = field(default_factory=Counter)
@@ -345,11 +348,19 @@ class Mix:
                                             headers={"X-Memory-Key": key})
         except httpx.TransportError:
             # Cut off by a kill: the clear may have run. What its vault held may be gone or not.
+            clear.cut = True
             self.ledger.uncertain.update(i for i, m in self.ledger.messages.items() if m.key == key and m.session == session)
             raise
         if not self.status("clear", answer.status_code, answer.content, key, clear.sent):
             return
         clear.acked = time.monotonic()
+        # A routed turn is in the journal before its answer ends: one answered before the clear
+        # was sent is cleared with the rest, whenever its store runs.
+        for receipt, (turn_key, turn_session, token) in self.ledger.turns.items():
+            if turn_key == key and turn_session == session:
+                answered = self.ledger.turn_answered[receipt]
+                for turn_id in (f"rt-{receipt}-u", f"rt-{receipt}-a"):
+                    self.ledger.messages.setdefault(turn_id, Message(key, session, token, answered, answered))
         for message_id, message in self.ledger.messages.items():
             if message.key == key and message.session == session and message_id not in self.ledger.forgotten:
                 if message.acked < clear.sent:
@@ -389,6 +400,8 @@ class Mix:
         self.ledger.routed_answered[key] += 1
         if receipt:
             self.ledger.turns[receipt] = (key, session, token)
+            self.ledger.turn_routes[receipt] = name
+            self.ledger.turn_answered[receipt] = time.monotonic()
             self.ledger.checks[f"{route} turns answered"] += 1
             if self.rng.random() < 0.15:  # forget the turn while it may still be in the journal
                 ids = [f"rt-{receipt}-u", f"rt-{receipt}-a"]
@@ -755,12 +768,17 @@ async def settle_and_judge(server: Server, keys: list[str], ledger: Ledger, cras
                 ids = {f"rt-{receipt}-u", f"rt-{receipt}-a"}
                 if turn_key != key or ids & (set(ledger.forgotten) | ledger.uncertain):
                     continue
-                cleared = any(c.key == key and c.session == session and c.acked is not None for c in ledger.clears)
-                if cleared or key in ledger.revoked:
+                clears = [c for c in ledger.clears if c.key == key and c.session == session]
+                if any(c.acked is not None for c in clears) or key in ledger.revoked:
+                    continue
+                if any(c.cut for c in clears):
+                    ledger.checks["turns a clear cut off by a kill may have taken"] += 1
+                    ledger.checks["of them, taken"] += not ids <= held[session]
                     continue
                 ledger.checks["routed turns judged"] += 1
                 if not ids <= held[session]:
-                    ledger.violation(f"the turn of receipt {receipt} answered to its client is missing "
+                    ledger.violation(f"the turn of receipt {receipt} answered to its client through "
+                                     f"{ledger.turn_routes.get(receipt)} is missing "
                                      f"(session {session}, found {sorted(ids & everywhere)})")
             if key in ledger.revoked:
                 continue
