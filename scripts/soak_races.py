@@ -359,6 +359,7 @@ class Mix:
         for receipt, (turn_key, turn_session, token) in self.ledger.turns.items():
             if turn_key == key and turn_session == session:
                 answered = self.ledger.turn_answered[receipt]
+                self.ledger.checks["turns answered before a clear"] += answered < clear.sent
                 for turn_id in (f"rt-{receipt}-u", f"rt-{receipt}-a"):
                     self.ledger.messages.setdefault(turn_id, Message(key, session, token, answered, answered))
         for message_id, message in self.ledger.messages.items():
