@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Races and crashes against the real local server: many concurrent clients on one key and on
-several (stores, searches, routed chat calls whole and streamed through the official `openai`
-SDK, clients that hang up mid-stream, forgets of ids just returned, clears of session vaults, a
-key revoked while its calls are in flight, brain writes to one source at once, usage and receipt
-reads), with SIGKILLs at moments chosen by events (after the Nth answer, mid-stream, during a big
+several (stores, searches, routed calls whole and streamed through the official SDKs of OpenAI
+chat completions and Responses, Anthropic messages and Gemini generateContent, clients that hang
+up mid-stream, forgets of ids just returned, clears of session vaults, a key revoked while its
+calls are in flight, brain writes to one source at once, usage and receipt reads), with SIGKILLs at moments chosen by events (after the Nth answer, mid-stream, during a big
 store), a restart on the same data folder after each, and checks of invariants, not timings:
 
-- every answer is a 2xx or a documented 4xx/429/503 in the caller's format, none hangs;
+- every answer is a 2xx or a documented 4xx/429/503 in the caller's format (a provider route's in
+  that provider's own error envelope), none hangs;
 - a forgotten or cleared message never comes back: not in a search, an injection the provider
   received, a receipt's view, an export, or the mirror (checked while writes go on and after);
 - a revoked key is refused from the moment its revocation is answered;
@@ -37,9 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
-import httpx2  # the openai SDK's own HTTP client
+import httpx2  # the openai and anthropic SDKs' own HTTP client
 import openai
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types as genai_types
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "api" / "providers"))
@@ -57,6 +62,40 @@ IDLE_SOCKETS = 40
 BIG_STORE = 2000
 IDLE_SERVER_SECONDS = 3
 CLIENT_LIMITS = httpx.Limits(keepalive_expiry=IDLE_SERVER_SECONDS / 3)
+
+
+# The routed APIs the mix calls, each through its official SDK, and whose error envelope each answers in.
+ROUTES = ("chat", "responses", "anthropic", "gemini")
+ENVELOPES = {"chat": "openai", "responses": "openai", "anthropic": "anthropic", "gemini": "gemini"}
+# Paths and bodies of a stream the provider holds, for the kill mid-stream.
+HELD_STREAMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "chat": ("/v1/chat/completions", {"model": "gpt-test", "stream": True,
+                                      "messages": [{"role": "user", "content": "a held story"}]}),
+    "responses": ("/v1/responses", {"model": "gpt-test", "stream": True, "input": "a held story"}),
+    "anthropic": ("/v1/messages", {"model": "claude-test", "max_tokens": 64, "stream": True,
+                                   "messages": [{"role": "user", "content": "a held story"}]}),
+    "gemini": ("/v1beta/models/gemini-test:streamGenerateContent?alt=sse",
+               {"contents": [{"role": "user", "parts": [{"text": "a held story"}]}]}),
+}
+
+
+def in_envelope(envelope: str, status: int, body: bytes) -> bool:
+    """Whether ``body`` is an error in ``envelope``: memvault's own ({"error": {"code", "message"}}),
+    OpenAI's, Anthropic's or Gemini's, as each provider's SDK reads it."""
+    try:
+        shape = json.loads(body)
+    except ValueError:
+        return False
+    error = shape.get("error") if isinstance(shape, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("message"), str):
+        return False
+    if envelope == "anthropic":
+        return shape.get("type") == "error" and isinstance(error.get("type"), str)
+    if envelope == "gemini":
+        return error.get("code") == status and isinstance(error.get("status"), str)
+    if envelope == "openai":
+        return isinstance(error.get("type"), str)
+    return "code" in error
 
 
 def free_port() -> int:
@@ -80,6 +119,7 @@ class Clear:
     session: str | None
     sent: float
     acked: float | None = None
+    cut: bool = False  # cut off by a kill: it may have run
 
 
 @dataclass
@@ -94,6 +134,8 @@ class Ledger:
     clears: list[Clear] = field(default_factory=list)
     # routed calls whose whole answer reached the client: receipt id -> (key, session, token)
     turns: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)
+    turn_routes: dict[str, str] = field(default_factory=dict)  # receipt id -> the route that answered it
+    turn_answered: dict[str, float] = field(default_factory=dict)  # receipt id -> when its answer was whole
     routed_sent: dict[str, int] = field(default_factory=Counter)
     routed_answered: dict[str, int] = field(default_factory=Counter)
     stored_sent: dict[str, int] = field(default_factory=Counter)
@@ -128,7 +170,8 @@ class Server:
         self.data_dir, self.log = data_dir, log
         self.env = {**os.environ, "MEMVAULT_DATA_DIR": str(data_dir), "MEMVAULT_EMBEDDER": "hash",
                     "MEMVAULT_ADMIN_TOKEN": ADMIN, "MEMVAULT_OPENAI_BASE_URL": upstream_url,
-                    "MEMVAULT_ANTHROPIC_BASE_URL": upstream_url, "MEMVAULT_LOG_LEVEL": "warning",
+                    "MEMVAULT_ANTHROPIC_BASE_URL": upstream_url, "MEMVAULT_GEMINI_BASE_URL": upstream_url,
+                    "MEMVAULT_LOG_LEVEL": "warning",
                     "MEMVAULT_IDLE_CONNECTION_SECONDS": str(IDLE_SERVER_SECONDS)}
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
@@ -181,10 +224,18 @@ class Mix:
         self.sdk = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="unset", max_retries=0, timeout=REQUEST_SECONDS,
                                       http_client=openai.DefaultAsyncHttpxClient(
                                           limits=httpx2.Limits(keepalive_expiry=CLIENT_LIMITS.keepalive_expiry)))
+        self.claude = anthropic.AsyncAnthropic(
+            base_url=url, api_key="unset", max_retries=0, timeout=REQUEST_SECONDS,
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                limits=httpx2.Limits(keepalive_expiry=CLIENT_LIMITS.keepalive_expiry)))
+        # google-genai takes its API key per client: one for each key and session. Given an httpx
+        # client it uses that (with the same idle limit) instead of aiohttp, and retries nothing.
+        self.gemini_http = httpx.AsyncClient(timeout=REQUEST_SECONDS, limits=CLIENT_LIMITS)
+        self.geminis: dict[tuple[str, str | None], genai.Client] = {}
         self.gone = False  # the server was killed: transport errors are expected from now on
 
-    def status(self, route: str, status: int, body: bytes, key: str, sent: float) -> bool:
-        """Judge one answer; True for a 2xx."""
+    def status(self, route: str, status: int, body: bytes, key: str, sent: float, envelope: str = "memvault") -> bool:
+        """Judge one answer (an error in ``envelope``'s shape); True for a 2xx."""
         ledger = self.ledger
         ledger.answers += 1
         ledger.statuses[f"{route} {status}"] += 1
@@ -195,21 +246,20 @@ class Mix:
             return True
         if status not in DOCUMENTED:
             ledger.violation(f"{route}: answered {status}: {body[:300]!r}")
-        else:
-            try:
-                shape = json.loads(body)
-            except ValueError:
-                shape = None
-            if not isinstance(shape, dict) or "error" not in shape:
-                ledger.violation(f"{route}: {status} not in an error envelope: {body[:300]!r}")
+        elif not in_envelope(envelope, status, body):
+            ledger.violation(f"{route}: {status} not in {envelope}'s error envelope: {body[:300]!r}")
         return False
 
     async def guarded(self, route: str, work: Callable[[], Awaitable[None]]) -> None:
         try:
             await work()
-        except (httpx.TransportError, openai.APIConnectionError) as failure:
+        # A stream cut off while an SDK reads it raises its HTTP client's error, not the SDK's.
+        except (httpx.TransportError, httpx2.TransportError, openai.APIConnectionError,
+                anthropic.APIConnectionError) as failure:
             if not self.gone:
-                kind = "hang" if isinstance(failure, (httpx.TimeoutException, openai.APITimeoutError)) else "transport"
+                timeouts = (httpx.TimeoutException, httpx2.TimeoutException, openai.APITimeoutError,
+                            anthropic.APITimeoutError)
+                kind = "hang" if isinstance(failure, timeouts) else "transport"
                 self.ledger.violation(f"{route}: {kind} error while the server was up: {failure!r}")
 
     def vault(self, key: str) -> str | None:
@@ -298,11 +348,20 @@ class Mix:
                                             headers={"X-Memory-Key": key})
         except httpx.TransportError:
             # Cut off by a kill: the clear may have run. What its vault held may be gone or not.
+            clear.cut = True
             self.ledger.uncertain.update(i for i, m in self.ledger.messages.items() if m.key == key and m.session == session)
             raise
         if not self.status("clear", answer.status_code, answer.content, key, clear.sent):
             return
         clear.acked = time.monotonic()
+        # A routed turn is in the journal before its answer ends: one answered before the clear
+        # was sent is cleared with the rest, whenever its store runs.
+        for receipt, (turn_key, turn_session, token) in self.ledger.turns.items():
+            if turn_key == key and turn_session == session:
+                answered = self.ledger.turn_answered[receipt]
+                self.ledger.checks["turns answered before a clear"] += answered < clear.sent
+                for turn_id in (f"rt-{receipt}-u", f"rt-{receipt}-a"):
+                    self.ledger.messages.setdefault(turn_id, Message(key, session, token, answered, answered))
         for message_id, message in self.ledger.messages.items():
             if message.key == key and message.session == session and message_id not in self.ledger.forgotten:
                 if message.acked < clear.sent:
@@ -311,44 +370,118 @@ class Mix:
                     self.ledger.uncertain.add(message_id)
 
     async def routed(self, key: str) -> None:
+        """A routed call through one of the four APIs' official SDKs, whole or streamed; some
+        streams are left after their first event."""
         token = new_token(self.rng)
         picked = self.pick(key)
         recall = f" Do you remember note {picked[1].token.upper()}?" if picked else ""
         session = self.rng.choice([None, None, "s1"])
-        client = self.sdk.with_options(api_key=key, default_headers={"X-Session-ID": session} if session else {})
-        messages: Any = [{"role": "user", "content": f"call {token}: where is the lamp?{recall}"}]
+        route = self.rng.choice(ROUTES)
+        streamed = self.rng.random() < 0.5
+        leave = streamed and self.rng.random() < 0.25
+        ask = f"call {token}: where is the lamp?{recall}"
+        name = f"{route}{' left' if leave else ' streamed' if streamed else ''}"
         sent = time.monotonic()
         self.ledger.call_sent[token] = sent
         self.ledger.routed_sent[key] += 1
+        call = {"chat": self.chat, "responses": self.responses, "anthropic": self.anthropic,
+                "gemini": self.gemini}[route]
         try:
-            if self.rng.random() < 0.5:
-                raw = await client.chat.completions.with_raw_response.create(model="gpt-test", messages=messages)
-                raw.parse()
-                receipt = raw.headers.get("x-memory-receipt")
-            else:
-                async with client.chat.completions.with_streaming_response.create(
-                        model="gpt-test", messages=messages, stream=True,
-                        stream_options={"include_usage": True}) as response:
-                    receipt = response.headers.get("x-memory-receipt")
-                    async for _ in await response.parse():
-                        pass
-        except openai.APIStatusError as refused:
-            self.status("routed", refused.status_code, refused.response.content, key, sent)
+            receipt = await call(key, session, ask, streamed, leave)
+        except (openai.APIStatusError, anthropic.APIStatusError) as refused:
+            self.status(name, refused.status_code, refused.response.content, key, sent, ENVELOPES[route])
             return
-        self.status("routed", 200, b"", key, sent)
+        except genai_errors.APIError as refused:
+            body = refused.response.content if isinstance(refused.response, httpx.Response) else b""
+            self.status(name, refused.code, body, key, sent, ENVELOPES[route])
+            return
+        self.status(name, 200, b"", key, sent)
+        if leave:
+            return
         self.ledger.routed_answered[key] += 1
         if receipt:
             self.ledger.turns[receipt] = (key, session, token)
+            self.ledger.turn_routes[receipt] = name
+            self.ledger.turn_answered[receipt] = time.monotonic()
+            self.ledger.checks[f"{route} turns answered"] += 1
             if self.rng.random() < 0.15:  # forget the turn while it may still be in the journal
                 ids = [f"rt-{receipt}-u", f"rt-{receipt}-a"]
                 for i in ids:
                     self.ledger.messages[i] = Message(key, session, token, sent, time.monotonic())
                     self.ledger.uncertain.add(i)
+                asked = time.monotonic()
                 forgot = await self.http.post("/v1/memory/forget", json={"ids": ids}, headers={"X-Memory-Key": key})
-                if self.status("forget turn", forgot.status_code, forgot.content, key, time.monotonic()):
+                if self.status("forget turn", forgot.status_code, forgot.content, key, asked):
                     for i in ids:
                         self.ledger.forgotten[i] = time.monotonic()
                         self.ledger.uncertain.discard(i)
+
+    async def chat(self, key: str, session: str | None, ask: str, streamed: bool, leave: bool) -> str | None:
+        """OpenAI chat completions; the call's receipt."""
+        client = self.sdk.with_options(api_key=key, default_headers={"X-Session-ID": session} if session else {})
+        messages: Any = [{"role": "user", "content": ask}]
+        if not streamed:
+            raw = await client.chat.completions.with_raw_response.create(model="gpt-test", messages=messages)
+            raw.parse()
+            return raw.headers.get("x-memory-receipt")
+        async with client.chat.completions.with_streaming_response.create(
+                model="gpt-test", messages=messages, stream=True, stream_options={"include_usage": True}) as response:
+            async for _ in await response.parse():
+                if leave:
+                    break
+            return response.headers.get("x-memory-receipt")
+
+    async def responses(self, key: str, session: str | None, ask: str, streamed: bool, leave: bool) -> str | None:
+        """OpenAI Responses, its input a string or a message item."""
+        client = self.sdk.with_options(api_key=key, default_headers={"X-Session-ID": session} if session else {})
+        given: Any = ask if self.rng.random() < 0.5 else [{"role": "user", "content": [{"type": "input_text", "text": ask}]}]
+        if not streamed:
+            raw = await client.responses.with_raw_response.create(model="gpt-test", input=given)
+            raw.parse()
+            return raw.headers.get("x-memory-receipt")
+        async with client.responses.with_streaming_response.create(model="gpt-test", input=given,
+                                                                   stream=True) as response:
+            async for _ in await response.parse():
+                if leave:
+                    break
+            return response.headers.get("x-memory-receipt")
+
+    async def anthropic(self, key: str, session: str | None, ask: str, streamed: bool, leave: bool) -> str | None:
+        """Anthropic messages, the memory key as the SDK's API key (`x-api-key`)."""
+        client = self.claude.with_options(api_key=key, default_headers={"X-Session-ID": session} if session else {})
+        messages: Any = [{"role": "user", "content": ask}]
+        if not streamed:
+            raw = await client.messages.with_raw_response.create(model="claude-test", max_tokens=64, messages=messages)
+            await raw.parse()
+            return raw.headers.get("x-memory-receipt")
+        async with client.messages.with_streaming_response.create(model="claude-test", max_tokens=64,
+                                                                  messages=messages, stream=True) as response:
+            async for _ in await response.parse():
+                if leave:
+                    break
+            return response.headers.get("x-memory-receipt")
+
+    async def gemini(self, key: str, session: str | None, ask: str, streamed: bool, leave: bool) -> str | None:
+        """Gemini generateContent, the memory key as the SDK's API key (`x-goog-api-key`)."""
+        client = self.geminis.get((key, session))
+        if client is None:
+            options = genai_types.HttpOptions(base_url=self.url, headers={"X-Session-ID": session} if session else {},
+                                              httpx_async_client=self.gemini_http)
+            client = self.geminis[key, session] = genai.Client(api_key=key, http_options=options)
+        contents: Any = [{"role": "user", "parts": [{"text": ask}]}]
+        if not streamed:
+            answer = await client.aio.models.generate_content(model="gemini-test", contents=contents)
+            return header_of(answer.sdk_http_response, "x-memory-receipt")
+        stream = await client.aio.models.generate_content_stream(model="gemini-test", contents=contents)
+        receipt = None
+        try:
+            async for chunk in stream:
+                receipt = receipt or header_of(chunk.sdk_http_response, "x-memory-receipt")
+                if leave:
+                    break
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+        return receipt
 
     async def hang_up(self, key: str) -> None:
         body = {"model": "gpt-test", "stream": True, "messages": [{"role": "user", "content": "tell me a long story"}]}
@@ -356,7 +489,8 @@ class Mix:
         self.ledger.routed_sent[key] += 1
         async with self.http.stream("POST", "/v1/chat/completions", json=body,
                                     headers={"Authorization": f"Bearer {key}"}) as answer:
-            if self.status("hang-up", answer.status_code, b'{"error": "streamed"}', key, sent):
+            refusal = b"" if answer.is_success else await answer.aread()
+            if self.status("hang-up", answer.status_code, refusal, key, sent, "openai"):
                 async for _ in answer.aiter_lines():
                     break  # and leave mid-stream
 
@@ -439,11 +573,22 @@ class Mix:
             self.ledger.violation(f"one fact sent {writers} times at once is stored as {same_rows}, answered {written}")
 
 
+def header_of(response: genai_types.HttpResponse | None, name: str) -> str | None:
+    headers = (response.headers if response is not None else None) or {}
+    return next((v for k, v in headers.items() if k.lower() == name), None)
+
+
 def call_of(request: Received) -> str | None:
-    """The token of the routed call a provider request carries: its last message's (memory injected
-    before it names other calls)."""
+    """The token of the routed call a provider request carries: its last message's, in whichever
+    API's shape (memory injected before it names other calls)."""
     try:
-        last = json.loads(request.body)["messages"][-1]["content"]
+        body = json.loads(request.body)
+        if "contents" in body:
+            last: Any = body["contents"][-1]["parts"][-1]["text"]
+        elif "input" in body:
+            last = body["input"] if isinstance(body["input"], str) else body["input"][-1]["content"][-1]["text"]
+        else:
+            last = body["messages"][-1]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
         return None
     call = re.match(r"call (zq[0-9a-f]{10})", last) if isinstance(last, str) else None
@@ -506,6 +651,8 @@ async def run_round(server: Server, keys: list[str], ledger: Ledger, upstream: F
             sock.close()
     await mix.http.aclose()
     await mix.sdk.close()
+    await mix.claude.close()
+    await mix.gemini_http.aclose()
     judge_injections(ledger, upstream.received)
     if big_ids:
         await judge_cut_store(server, keys[0], big_ids, ledger)
@@ -562,12 +709,12 @@ async def big_store_killed(mix: Mix, server: Server, key: str, ledger: Ledger) -
 
 
 async def stream_killed(mix: Mix, server: Server, key: str, upstream: FakeUpstream) -> None:
-    """A routed stream the provider holds after its first chunks, the server killed mid-stream."""
+    """A routed stream of one of the APIs the provider holds after its first chunks, the server
+    killed mid-stream."""
     upstream.hold_after = 2
-    body = {"model": "gpt-test", "stream": True, "messages": [{"role": "user", "content": "a held story"}]}
+    path, body = HELD_STREAMS[mix.rng.choice(ROUTES)]
     try:
-        async with mix.http.stream("POST", "/v1/chat/completions", json=body,
-                                   headers={"Authorization": f"Bearer {key}"}) as answer:
+        async with mix.http.stream("POST", path, json=body, headers={"X-Memory-Key": key}) as answer:
             mix.ledger.routed_sent[key] += 1
             async for line in answer.aiter_lines():
                 if line.startswith("data:"):
@@ -618,12 +765,17 @@ async def settle_and_judge(server: Server, keys: list[str], ledger: Ledger, cras
                 ids = {f"rt-{receipt}-u", f"rt-{receipt}-a"}
                 if turn_key != key or ids & (set(ledger.forgotten) | ledger.uncertain):
                     continue
-                cleared = any(c.key == key and c.session == session and c.acked is not None for c in ledger.clears)
-                if cleared or key in ledger.revoked:
+                clears = [c for c in ledger.clears if c.key == key and c.session == session]
+                if any(c.acked is not None for c in clears) or key in ledger.revoked:
+                    continue
+                if any(c.cut for c in clears):
+                    ledger.checks["turns a clear cut off by a kill may have taken"] += 1
+                    ledger.checks["of them, taken"] += not ids <= held[session]
                     continue
                 ledger.checks["routed turns judged"] += 1
                 if not ids <= held[session]:
-                    ledger.violation(f"the turn of receipt {receipt} answered to its client is missing "
+                    ledger.violation(f"the turn of receipt {receipt} answered to its client through "
+                                     f"{ledger.turn_routes.get(receipt)} is missing "
                                      f"(session {session}, found {sorted(ids & everywhere)})")
             if key in ledger.revoked:
                 continue

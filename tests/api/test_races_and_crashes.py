@@ -1,8 +1,8 @@
 """The real `memvault serve` under concurrent clients on one key and on several: stores, searches,
-routed chat calls through the official `openai` SDK (whole, streamed, left mid-stream), forgets of
-ids just returned (routed turns still in the journal included), session clears, a key revoked while
-its calls are in flight, racing brain writes, usage and receipt reads, idle connections and bodies
-over the limit; four rounds, three of them ended by SIGKILL (after the Nth answer, mid-stream,
+routed calls through the official SDKs of OpenAI chat and Responses, Anthropic messages and Gemini
+generateContent (whole, streamed, left mid-stream), forgets of ids just returned (routed turns
+still in the journal included), session clears, a key revoked while its calls are in flight, racing
+brain writes, usage and receipt reads, idle connections and bodies over the limit; four rounds, three of them ended by SIGKILL (after the Nth answer, mid-stream,
 during a store of 2,000 messages) and a restart on the same folder. A short run of
 scripts/soak_races.py, which states the invariants and runs for as long as it is asked."""
 
@@ -35,4 +35,6 @@ def test_races_and_kills_break_no_invariant(tmp_path: Path) -> None:
     for judged in ("searches judged", "injections judged", "messages judged", "routed turns judged",
                    "usage judged", "exports judged", "mirrors judged", "brain races judged", "revocations judged"):
         assert checks[judged] > 0, (judged, summary)
+    for route in soak_races.ROUTES:
+        assert checks[f"{route} turns answered"] > 0, (route, summary)
     assert checks["big stores cut by the kill"] + checks["big stores answered before the kill"] == 1
