@@ -150,12 +150,18 @@ async def forget_or_clear(deps: Deps, key_id: str, call: RoutedCall, how: str) -
         await memory.clear_memory(deps, key_id, "trip")
 
 
-@pytest.mark.parametrize("how", ["forget", "clear"])
-async def test_a_turn_forgotten_while_its_settling_stores_it_stays_forgotten(
-        deps: Deps, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def answered_in_trip(deps: Deps) -> tuple[str, RoutedCall]:
+    """A new key's routed call in session "trip", answered (its turn in the journal's row)."""
     key_id = await new_key(deps)
     call = await routed(deps, key_id, session_id="trip")
     await call.answer(Reply(ANSWER, 5, 5), 1.0)
+    return key_id, call
+
+
+@pytest.mark.parametrize("how", ["forget", "clear"])
+async def test_a_turn_forgotten_while_its_settling_stores_it_stays_forgotten(
+        deps: Deps, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_id, call = await answered_in_trip(deps)
 
     async def forgotten_first(*args: object, **kwargs: object) -> object:
         # The settling read its row; the forget (or clear) runs before the turn reaches the vault.
@@ -171,9 +177,7 @@ async def test_a_turn_forgotten_while_its_settling_stores_it_stays_forgotten(
 @pytest.mark.parametrize("how", ["forget", "clear"])
 async def test_a_turn_settled_between_a_forgets_steps_stays_forgotten(
         deps: Deps, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    key_id = await new_key(deps)
-    call = await routed(deps, key_id, session_id="trip")
-    await call.answer(Reply(ANSWER, 5, 5), 1.0)
+    key_id, call = await answered_in_trip(deps)
     step = "forget_turns" if how == "forget" else "clear_turns"
     reaching = getattr(journal, step)
     settled: list[bool] = []

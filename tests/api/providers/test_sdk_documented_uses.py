@@ -24,6 +24,7 @@ from test_sdk_clients import anthropic_client, gemini_client, openai_client
 
 from conftest import Router
 from memvault.core.memory.read.export import export_memory
+from memvault.core.redaction import redact
 
 
 class Pet(BaseModel):
@@ -396,7 +397,12 @@ def continued(text: str, token: str) -> bytes:
     return json.dumps({"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-test"}).encode()
 
 
-def test_gemini_automatic_continuation_is_one_turn(router: Router, key: tuple[str, str]) -> None:
+@pytest.mark.parametrize("question", [
+    "Write me a long guide to my sourdough starter, Clint.",
+    # Stored through the secret gate, the question is no longer the text the request holds.
+    "Write me a long guide to my sourdough starter, Clint; the bakery wifi password is Tr0ub4dor&3x-Kq.",
+])
+def test_gemini_automatic_continuation_is_one_turn(router: Router, key: tuple[str, str], question: str) -> None:
     key_id, secret = key
     remember(router, key, "My sourdough starter Clint lives in the fridge.")
     token = base64.b64encode(b"resume-here").decode()
@@ -404,7 +410,6 @@ def test_gemini_automatic_continuation_is_one_turn(router: Router, key: tuple[st
     router.upstream.reply_next_with(200, continued(part, token))
     calls = len(router.upstream.received)
     gemini = gemini_client(router, secret)
-    question = "Write me a long guide to my sourdough starter, Clint."
     response = gemini.models.generate_content(model="gemini-test", contents=question)
     assert response.text == part + router.upstream.answer
     first, second = router.upstream.received[calls:]
@@ -413,8 +418,9 @@ def test_gemini_automatic_continuation_is_one_turn(router: Router, key: tuple[st
     assert "fridge" in first.json["systemInstruction"]["parts"][0]["text"]
     assert second.json["systemInstruction"] == first.json["systemInstruction"]
     # The continuation asks for the rest of the same turn: its question is not said again.
-    stored = router.wait_stored(key_id, question, router.upstream.answer)
-    assert said_once(router, key_id, question)
+    stored_question = redact(question).text
+    stored = router.wait_stored(key_id, stored_question, router.upstream.answer)
+    assert said_once(router, key_id, stored_question)
     assert part in stored
 
 

@@ -18,6 +18,7 @@ from memvault.core.memory.speakers import named_among
 from memvault.core.memory.when import closeness, query_periods
 from memvault.core.memory.windows import WindowPolicy
 from memvault.core.models import Candidate, MemoryRow, SearchItem
+from memvault.core.redaction import holds_breadcrumb, redact
 
 # A memory from a period the query names ("on 3 June", "last week") counts up to this much more.
 # LoCoMo dev through the router, the questions' dates moved with the conversations: recall@1000
@@ -121,6 +122,21 @@ def _by_rounded_score(scored: list[Scored]) -> Iterator[tuple[float, Scored]]:
 
 def without_repeats(items: Iterable[SearchItem], texts: Sequence[str]) -> Iterator[SearchItem]:
     """``items`` less those whose whole text (normalised) is the same as, or part of, one of
-    ``texts``; lazily, so only the items a budget takes are compared."""
-    known = [normalised(text) for text in texts if text.strip()]
-    return (item for item in items if not known or not any(normalised(item.text) in text for text in known))
+    ``texts``, as sent or as stored through the secret gate (an item with a secret taken out is
+    compared with the gated texts, gated once); lazily, so only the items a budget takes are
+    compared."""
+    said = [text for text in texts if text.strip()]
+    known = [normalised(text) for text in said]
+    gated: list[str] = []
+
+    def repeats(item: SearchItem) -> bool:
+        text = normalised(item.text)
+        if any(text in other for other in known):
+            return True
+        if not holds_breadcrumb(item.text):
+            return False
+        if not gated:
+            gated.extend(normalised(redact(other).text) for other in said)
+        return any(text in other for other in gated)
+
+    return (item for item in items if not known or not repeats(item))

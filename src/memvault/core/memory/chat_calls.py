@@ -27,6 +27,7 @@ from memvault.core.memory.recall_query import recall_query
 from memvault.core.memory.windows import MIN_CLIPPED_TOKENS
 from memvault.core.models import Message, SearchItem, SearchResult
 from memvault.core.receipts.model import FactRecalled
+from memvault.core.redaction import redact
 from memvault.core.tokens import clip_to_tokens, estimate_tokens
 
 log = logging.getLogger("memvault.router")
@@ -275,12 +276,16 @@ async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None)
 
 async def answer_so_far(deps: Deps, key_id: str, session_id: str | None, conversation: Conversation) -> list[str]:
     """The answer parts the vault holds after the newest user message, when that message is the
-    conversation's last (the turn being resumed); none otherwise."""
+    conversation's last (the turn being resumed) as it was stored, through the secret gate; none
+    otherwise."""
     last = conversation.last_user()
+    if last is None:
+        return []
+    stored_as = redact(last.text).text
     parts: list[str] = []
     for message in await read_memory(deps, key_id, session_id, LAST_USER_LOOKBACK, 0):
         if message["role"] == "user":
-            return parts if last is not None and message["content"] == last.text else []
+            return parts if message["content"] == stored_as else []
         parts.append(str(message["content"]))
     return []
 

@@ -89,6 +89,11 @@ def breadcrumb(kind: str) -> str:
     return f"[redacted:{kind}]"
 
 
+def holds_breadcrumb(text: str) -> bool:
+    """Whether ``text`` went through the gate with something taken out of it."""
+    return "[redacted:" in text and _BREADCRUMB.search(text) is not None
+
+
 def redact(text: str) -> Redaction:
     normal = normalise(text)
     # A breadcrumb already in the text reads as a mask, so redacting twice changes nothing.
