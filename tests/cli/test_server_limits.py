@@ -1,9 +1,10 @@
 """The bounds `memvault serve` runs uvicorn with, each where it bites: out of file descriptors at
-accept, idle connections, request bodies that stop arriving, and more connections than it serves at
-once."""
+accept, idle connections, request bodies that stop arriving, request heads past their limit, and more
+connections than it serves at once."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -177,3 +178,60 @@ def test_a_logged_exception_is_one_gated_line_without_a_traceback() -> None:
     assert line.startswith("ERROR: open failed | OSError: card ") and "\n" not in line
     assert "4111 1111 1111 1111" not in line and "Traceback" not in line and "second line" not in line
     assert record.exc_text == "Traceback (most recent call last): cached by someone else"  # left for other handlers
+
+
+def read_answers(sock: socket.socket, count: int) -> list[bytes]:
+    """The next ``count`` answers' bodies on ``sock`` (each with a Content-Length)."""
+    data, bodies = b"", []
+    while len(bodies) < count:
+        head_end = data.find(b"\r\n\r\n")
+        if head_end >= 0:
+            head = data[:head_end].decode()
+            length = int(head.lower().split("content-length: ")[1].split("\r\n")[0])
+            if len(data) >= head_end + 4 + length:
+                bodies.append(data[head_end + 4: head_end + 4 + length])
+                data = data[head_end + 4 + length:]
+                continue
+        more = sock.recv(65536)
+        assert more, f"closed after {len(bodies)} answers"
+        data += more
+    return bodies
+
+
+def test_a_request_head_past_its_limit_is_answered_431_and_closed(tmp_path: Path) -> None:
+    with bounded_server(tmp_path, fd_limit=256, connections=100, idle=30.0) as (url, _, log), ExitStack() as stack:
+        endless, padded = idle_connections(stack, url, 2)
+        # One header that never ends, and many short headers a few at a time (the server may close
+        # before it has read what is sent after its limit).
+        sending = [(endless, b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "), *[(endless, b"a" * 1000)] * 200,
+                   (padded, b"GET / HTTP/1.1\r\nHost: x\r\n"),
+                   *[(padded, b"X-Pad-%d: %s\r\n" % (number, b"b" * 100)) for number in range(400)]]
+        for sock, data in sending:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                sock.sendall(data)
+        for sock in (endless, padded):
+            answer = sock.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]
+            assert b'"headers_too_large"' in answer
+        assert "request head exceeded" in log.read_text()
+        assert answers(url, deadline=30)
+
+
+def test_heads_within_the_limit_long_bodies_and_pipelined_requests_are_served(tmp_path: Path) -> None:
+    with bounded_server(tmp_path, fd_limit=256, connections=100, idle=30.0) as (url, _, _), ExitStack() as stack:
+        sock, = idle_connections(stack, url, 1)
+        # Headers just under the limit, sent a header at a time.
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        for number in range(120):
+            sock.sendall(b"X-Pad-%d: %s\r\n" % (number, b"c" * 100))
+        sock.sendall(b"\r\n")
+        assert read_answers(sock, 1) == [b"ok"]
+        # A body far longer than the head's limit, in the same write as its headers, then a second
+        # request behind it in the same write (pipelined), then a third head in small pieces.
+        body = b"d" * 300_000
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+                     + b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+        assert read_answers(sock, 2) == [b"300000", b"3"]
+        for piece in (b"GET / HT", b"TP/1.1\r\nHo", b"st: x\r\n", b"\r\n"):
+            sock.sendall(piece)
+        assert read_answers(sock, 1) == [b"ok"]

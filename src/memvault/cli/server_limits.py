@@ -11,7 +11,7 @@ import resource
 from dataclasses import dataclass
 from typing import Any
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from memvault.api.errors import error_body
 from memvault.core.redaction.logs import loggable
@@ -34,6 +34,12 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n
 _STALLED_BODY = json.dumps(error_body("timeout", "the request body stopped arriving; send it again")).encode()
 STALLED = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nConnection: close\r\n"
            b"Content-Length: %d\r\n\r\n%s" % (len(_STALLED_BODY), _STALLED_BODY))
+# A request line and headers longer than this are refused as they arrive: the parser would hold
+# them whole (h11, uvicorn's other parser, allows as much by default).
+MAX_HEAD_BYTES = 16 * 1024
+_TOO_LONG_BODY = json.dumps(error_body("headers_too_large", "the request line and headers exceed 16 KiB")).encode()
+HEAD_TOO_LONG = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
+                 b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(_TOO_LONG_BODY), _TOO_LONG_BODY))
 
 
 @dataclass(frozen=True)
@@ -105,17 +111,23 @@ def logging_config(level: str) -> dict[str, Any]:
     }
 
 
-def bounded_protocol(max_connections: int, idle_seconds: float) -> type[H11Protocol]:
-    """uvicorn's HTTP/1.1 protocol with three bounds: a connection that has not sent a whole
-    request's headers within ``idle_seconds`` of opening or of its last response is closed; a
-    request whose body stops arriving for ``idle_seconds`` is answered 408 and closed; and past
-    ``max_connections`` open at once a new connection takes the place of the one that has waited
-    longest for a request, or is closed as it arrives when every other is serving one. So idle or
-    trickling connections cannot pile up, and cannot keep a new caller out."""
+def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpToolsProtocol]:
+    """uvicorn's HTTP/1.1 protocol over the compiled parser (httptools) with four bounds: a
+    connection that has not sent a whole request's headers within ``idle_seconds`` of opening or of
+    its last response is closed; a request whose body stops arriving for ``idle_seconds`` is
+    answered 408 and closed; a request line and headers over ``MAX_HEAD_BYTES`` are answered 431 and
+    closed; and past ``max_connections`` open at once a new connection takes the place of the one
+    that has waited longest for a request, or is closed as it arrives when every other is serving
+    one. So idle, trickling or endless requests cannot pile up, and cannot keep a new caller out."""
 
-    class BoundedProtocol(H11Protocol):
+    class BoundedProtocol(HttpToolsProtocol):
         _waiting: asyncio.TimerHandle | None = None
         _stalling: asyncio.TimerHandle | None = None
+        # Bytes received while a request's head was incomplete; None from its headers' end to the
+        # end of its body. A read in which a request ended is not counted (the next head may have
+        # begun in it): a head is held to ``MAX_HEAD_BYTES`` and one read at most.
+        _head_bytes: int | None = 0
+        _ended_in_this_read = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -131,12 +143,32 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[H11Proto
             self._watch_body(False)
             super().connection_lost(exc)
 
-        def handle_events(self) -> None:
-            super().handle_events()
-            if self.cycle is not None and not self.cycle.response_complete:
+        def data_received(self, data: bytes) -> None:
+            self._ended_in_this_read = False
+            super().data_received(data)
+            if self.transport.is_closing():
+                return
+            if self._head_bytes is not None and not self._ended_in_this_read:
+                self._head_bytes += len(data)
+                if self._head_bytes > MAX_HEAD_BYTES:
+                    log.info("closed a connection whose request head exceeded %d bytes", MAX_HEAD_BYTES)
+                    self._disarm()
+                    self.transport.write(HEAD_TOO_LONG)
+                    self.transport.close()
+                    return
+            cycle = self.cycle
+            if cycle is not None and not cycle.response_complete:
                 self._disarm()  # a request is being served: its handler's own limits apply
                 # Each arrival restarts the body's clock, so only a body that stops is cut off.
-                self._watch_body(self.cycle.more_body and not self.cycle.response_started)
+                self._watch_body(cycle.more_body and not cycle.response_started)
+
+        def on_headers_complete(self) -> None:
+            self._head_bytes = None
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._head_bytes, self._ended_in_this_read = 0, True
+            super().on_message_complete()
 
         def on_response_complete(self) -> None:
             self._watch_body(False)
