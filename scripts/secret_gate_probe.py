@@ -26,7 +26,7 @@ from secret_corpus import HARMLESS, SECRETS, caught, report, shares
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", help="one split only (tuned, heldout, heldout2 … heldout9)")
+    parser.add_argument("--split", help="one split only (tuned, heldout, heldout2 … heldout10)")
     parser.add_argument("--show", action="store_true", help="print each miss and each touched look-alike")
     parser.add_argument("--locomo", type=Path, help="time the gate on the turns of this LoCoMo file")
     args = parser.parse_args()

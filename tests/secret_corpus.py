@@ -3,7 +3,7 @@ come back verbatim, each with its family. ``secrets.jsonl`` and ``harmless.jsonl
 the gate was tuned on; ``heldout_*.jsonl`` were written before the gate and never tuned on;
 ``heldout2_*.jsonl`` were written later, before its rules were read, against the reworked gate
 (what they exposed was fixed by rules for a family or a setting, never for one string), and
-``heldout3_*.jsonl`` to ``heldout9_*.jsonl`` the same way, each a round after the one before.
+``heldout3_*.jsonl`` to ``heldout10_*.jsonl`` the same way, each a round after the one before.
 
 A case gives its secret literally (``secret``), or as a ``shape`` that is generated here, so
 that no credential-shaped literal sits in the repository: ``<b62:36>`` is 36 random base62
@@ -99,17 +99,19 @@ def _load(name: str, split: str) -> list[Case]:
     return cases
 
 
-SPLITS = ("tuned", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9")
+SPLITS = ("tuned", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10")
 SECRETS = (_load("secrets.jsonl", "tuned") + _load("heldout_secrets.jsonl", "heldout")
            + _load("heldout2_secrets.jsonl", "heldout2") + _load("heldout3_secrets.jsonl", "heldout3")
            + _load("heldout4_secrets.jsonl", "heldout4") + _load("heldout5_secrets.jsonl", "heldout5")
            + _load("heldout6_secrets.jsonl", "heldout6") + _load("heldout7_secrets.jsonl", "heldout7")
-           + _load("heldout8_secrets.jsonl", "heldout8") + _load("heldout9_secrets.jsonl", "heldout9"))
+           + _load("heldout8_secrets.jsonl", "heldout8") + _load("heldout9_secrets.jsonl", "heldout9")
+           + _load("heldout10_secrets.jsonl", "heldout10"))
 HARMLESS = (_load("harmless.jsonl", "tuned") + _load("heldout_harmless.jsonl", "heldout")
             + _load("heldout2_harmless.jsonl", "heldout2") + _load("heldout3_lookalikes.jsonl", "heldout3")
             + _load("heldout4_lookalikes.jsonl", "heldout4") + _load("heldout5_lookalikes.jsonl", "heldout5")
             + _load("heldout6_lookalikes.jsonl", "heldout6") + _load("heldout7_lookalikes.jsonl", "heldout7")
-            + _load("heldout8_lookalikes.jsonl", "heldout8") + _load("heldout9_lookalikes.jsonl", "heldout9"))
+            + _load("heldout8_lookalikes.jsonl", "heldout8") + _load("heldout9_lookalikes.jsonl", "heldout9")
+            + _load("heldout10_lookalikes.jsonl", "heldout10"))
 
 
 def caught(case: Case, stored: str) -> bool:
@@ -157,12 +159,12 @@ def sample(cases: Iterable[Case], per_family: int = 2) -> list[Case]:
     """The first ``per_family`` cases of each (split, family): every family on every surface,
     at a cost a surface test can pay. The later held-out splits name their families finely (one
     vendor or one setting each), so one case of each stands for its family; the fifth names every
-    line its own family, and so do the sixth to the ninth, so one case of each kind (the name's first part: ``env``,
+    line its own family, and so do the sixth to the tenth, so one case of each kind (the name's first part: ``env``,
     ``yaml``, ``conn``…) stands for its kind. Every rule is held to the whole corpus by the corpus test."""
     taken: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
-        family = case.family.split("_")[0] if case.split in ("heldout5", "heldout6", "heldout7", "heldout8", "heldout9") else case.family
+        family = case.family.split("_")[0] if case.split in ("heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10") else case.family
         if taken[(case.split, family)] < (1 if case.split.startswith("heldout") and case.split != "heldout" else per_family):
             taken[(case.split, family)] += 1
             out.append(case)

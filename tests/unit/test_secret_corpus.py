@@ -471,3 +471,44 @@ NINTH_SPLIT_ADVERSARIAL = {
 @pytest.mark.parametrize("text", NINTH_SPLIT_ADVERSARIAL.values(), ids=NINTH_SPLIT_ADVERSARIAL.keys())
 def test_an_input_against_the_ninth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
     test_an_adversarial_input_is_redacted_in_linear_time(text)
+
+
+def test_the_tenth_held_out_split_holds_the_rates_measured_when_its_misses_were_fixed() -> None:
+    # Measured first at 284/319 caught and 0/185 touched; after the rules it exposed were
+    # generalised, 313/319 and none. Left: Maven's master password in its braces under a name no
+    # credential word ends, Bundler's credential under a setting named for its host, a CSV row of a
+    # login with no header, a password after "as" ("shows the saved password … as …"), an English
+    # label with words other than a qualifier between it and its colon before a value of capitals,
+    # and a PIN told before the verb that ends a Persian sentence.
+    secrets = [case for case in SECRETS if case.split == "heldout10"]
+    harmless = [case for case in HARMLESS if case.split == "heldout10"]
+    assert len(secrets) >= 250 and len({case.family for case in secrets}) >= 250 and len(harmless) >= 150
+    missed = [case.text for case in secrets if not caught(case, redact(case.text).text)]
+    touched = [redact(case.text).text for case in harmless if redact(case.text).text != case.text]
+    assert len(missed) <= 6, missed
+    assert not touched, touched
+
+
+# The starts of the rules the tenth split brought, each repeated without ever completing.
+TENTH_SPLIT_ADVERSARIAL = {
+    "named elements": _fill('<property name="a.password" '),
+    "keepass fields": _fill("<Key>Password</Key><Value "),
+    "escaped letters": _fill("pa\\u0073s"),
+    "login calls": _fill("basic_auth 'a', Some("),
+    "users and passwords": _fill('USERPWD, "a:'),
+    "set password": _fill("SET PASSWORD FOR a"),
+    "passwd lines": _fill("a:b:1:2:" + "c" * 40 + "\n"),
+    "cookies made in code": _fill('Cookie("sid", "'),
+    "cached logons": _fill("$DCC2$10240#a#" + "0" * 31 + " "),
+    "roasted tickets": _fill("$krb5tgs$23$" + "a" * 39 + " "),
+    "labelled nt hashes": _fill("NTLM : " + "a" * 31 + " "),
+    "sign-in links": _fill("/invite/" + "a" * 19 + " ?code=" + "a" * 19 + " "),
+    "setup keys": _fill("2FA AAAA BBBB CCC2 "),
+    "own words before a colon": _fill("kata sandi wifi kantor: "),
+    "greek owners": _fill("PIN της κάρτας "),
+}
+
+
+@pytest.mark.parametrize("text", TENTH_SPLIT_ADVERSARIAL.values(), ids=TENTH_SPLIT_ADVERSARIAL.keys())
+def test_an_input_against_the_tenth_splits_rules_is_redacted_in_linear_time(text: str) -> None:
+    test_an_adversarial_input_is_redacted_in_linear_time(text)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from brain_env import Brain, brain_fixture  # noqa: F401
 
+from memvault.core.brain.facts import hook_of
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit"))
 
 from test_redaction import BENIGN, SECRETS
@@ -86,4 +88,5 @@ async def test_the_corpus_look_alikes_are_stored_verbatim_by_a_brain_write(brain
                for start in range(0, len(facts), 250)]
     assert [result["redacted"] for result in results] == [[]] * len(results)
     rows = await brain.deps.db.query("SELECT content FROM memory")
-    assert sorted(r["content"] for r in rows) == texts
+    # A long fact keeps its hook inline (its body is kept beside it).
+    assert sorted(r["content"] for r in rows) == sorted(hook_of(t, brain.deps.tuning.brain_hook_chars) for t in texts)

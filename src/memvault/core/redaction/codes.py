@@ -74,8 +74,11 @@ def one_time_codes(text: str) -> Iterator[Hit]:
     for match in _BITLOCKER.finditer(text):
         yield Hit(match.start(), match.end(), RECOVERY_CODE)
     for match in _GROUPED_BASE32.finditer(text):
-        digits = sum(c in "234567" for c in match.group(0))
-        if digits >= 2 and _SETUP_WORD.search(text, max(0, match.start() - _SETUP_REACH), match.start()):
+        # A random key of sixteen often holds a single digit: one is enough after a word that names
+        # a second factor itself, two after "key" or "secret".
+        digits, before = sum(c in "234567" for c in match.group(0)), max(0, match.start() - _SETUP_REACH)
+        if (digits >= 2 and _SETUP_WORD.search(text, before, match.start())) \
+                or (digits == 1 and _SECOND_FACTOR_WORD.search(text, before, match.start())):
             yield Hit(match.start(), match.end(), TOTP_SECRET)
     for word in _SECOND_FACTOR_WORD.finditer(text):
         run = _BASE32_RUN.search(text, word.end(), word.end() + _SETUP_REACH)

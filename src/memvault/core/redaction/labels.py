@@ -116,7 +116,9 @@ _PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + IS_ABR
 # Words of a language without a list of its own between the label and the value ("كلمة السر
 # الخاصة بي هي …", "kata sandi saya adalah …"): only before a value shaped like a password, and
 # only after a label in another language (checked where the match is read).
-_OWN_WORDS = r"(?P<own>(?:[ \t]+[^\s\d!-/:-@\[-`{-~]{1,20}){1,3}?)[ \t]*:?[ \t]+(?=[A-Za-z]{0,40}[0-9!-/:-@\[-`{-~])"
+# A colon that ends a word is the label's own ("kata sandi wifi kantor: …"), not a symbol of the value.
+_OWN_WORDS = (r"(?P<own>(?:[ \t]+[^\s\d!-/:-@\[-`{-~]{1,20}){1,3}?)[ \t]*:?[ \t]+"
+              r"(?=[A-Za-z]{0,40}(?:[0-9!-/;-@\[-`{-~]|:(?=\S)))")
 _ASSIGNMENT = re.compile(
     r"(?P<label>(?:(?<![A-Za-z0-9_%-])|(?<=%3[Ff])|(?<=%26))(?:[A-Za-z][A-Za-z0-9]{0,20} ){0,2}[A-Za-z0-9_.-]{0,40}?(?i:" + _WORDS + r")"
     # An encoding's word after the name only before ``=`` or ``:`` (``SECRET_KEY_BASE=…``).
@@ -124,7 +126,7 @@ _ASSIGNMENT = re.compile(
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
     r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|zum|zur|der|van|voor|för|til|till|dla|pour|para|per|al|ao|au|ot|от|для|до|від|на|k|ke|za|pro|as"
     # Whose it is ("die PIN meiner EC-Karte ist …").
-    r"|my|meiner|meines|meine|mein|mon|mi|mijn|mitt)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    r"|my|meiner|meines|meine|mein|mon|mi|mijn|mitt|της|του|των)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
     r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?"
     # Which part of a password split over lines this one gives ("password part 1: …").
@@ -152,7 +154,15 @@ _ELEMENT = re.compile(
     r"<(?P<label>[A-Za-z_][\w.:-]{0,60})(?:[ \t][^<>\n]{0,200})?>(?P<value>[^<>\n]{1,300})</(?P=label)>"
 )
 # A property list gives a key's value in the element after it (``<key>APIToken</key><string>…</string>``).
-_PLIST_ENTRY = re.compile(r"<key>(?P<label>[^<>\n]{1,60})</key>[ \t\r\n]{0,200}<string>(?P<value>[^<>\n]{1,300})</string>")
+# KeePass's XML export gives each field the same way (``<Key>Password</Key><Value …>…</Value>``).
+_PLIST_ENTRY = re.compile(r"<(?P<key>[Kk]ey)>(?P<label>[^<>\n]{1,60})</(?P=key)>[ \t\r\n]{0,200}"
+                          r"<(?P<element>string|Value)(?:[ \t][^<>\n]{0,100})?>(?P<value>[^<>\n]{1,300})</(?P=element)>")
+# An element whose ``name`` attribute labels the text it holds (Hibernate's and Ant's
+# ``<property name="hibernate.connection.password">…</property>``).
+_NAMED_ELEMENT = re.compile(
+    r"<(?P<element>[A-Za-z_][\w.:-]{0,60})[ \t](?:[^<>\n]{0,200}?[ \t])?name[ \t]*=[ \t]*\"(?P<label>[^\"\n]{1,80})\""
+    r"[^<>\n]{0,200}>(?P<value>[^<>\n]{1,300})</(?P=element)>"
+)
 # A row of an HTML table or description list: the label's cell, then the value's
 # (``<td>Password</td><td>…</td>``, ``<dt>Token</dt><dd>…</dd>``).
 _HTML_ROW = re.compile(
@@ -208,6 +218,9 @@ def _words_of(label: str) -> tuple[str, ...]:
     """The words of ``label`` in lower case, less a number that follows the last (``CVV2``, ``PUK2``,
     ``DB_PASSWORD_2``): it numbers the credential rather than naming something else."""
     words = tuple(word.lower() for word in _CAMEL.findall(label))
+    if len(words) > 2 and label.isalpha() and label.lower() in _STRONG_WORDS:
+        # A credential's word in mixed case to slip past a reader (``PaSsWoRd``) is the word, not camelCase.
+        words = (label.lower(),)
     if len(words) > 1 and words[-1].isdigit():
         words = words[:-1]
     return words or ("",)
@@ -499,7 +512,7 @@ def elements(text: str) -> Iterator[Hit]:
     """``<password>…</password>``, ``<add key="SmtpPassword" value="…"/>``, a property list's
     ``<key>APIToken</key>`` with the ``<string>`` after it, an HTML table's row and a key-value
     table's SQL."""
-    patterns = (_ELEMENT, _ATTRIBUTES, _PLIST_ENTRY) + ((_HTML_ROW,) if "</" in text else ()) \
+    patterns = (_ELEMENT, _ATTRIBUTES, _PLIST_ENTRY) + ((_HTML_ROW, _NAMED_ELEMENT) if "</" in text else ()) \
         + ((_SQL_SETTING,) if "'" in text else ())
     for pattern in patterns:
         for match in pattern.finditer(text):

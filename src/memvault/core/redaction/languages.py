@@ -17,7 +17,8 @@ PASSWORD_ABROAD = (
     "pincode", "пин-код", "пін-код", "пін", "पिन",
     "mdp", "парола", "лозинка", "lozinka", "гасло", "geslo", "parool", "parole", "slaptažodis", "slaptazodis",
     "lykilorð", "lykilord", "contrasenya", "pasahitza", "cyfrinair", "nenosiri", "পাসওয়ার্ড", "கடவுச்சொல்",
-    "پاس ورڈ", "құпия сөз", "የይለፍ ቃል",
+    "پاس ورڈ", "құпия сөз", "የይለፍ ቃል", "pasfhocal", "fjalëkalimi", "fjalekalimi", "პაროლი", "գաղտնաբառ",
+    "pinkoden", "pinkod",
     # Transliterated, as people type the word of a language whose script their keyboard lacks.
     "parol", "pasuwaado", "pasuwado", "bimilbeonho", "bimilbunho", "kalimat al-sir", "kalimat as-sir",
     "kalimat el sir", "kalimat al sir", "kalimat al-murur", "kalimat al murur", "kalimat el-murur", "kalimat el murur",
@@ -27,7 +28,7 @@ PASSWORD_ABROAD = (
     "safe combination",
 )
 # A PIN in those languages: its value is digits, as under the English word.
-PIN_ABROAD = ("pincode", "пин-код", "пін-код", "пін", "पिन", "geheimzahl", "geheimnummer")
+PIN_ABROAD = ("pincode", "пин-код", "пін-код", "пін", "पिन", "geheimzahl", "geheimnummer", "pinkoden", "pinkod")
 # Words that name a password and any code besides (Greek's κωδικός is also a postal code): a value
 # of digits alone under one is that other code.
 PASSWORD_OR_CODE_ABROAD = ("κωδικός", "κωδικό")
@@ -42,8 +43,8 @@ SECRET_CODE_WORDS_ABROAD = {
 }
 # A token or a key in other languages. A token is made by a machine: whatever the label, its value
 # must look generated (these words also name a lock's key and a token of speech).
-TOKEN_ABROAD = ("токен", "ключ", "令牌", "密钥", "秘钥", "密鑰", "トークン", "キー", "토큰", "키", "टोकन", "رمز مميز")
-KEY_ABROAD = ("ключ", "密钥", "秘钥", "密鑰", "キー", "키")
+TOKEN_ABROAD = ("токен", "ключ", "令牌", "密钥", "秘钥", "密鑰", "トークン", "キー", "토큰", "키", "टोकन", "رمز مميز", "klíč", "klucz")
+KEY_ABROAD = ("ключ", "密钥", "秘钥", "密鑰", "キー", "키", "klíč", "klucz")
 # "is" as those languages say it, and a spaced dash, which sets a value after its label in any of them.
 IS_ABROAD = (
     r"ist|lautet|war|c'est|c'était|est|était|es|era|è|é|är|er|on|jest|to|je|это|olduğu|는|은|이|είναι|ήταν|هي|هو|है|था|היא|הוא"

@@ -66,8 +66,8 @@ _CSV_ROW = re.compile(r"[^\n]{1,4096}")
 _PAIR = re.compile(
     r"(?i)(?<![\w-])(?:log[ -]?ins?|sign[ -]?in|credentials?|creds|account|wi-?fi|wlan)"
     # What the login is for ("the login for the NAS is …"), a few words at most.
-    r"(?:[ \t]+(?:for|to|on|at|of)(?:[ \t]+[\w.@-]{1,30}){1,3}?(?=[ \t]+(?:is|are)\b|[ \t]*:))?"
-    r"(?:[ \t]+(?:with|is|are|as|for|details))?[ \t]*[:=-]?[ \t]*"
+    r"(?:[ \t]+(?:for|to|on|at|of)(?:[ \t]+[\w.@-]{1,30}){1,3}?(?=[ \t]+(?:is|are)\b|[ \t]*[:,]))?"
+    r"(?:[ \t]+(?:with|is|are|as|for|details))?[ \t]*[:=,-]?[ \t]*"
     r"(?P<user>[\w.@+-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<secret>[^\s/'\"`:,;]{6,100})"
 )
 

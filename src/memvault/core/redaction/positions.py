@@ -113,9 +113,25 @@ _CONNECT_CALL = re.compile(
 # A login call given the user and then the password (``client.username_pw_set("esp32", "…")``,
 # ``smtp.login(user, "…")``, ``auth=("user", "…")``, ``HTTPBasicAuth(…)``), and an SDK's client
 # made with its key as the only argument (``cohere.Client("…")``).
+# Ruby calls it without brackets (``req.basic_auth 'user', '…'``) or passes its scheme as a symbol
+# first (Faraday's ``:basic, 'user', '…'``); Rust wraps the password (``basic_auth("u", Some("…"))``);
+# an app password is four groups of four (``smtp.login(user, "abcd EFGH ijkl MNOP")``).
 _LOGIN_CALL = re.compile(
-    r"(?i:pw|passw(?:or)?d|credentials?|log_?in|sign_?in|authenticate|auth)(?:_set)?[ \t]*(?:=[ \t]*)?\("
-    r"[ \t]*(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|[\w.]{1,100})[ \t]*,[ \t]*(?P<quote>[\"'])(?P<value>[^\"'\s]{1,300})(?P=quote)"
+    r"(?i:pw|passw(?:or)?d|credentials?|log_?in|sign_?in|authenticate|auth|basic)(?:_set)?"
+    r"(?:[ \t]*(?:=[ \t]*)?\(|[ \t]+(?=[\"'])|,[ \t]*(?=[\"']))"
+    r"[ \t]*(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|[\w.]{1,100})[ \t]*,[ \t]*(?:Some\([ \t]*)?(?P<quote>[\"'])"
+    r"(?P<value>[^\"'\s]{1,300}|[A-Za-z0-9]{4}(?:[ \t][A-Za-z0-9]{4}){3})(?P=quote)"
+)
+# A user and password given together as one literal under a name that says so (curl's
+# ``CURLOPT_USERPWD, "user:…"``, ``userpass = "user:…"``).
+_USER_AND_PASSWORD = re.compile(
+    r"(?i:userpwd|user_?pass(?:word)?|user_?pwd)[\"']?\]?[ \t]*(?:,|=>|=|:)[ \t]*(?P<quote>[\"'])[^\"':\s]{1,100}:"
+    r"(?P<value>[^\"'\s]{1,300})(?P=quote)"
+)
+# MySQL's ``SET PASSWORD [FOR user] = '…'``, the literal maybe inside ``PASSWORD(…)``.
+_SET_PASSWORD = re.compile(
+    r"(?<![\w-])(?i:set[ \t]+password)(?:[ \t]+(?i:for)[ \t]+[^\n=;]{1,100}?)?[ \t]*=[ \t]*(?:(?i:password)[ \t]*\([ \t]*)?"
+    r"(?P<quote>['\"])(?P<value>[^'\"\n]{1,300})(?P=quote)"
 )
 # A setter or builder named for a credential given a literal (``ds.setPassword("…")``,
 # ``.withToken("…")``, ``.password("…")``).
@@ -148,6 +164,10 @@ _NAMED_VALUE = re.compile(
     r"\\?\"(?:name|key)\\?\"[ \t]*:[ \t]*\\?\"(?P<name>[^\"\\\n]{1,64})\\?\"[ \t]*,[ \t]*"
     r"\\?\"value\\?\"[ \t]*:[ \t]*\\?\"(?P<value>[^\"\\\n]{1,4096})\\?\""
 )
+# A cookie made in code from its name and value (.NET's and PowerShell's ``Cookie("sid", "…", …)``,
+# Java's ``new Cookie("session", "…")``).
+_COOKIE_MADE = re.compile(r"Cookie[ \t]*\([ \t]*(?P<q1>[\"'])(?P<name>[^\"'\n]{1,64})(?P=q1)[ \t]*,[ \t]*"
+                          r"(?P<q2>[\"'])(?P<value>[^\"'\s]{16,4096})(?P=q2)")
 # A session cookie's pair, named as frameworks name theirs (``PHPSESSID``, ``JSESSIONID``,
 # ``ASP.NET_SessionId``, ``laravel_session``, ASP.NET Core's ``.AspNetCore.Cookies``, WordPress's
 # ``wordpress_logged_in_<hash>``), needs no word cookie before it.
@@ -252,18 +272,23 @@ def password_arguments(text: str) -> Iterator[Hit]:
 
 
 def _statements_and_calls(text: str) -> Iterator[Hit]:
-    for pattern, word in ((_IDENTIFIED_BY, "dentified"), (_REDIS_AUTH, "AUTH")):
+    for pattern, word in ((_IDENTIFIED_BY, "dentified"), (_REDIS_AUTH, "AUTH"), (_SET_PASSWORD, "assword")):
         if word in text or word.upper() in text:
             for match in pattern.finditer(text):
                 group = "bare" if "bare" in pattern.groupindex and match.group("bare") is not None else "value"
                 value = match.group(group)
                 if not placeholder(value) and not prose(value) and (group == "value" or generated(value, 6)):
                     yield Hit(match.start(group), match.end(group), PASSWORD)
-    if "(" not in text:  # most text calls nothing, and a scan for the call's name costs more than this
-        return
-    for match in _LOGIN_CALL.finditer(text):
-        if generated(match.group("value"), 6):
+    # Most text calls nothing and quotes no argument, and a scan for the call's name costs more than this.
+    if "(" in text or "', " in text or '", ' in text:
+        for match in _LOGIN_CALL.finditer(text):
+            if generated(match.group("value").replace(" ", "").replace("\t", ""), 6):
+                yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    for match in _USER_AND_PASSWORD.finditer(text) if "ser" in text or "SER" in text else ():
+        if not placeholder(match.group("value")):
             yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    if "(" not in text:
+        return
     for match in _SETTER_CALL.finditer(text) if _CALLED_WITH_A_LITERAL.search(text) else ():
         method = match.group("method")
         if (prefix := _SETTER_PREFIX.match(method)) is not None:
@@ -313,6 +338,9 @@ def cookies(text: str) -> Iterator[Hit]:
                 secret = bool(_SESSION_COOKIE.search(name)) and generated(value, 16)
             if secret:
                 yield Hit(pair.start("value"), pair.end("value"), kind_of(name) if label_strength(name) else TOKEN)
+    for made in _COOKIE_MADE.finditer(text) if "Cookie" in text else ():
+        if _SESSION_COOKIE.search(made.group("name")) and generated(value := made.group("value"), 16):
+            yield Hit(made.start("value"), made.end("value"), TOKEN)
     scanned = 0
     for word in _COOKIE.finditer(text):
         start = max(word.end(), scanned)
@@ -339,6 +367,15 @@ _AUTH_FILE_LINES = re.compile(
 _SMTP_PASSWORD = re.compile(r"334[ \t]+UGFzc3dvcmQ6[ \t]*\r?\n[ \t]*(?:C:[ \t]*)?(?P<value>[A-Za-z0-9+/]{4,400}={0,2})(?![\w+/=])")
 
 
+# A line of ``/etc/passwd``'s shape whose second field holds the password itself, as a cracker
+# prints what it found (``john --show``) or an old system kept it: ``x``, ``*`` and ``!`` say the
+# password is elsewhere or locked.
+_PASSWD_LINE = re.compile(
+    r"(?m)^[ \t]*[A-Za-z_][\w.$-]{0,31}:(?P<value>[^:\s]{1,128}):\d{1,10}:\d{1,10}:[^:\n]{0,200}:[^:\n]{0,200}:[^:\n]{0,100}$"
+)
+_NO_PASSWORD_HERE = frozenset({"x", "*", "!", "!!", "!*", "*LK*", "NP"})
+
+
 def credential_files(text: str) -> Iterator[Hit]:
     """``.netrc`` and ``.pgpass`` entries, an OpenVPN credentials file, a Wi-Fi QR code's password
     and an SMTP login's."""
@@ -358,6 +395,10 @@ def credential_files(text: str) -> Iterator[Hit]:
         value = match.group("value").rstrip("`,;)]}")
         if value and not placeholder(value):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
+    for match in _PASSWD_LINE.finditer(text) if "::" in text or ":/" in text else ():
+        value = match.group("value")
+        if value not in _NO_PASSWORD_HERE and not value.startswith("!") and not placeholder(value):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
     for match in _PGPASS.finditer(text):
         host, value = match.group("host"), match.group("value")
         if (host == "*" or any(c.isalpha() for c in host)) and not placeholder(value):

@@ -114,12 +114,17 @@ _TOKENS = (
     # Password hashes in crypt's modular format (htpasswd, /etc/shadow, app databases): crackable
     # offline, so kept out like the password itself.
     r"\$(?:apr1|1|5|6|2[abxy]|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?)\$[A-Za-z0-9./$=,+-]{20,}",
+    # And the hashes Windows domains hand out as crackers take them: a cached domain logon
+    # (``$DCC2$10240#user#…``), a Kerberos service ticket or AS-REP roasted (``$krb5tgs$23$*…``).
+    r"\$DCC2?\$(?:\d{1,6}#)?[^#\s]{1,64}#[0-9a-fA-F]{32}|\$krb5(?:tgs|asrep|pa)\$\d{1,2}\$[^\s]{40,}",
 )
 # Windows' password hashes as dumping tools print them, as crackable as a crypt hash and usable
 # as they are (pass-the-hash): the NT hash of a ``user:RID:LM:NT:::`` line, and a captured
 # NetNTLM response (``user::DOMAIN:challenge:proof:blob``). And a hash a cracker printed with the
 # password it found (``<md5>:Summer#2026``, a potfile's line), where the password is what is left.
 _NT_HASH = re.compile(r"(?<![^\s\"'])[^:\s]{1,64}:\d{1,10}:[0-9a-fA-F]{32}:(?P<hash>[0-9a-fA-F]{32}):::")
+# An NT hash under its own name, as mimikatz prints it (``* NTLM : …``) or a note gives it.
+_NT_HASH_LABELLED = re.compile(r"(?<![A-Za-z])(?:NTLM|NT[ _-]?(?i:hash))[ \t]*[:=][ \t]*(?P<hash>[0-9a-fA-F]{32})(?![0-9A-Za-z])")
 _NET_NTLM = re.compile(r"(?<![^\s\"'])[^:\s]{1,64}::[^:\s]{1,64}:[0-9a-fA-F]{16}:(?P<hash>[0-9a-fA-F]{32,48}:[0-9a-fA-F]{32,4096})")
 # The password holds a digit or a symbol, and no dot or slash: git names a file at a commit as
 # ``<sha>:Makefile`` or ``<sha>:src/app.py``.
@@ -139,6 +144,12 @@ _WEBHOOKS = re.compile(
     # Any other service's incoming webhook (Mattermost's, Rocket.Chat's, a CI's): a random path
     # segment after ``hooks`` is the secret that lets anyone post.
     r"|/(?:hooks|webhooks?)/(?P<hook>[A-Za-z0-9_-]{20,80})(?![A-Za-z0-9_-])"
+    # A link that lets whoever holds it in (an invitation, a password reset, a magic sign-in) carries
+    # its token as the path segment after the word.
+    r"|/(?i:invite|invites|invitation|invitations|shared_invite|join|accept|reset|reset-password|password-reset|"
+    r"magic|magic-link|login|signin|verify|confirm|activate)/(?P<link>[A-Za-z0-9_-]{20,200})(?![A-Za-z0-9_-])"
+    # The code an OAuth provider sends back to the app, which the app trades for a token.
+    r"|[?&#]code=(?P<code>[A-Za-z0-9_~.+/-]{20,512})(?![A-Za-z0-9_~.+/-])"
 )
 _PARTS = re.compile(r"[A-Za-z0-9]+")
 
@@ -174,13 +185,16 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
             if _shaped(token):
                 yield Hit(match.start(), match.end(), kind)
     for match in _WEBHOOKS.finditer(text):
-        group = next(name for name in ("secret", "discord", "teams", "telegram", "zapier", "hook")
+        group = next(name for name in ("secret", "discord", "teams", "telegram", "zapier", "hook", "link", "code")
                      if match.group(name) is not None)
         # Zapier's catch hooks end in a short run: its place in the URL, not its mix, marks it.
         if group == "zapier" or random_enough(match.group(group)):
             yield Hit(match.start(group), match.end(group), TOKEN)
     if ":::" in text:
         for match in _NT_HASH.finditer(text):
+            yield Hit(match.start("hash"), match.end("hash"), TOKEN)
+    if "NT" in text:
+        for match in _NT_HASH_LABELLED.finditer(text):
             yield Hit(match.start("hash"), match.end("hash"), TOKEN)
     if "::" in text:
         for match in _NET_NTLM.finditer(text):
