@@ -56,6 +56,9 @@ CALLER_NAME = "tier-caller"
 BOT_FOLDER = Path("examples") / "telegram_bot"
 BOT_TOKEN = "123456:workerd-tier"
 WEBHOOK_SECRET = "workerd-tier-webhook-secret"
+# Local D1 databases freshly migrated, kept by what they are made from (workers_dev.apply_migrations):
+# the main stack and the snapshot recipe start from the same one, and a later run reuses it.
+MIGRATED_D1 = ROOT / ".cache" / "migrated-d1"
 
 
 @dataclass(frozen=True)
@@ -231,7 +234,7 @@ def build_main_stack(work: Path, runtime: Runtime, upstream: str, telegram: str)
     write_dev_vars(project, {"MEMVAULT_BRAIN_CREDENTIALS": secrets.brain_credentials_var(),
                              "MEMVAULT_ADMIN_TOKEN": secrets.admin_token,
                              "MEMVAULT_PROVIDER_KEY_SECRET": secrets.provider_key_secret})
-    prepare(config)
+    prepare(config, MIGRATED_D1)
     d1_execute(config, statements)
     bot = bot_config(project, runtime, secrets, telegram)
     vendor_python_modules(bot.parent)
@@ -263,10 +266,11 @@ class SnapshotRun:
 
 
 def prepare_recipe_project(work: Path) -> tuple[Path, str, str]:
-    """A copy prepared by the recipe's own steps, with a memory key and a brain credential."""
+    """A copy prepared by the recipe's own steps, with a memory key and a brain credential (its
+    local D1 migrated as the main stack's was: a copy when made from the same migrations)."""
     project = copy_project(work / "recipe")
     config = project / "wrangler.toml"
-    prepare(config)
+    prepare(config, MIGRATED_D1)
     memory_sql, _, memory_key = memory_key_sql("Ana's laptop; snapshot run")
     brain_sql, _, family = brain_key_sql("family-writer", ("family",), True)
     d1_execute(config, [memory_sql, brain_sql])
