@@ -93,9 +93,12 @@ def wrangler(args: list[str], cwd: Path = ROOT, env: dict[str, str] | None = Non
 
 
 def node_env(**extra: str) -> dict[str, str]:
-    """The environment wrangler runs in: the Node 22 `npm ci` installs comes first on PATH."""
+    """The environment wrangler runs in: the Node 22 `npm ci` installs comes first on PATH, and
+    Node keeps the compiled code of wrangler's 15 MB CLI between runs (about 0.4 s of CPU less
+    for each wrangler command; Node checks each cached entry against its source)."""
     path = f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{os.environ.get('PATH', '')}"
-    return {**os.environ, "PATH": path, "WRANGLER_SEND_METRICS": "false", **extra}
+    compiled = os.environ.get("NODE_COMPILE_CACHE", str(ROOT / ".cache" / "node-compile"))
+    return {**os.environ, "PATH": path, "WRANGLER_SEND_METRICS": "false", "NODE_COMPILE_CACHE": compiled, **extra}
 
 
 def config_of(config: Path) -> dict[str, Any]:
