@@ -171,7 +171,7 @@ def apply_migrations(config: Path, migrated_cache: Path | None = None) -> None:
         staged = Path(tempfile.mkdtemp(dir=migrated_cache, prefix=".staged-"))
         shutil.copytree(project / LOCAL_D1, staged, dirs_exist_ok=True)
         for older in migrated_cache.iterdir():
-            if not older.name.startswith(".staged-"):
+            if older != staged:
                 shutil.rmtree(older, ignore_errors=True)
         staged.rename(kept)
         return
