@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from collections.abc import Sequence
@@ -91,9 +93,12 @@ def wrangler(args: list[str], cwd: Path = ROOT, env: dict[str, str] | None = Non
 
 
 def node_env(**extra: str) -> dict[str, str]:
-    """The environment wrangler runs in: the Node 22 `npm ci` installs comes first on PATH."""
+    """The environment wrangler runs in: the Node 22 `npm ci` installs comes first on PATH, and
+    Node keeps the compiled code of wrangler's 15 MB CLI between runs (about 0.4 s of CPU less
+    for each wrangler command; Node checks each cached entry against its source)."""
     path = f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{os.environ.get('PATH', '')}"
-    return {**os.environ, "PATH": path, "WRANGLER_SEND_METRICS": "false", **extra}
+    compiled = os.environ.get("NODE_COMPILE_CACHE", str(ROOT / ".cache" / "node-compile"))
+    return {**os.environ, "PATH": path, "WRANGLER_SEND_METRICS": "false", "NODE_COMPILE_CACHE": compiled, **extra}
 
 
 def config_of(config: Path) -> dict[str, Any]:
@@ -116,16 +121,61 @@ def prepare_python_modules(project: Path) -> None:
     print("\n".join(vendor_python_modules(project).lines()))
 
 
-def prepare(config: Path) -> None:
-    """What a deploy does before it uploads, for the Worker of ``config`` (run from its folder)."""
+def prepare(config: Path, migrated_cache: Path | None = None) -> None:
+    """What a deploy does before it uploads, for the Worker of ``config`` (run from its folder);
+    ``migrated_cache`` as ``apply_migrations`` takes it."""
     project = config.parent
     prepare_python_modules(project)
     dev_vars = project / ".dev.vars"
     if not dev_vars.exists():
         shutil.copyfile(project / DEV_VARS_EXAMPLE, dev_vars)
         print(f"wrote .dev.vars from {DEV_VARS_EXAMPLE} (the Worker's secrets for wrangler dev)")
-    wrangler(["d1", "migrations", "apply", database_name(config), "--local", "-c", config.name], cwd=project)
+    apply_migrations(config, migrated_cache)
     print("D1 migrations applied to the local database (.wrangler/state)")
+
+
+# Where wrangler keeps a project's local D1 databases.
+LOCAL_D1 = Path(".wrangler") / "state" / "v3" / "d1"
+
+
+def migrations_key(config: Path) -> str:
+    """What a freshly migrated local D1 of ``config``'s Worker is made from: the database's settings,
+    each migration's name and text, and the pinned wrangler that applies them."""
+    database = config_of(config)["d1_databases"][0]
+    folder = config.parent / database.get("migrations_dir", "migrations")
+    digest = hashlib.sha256(json.dumps(database, sort_keys=True).encode())
+    pinned = ROOT / "node_modules" / "wrangler" / "package.json"
+    digest.update(pinned.read_bytes() if pinned.is_file() else b"")
+    for migration in sorted(folder.glob("*.sql")):
+        digest.update(f"\0{migration.name}\0".encode() + migration.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def apply_migrations(config: Path, migrated_cache: Path | None = None) -> None:
+    """`wrangler d1 migrations apply` on the local database of ``config``'s Worker (about 20 s of
+    CPU for a new one: wrangler starts its local runtime for each migration). With
+    ``migrated_cache``, for a project with no local D1 yet: the migrated database is kept there
+    under ``migrations_key`` and copied in whenever the key is the same, so only a change of what
+    it is made from applies the migrations again."""
+    project = config.parent
+    apply = ["d1", "migrations", "apply", database_name(config), "--local", "-c", config.name]
+    if migrated_cache is None:
+        wrangler(apply, cwd=project)
+        return
+    if (project / LOCAL_D1).exists():
+        raise ValueError(f"{project} has a local D1 already: the cache holds only freshly migrated ones")
+    kept = migrated_cache / migrations_key(config)
+    if not kept.is_dir():
+        wrangler(apply, cwd=project)
+        migrated_cache.mkdir(parents=True, exist_ok=True)
+        staged = Path(tempfile.mkdtemp(dir=migrated_cache, prefix=".staged-"))
+        shutil.copytree(project / LOCAL_D1, staged, dirs_exist_ok=True)
+        for older in migrated_cache.iterdir():
+            if older != staged:
+                shutil.rmtree(older, ignore_errors=True)
+        staged.rename(kept)
+        return
+    shutil.copytree(kept, project / LOCAL_D1)
 
 
 def dev_command(config: Path, runtime: Runtime, remote_bindings: bool = False, wrapper: Path = WRAPPER,

@@ -20,18 +20,20 @@ from run_summary import WORKER_OUTPUT_KEY
 
 TESTS = Path(__file__).resolve().parent
 # Folders whose session fixtures start one stack that serves every module in them (workerd, the
-# Pyodide harness): under xdist both go to one worker, one after the other. When the two tiers
-# ran side by side on a busy machine, a D1 call of the Pyodide tier failed once.
-ONE_WORKER = ("workerd", "pyodide")
+# Pyodide harness): under xdist each folder is one group, so its stack starts once. The two tiers
+# may run side by side: a D1 call of the Pyodide tier failed once when they first did on a busy
+# machine, and miniflare's D1 setups that fail under load ("fetch failed") are retried since
+# (tests/pyodide/harness.mjs); any other module beside it loads the machine as much.
+WHOLE_FOLDERS = ("workerd", "pyodide")
 # Under xdist the longest groups go out first, so no worker is left with a long one at the end.
 LONGEST_FIRST = ("workerd", "pyodide", "browser", "cli", "brain_sync", "docs")
 
 
 def worker_group(nodeid: str) -> str:
-    """The xdist group of a test: one for the folders ONE_WORKER names, else its module."""
+    """The xdist group of a test: its folder for the folders WHOLE_FOLDERS names, else its module."""
     module = nodeid.split("::", 1)[0]
     folder = module.split("/")[1] if module.startswith("tests/") else ""
-    return "/".join(ONE_WORKER) if folder in ONE_WORKER else module
+    return f"tests/{folder}" if folder in WHOLE_FOLDERS else module
 
 
 def worker_rank(item: pytest.Item) -> int:

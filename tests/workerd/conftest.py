@@ -5,7 +5,7 @@ snapshot pair (their own starts, after it has stopped); the tier prints how long
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,25 @@ from workerd_runtime import WRANGLER, Runtime, find_runtime  # noqa: E402
 
 from fake_telegram import FakeTelegram  # noqa: E402
 from run_summary import summary_hooks  # noqa: E402
+
+# What closes the tier's session fixtures once its last test is done: the same worker runs other
+# folders' modules after it, which need none of its processes, and the summary's span is the tier's.
+CLOSERS: list[Callable[[], None]] = []
+
+
+def in_tier(item: pytest.Item) -> bool:
+    return HERE in Path(str(item.path)).parents
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if not in_tier(item) or (nextitem is not None and in_tier(nextitem)):
+        return
+    later = item.session.items[item.session.items.index(item) + 1:]
+    if any(in_tier(other) for other in later):
+        return
+    while CLOSERS:
+        CLOSERS.pop()()
 
 
 def missing_tools() -> str | None:
@@ -41,6 +60,7 @@ def runtime() -> Runtime:
 @pytest.fixture(scope="session")
 def tier(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     made = Tier(tmp_path_factory.mktemp("workerd"), runtime)
+    CLOSERS.append(made.close)
     try:
         yield made
     finally:
@@ -65,6 +85,7 @@ def telegram(tier: Tier) -> FakeTelegram:
 @pytest.fixture(scope="session")
 def snapshot_runs(tier: Tier) -> Iterator[SnapshotRuns]:
     runs = SnapshotRuns(tier)
+    CLOSERS.append(runs.close)
     try:
         yield runs
     finally:
@@ -72,7 +93,7 @@ def snapshot_runs(tier: Tier) -> Iterator[SnapshotRuns]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    tier = [i for i, item in enumerate(items) if HERE in Path(str(item.path)).parents]
+    tier = [i for i, item in enumerate(items) if in_tier(item)]
     if not tier:
         return
     ordered = sorted((items[i] for i in tier), key=lambda item: OWN_STARTS in getattr(item, "fixturenames", ()))

@@ -4,20 +4,28 @@ event log beside them, and the CLI's `--url` managing the Worker as it manages a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 from tier_stack import MainStack
+from workers_dev import LOCAL_D1
 
 MEMVAULT = Path(sys.executable).with_name("memvault")
 
 
 def d1_rows(stack: MainStack, sql: str) -> list[dict[str, object]]:
-    out = stack.wrangler(["d1", "execute", "memvault-dev", "--local", "--json", "--command", sql])
-    return list(json.loads(out)[0]["results"])
+    """The rows a query reads in memvault's local D1, from the SQLite file wrangler keeps it in (the
+    file `wrangler d1 execute --local` reads, without its 3 s of starting Node and workerd)."""
+    folder = stack.project / LOCAL_D1 / "miniflare-D1DatabaseObject"
+    [database] = [path for path in folder.glob("*.sqlite") if path.name != "metadata.sqlite"]
+    with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as connection:
+        connection.row_factory = sqlite3.Row
+        return [dict(row) for row in connection.execute(sql)]
 
 
 def test_a_key_made_by_the_admin_works_is_listed_and_is_refused_once_revoked(stack: MainStack) -> None:

@@ -75,7 +75,7 @@ class Tier:
 
     def close(self) -> None:
         self.stop_main()
-        SPAN["ended"] = time.perf_counter()
+        SPAN.setdefault("ended", time.perf_counter())
 
 
 class SnapshotRuns:

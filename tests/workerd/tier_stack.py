@@ -19,6 +19,7 @@ import secrets as secrets_module
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ for folder in (ROOT / "scripts", ROOT / "tests", ROOT / "tests" / "api" / "provi
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from workerd_runtime import Runtime, snapshot_args, vendor_python_modules  # noqa: E402
+from workerd_runtime import BUNDLE_NAME, Runtime, snapshot_args, vendor_python_modules  # noqa: E402
 from workers_dev import (  # noqa: E402
     StatementRecorder,
     brain_key_sql,
@@ -56,6 +57,21 @@ CALLER_NAME = "tier-caller"
 BOT_FOLDER = Path("examples") / "telegram_bot"
 BOT_TOKEN = "123456:workerd-tier"
 WEBHOOK_SECRET = "workerd-tier-webhook-secret"
+# Baseline snapshots of the offline Pyodide bundle, kept by what they are made from (baseline_args).
+PYODIDE_BASELINE = ROOT / ".cache" / "pyodide-baseline"
+# workerd's name for the snapshot it saves in its snapshot folder.
+SNAPSHOT_FILE = "snapshot.bin"
+# The Worker a baseline snapshot is taken with: it draws no randomness and does no I/O as it loads.
+BASELINE_WORKER = """from workers import Response, WorkerEntrypoint
+
+
+class Default(WorkerEntrypoint):
+    async def fetch(self, request):
+        return Response("baseline")
+"""
+# Local D1 databases freshly migrated, kept by what they are made from (workers_dev.apply_migrations):
+# the main stack and the snapshot recipe start from the same one, and a later run reuses it.
+MIGRATED_D1 = ROOT / ".cache" / "migrated-d1"
 
 
 @dataclass(frozen=True)
@@ -223,6 +239,52 @@ class MainStack:
         return wrangler([*args, "-c", self.config.name], cwd=self.project)
 
 
+def baseline_args(work: Path, runtime: Runtime) -> list[str]:
+    """workerd's arguments to start Python Workers from a baseline snapshot of the offline bundle:
+    Pyodide and its standard library initialised, before any of the Worker's code runs, as workerd
+    starts from the baseline snapshot published beside a released bundle (none is needed then).
+    Initialising Pyodide instead costs about 10 s of CPU at each start. The snapshot is taken once
+    for the bundle, the pinned wrangler (and so workerd) and the compatibility date, and kept."""
+    if not runtime.offline or runtime.bundle_folder is None:
+        return []
+    date = tomllib.loads((ROOT / "wrangler.toml").read_text())["compatibility_date"]
+    digest = hashlib.sha256((runtime.bundle_folder / BUNDLE_NAME).read_bytes())
+    digest.update((ROOT / "node_modules" / "wrangler" / "package.json").read_bytes() + date.encode())
+    kept = PYODIDE_BASELINE / digest.hexdigest()[:32]
+    if not (kept / SNAPSHOT_FILE).is_file():
+        save_baseline(work, runtime, date, kept)
+    return ["--python-load-snapshot", SNAPSHOT_FILE, "--python-snapshot-dir", str(kept)]
+
+
+def save_baseline(work: Path, runtime: Runtime, date: str, kept: Path) -> None:
+    """Start a Worker that imports nothing with workerd saving a baseline snapshot, into ``kept``."""
+    project = work / "baseline-worker"
+    project.mkdir()
+    (project / "entry.py").write_text(BASELINE_WORKER)
+    (project / "pyproject.toml").write_text('[project]\nname = "baseline"\nversion = "0"\ndependencies = []\n')
+    config = project / "wrangler.toml"
+    config.write_text(f'name = "pyodide-baseline"\nmain = "entry.py"\ncompatibility_date = "{date}"\n'
+                      'compatibility_flags = ["python_workers"]\n')
+    vendor_python_modules(project)
+    PYODIDE_BASELINE.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(dir=PYODIDE_BASELINE, prefix=".staged-"))
+    command, env = dev_command(config, runtime, wrapper=work / "workerd-baseline",
+                               workerd_args=["--python-save-baseline-snapshot", "--python-snapshot-dir", str(staged)])
+    env.update(kept_apart(work))
+    dev = WranglerDev("a Worker that imports nothing (saving the baseline snapshot)", command, project, env,
+                      work / "baseline.log")
+    try:
+        dev.start().wait_ready("/")
+    finally:
+        dev.stop()
+    if not (staged / SNAPSHOT_FILE).is_file():
+        raise AssertionError(f"workerd saved no baseline snapshot:\n{dev.output()[-4000:]}")
+    for older in PYODIDE_BASELINE.iterdir():
+        if older != staged:
+            shutil.rmtree(older, ignore_errors=True)
+    staged.rename(kept)
+
+
 def build_main_stack(work: Path, runtime: Runtime, upstream: str, telegram: str) -> MainStack:
     """Build both Workers, ready to start; the caller starts them and stops them whatever happens."""
     project = copy_project(work / "project")
@@ -231,12 +293,12 @@ def build_main_stack(work: Path, runtime: Runtime, upstream: str, telegram: str)
     write_dev_vars(project, {"MEMVAULT_BRAIN_CREDENTIALS": secrets.brain_credentials_var(),
                              "MEMVAULT_ADMIN_TOKEN": secrets.admin_token,
                              "MEMVAULT_PROVIDER_KEY_SECRET": secrets.provider_key_secret})
-    prepare(config)
+    prepare(config, MIGRATED_D1)
     d1_execute(config, statements)
     bot = bot_config(project, runtime, secrets, telegram)
     vendor_python_modules(bot.parent)
     caller = caller_config(project, secrets, bot, json.loads(config.read_text())["compatibility_date"])
-    wrapper = runtime.workerd_wrapper(work / "workerd")
+    wrapper = runtime.workerd_wrapper(work / "workerd", baseline_args(work, runtime))
     env = node_env(**kept_apart(work), **({"MINIFLARE_WORKERD_PATH": str(wrapper)} if wrapper else {}))
     wrangler_dev = [str(ROOT / "node_modules" / ".bin" / "wrangler"), "dev"]
     memvault = WranglerDev("memvault", [*wrangler_dev, "-c", config.name, "-c", "stand_ins/wrangler.json"], project, env,
@@ -263,10 +325,11 @@ class SnapshotRun:
 
 
 def prepare_recipe_project(work: Path) -> tuple[Path, str, str]:
-    """A copy prepared by the recipe's own steps, with a memory key and a brain credential."""
+    """A copy prepared by the recipe's own steps, with a memory key and a brain credential (its
+    local D1 migrated as the main stack's was: a copy when made from the same migrations)."""
     project = copy_project(work / "recipe")
     config = project / "wrangler.toml"
-    prepare(config)
+    prepare(config, MIGRATED_D1)
     memory_sql, _, memory_key = memory_key_sql("Ana's laptop; snapshot run")
     brain_sql, _, family = brain_key_sql("family-writer", ("family",), True)
     d1_execute(config, [memory_sql, brain_sql])

@@ -11,6 +11,8 @@ import tempfile
 from importlib.metadata import requires, version
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+
 from workerd_runtime import pip_download
 
 
