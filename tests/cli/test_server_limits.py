@@ -200,16 +200,18 @@ def read_answers(sock: socket.socket, count: int) -> list[bytes]:
 
 def test_a_request_head_past_its_limit_is_answered_431_and_closed(tmp_path: Path) -> None:
     with bounded_server(tmp_path, fd_limit=256, connections=100, idle=30.0) as (url, _, log), ExitStack() as stack:
-        endless, padded = idle_connections(stack, url, 2)
-        # One header that never ends, and many short headers a few at a time (the server may close
-        # before it has read what is sent after its limit).
+        endless, padded, whole = idle_connections(stack, url, 3)
+        # One header that never ends, many short headers a few at a time, and a whole request whose
+        # one header is past the limit, in one write (the server may close before it has read what
+        # is sent after its limit).
         sending = [(endless, b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "), *[(endless, b"a" * 1000)] * 200,
+                   (whole, b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\n\r\n" % (b"e" * 20_000)),
                    (padded, b"GET / HTTP/1.1\r\nHost: x\r\n"),
                    *[(padded, b"X-Pad-%d: %s\r\n" % (number, b"b" * 100)) for number in range(400)]]
         for sock, data in sending:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 sock.sendall(data)
-        for sock in (endless, padded):
+        for sock in (endless, padded, whole):
             answer = sock.recv(4096)
             assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]
             assert b'"headers_too_large"' in answer

@@ -111,6 +111,14 @@ def logging_config(level: str) -> dict[str, Any]:
     }
 
 
+def _head_end(data: bytes) -> int:
+    """Where the blank line that ends a request's head ends in ``data`` (-1 if it is not there)."""
+    crlf = data.find(b"\r\n\r\n")
+    # Looked for only before the first CRLF one: a body after it may hold anything.
+    lf = data.find(b"\n\n", 0, len(data) if crlf < 0 else crlf)
+    return lf + 2 if lf >= 0 else crlf + 4 if crlf >= 0 else -1
+
+
 def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpToolsProtocol]:
     """uvicorn's HTTP/1.1 protocol over the compiled parser (httptools) with four bounds: a
     connection that has not sent a whole request's headers within ``idle_seconds`` of opening or of
@@ -123,11 +131,11 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
     class BoundedProtocol(HttpToolsProtocol):
         _waiting: asyncio.TimerHandle | None = None
         _stalling: asyncio.TimerHandle | None = None
-        # Bytes received while a request's head was incomplete; None from its headers' end to the
-        # end of its body. A read in which a request ended is not counted (the next head may have
-        # begun in it): a head is held to ``MAX_HEAD_BYTES`` and one read at most.
+        # Bytes of the current request's head so far (None from its headers' end to the end of its
+        # body), and the last bytes of the read before (a blank line may span two reads). A head
+        # that begins in the read where the request before it ended is counted from the next read.
         _head_bytes: int | None = 0
-        _ended_in_this_read = False
+        _head_tail = b""
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -144,18 +152,20 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
-            self._ended_in_this_read = False
-            super().data_received(data)
-            if self.transport.is_closing():
-                return
-            if self._head_bytes is not None and not self._ended_in_this_read:
-                self._head_bytes += len(data)
+            if self._head_bytes is not None:
+                seen = self._head_tail + data
+                end = _head_end(seen)
+                self._head_bytes += len(data) if end < 0 else max(0, end - len(self._head_tail))
+                self._head_tail = seen[-3:]
                 if self._head_bytes > MAX_HEAD_BYTES:
                     log.info("closed a connection whose request head exceeded %d bytes", MAX_HEAD_BYTES)
                     self._disarm()
                     self.transport.write(HEAD_TOO_LONG)
                     self.transport.close()
                     return
+            super().data_received(data)
+            if self.transport.is_closing():
+                return
             cycle = self.cycle
             if cycle is not None and not cycle.response_complete:
                 self._disarm()  # a request is being served: its handler's own limits apply
@@ -167,7 +177,7 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
-            self._head_bytes, self._ended_in_this_read = 0, True
+            self._head_bytes, self._head_tail = 0, b""
             super().on_message_complete()
 
         def on_response_complete(self) -> None:
