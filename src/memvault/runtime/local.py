@@ -121,7 +121,7 @@ async def start_local(deps: Deps) -> None:
     gc.freeze()
     # A search makes a few thousand short-lived objects; at the default threshold (700) the young
     # generation is collected several times a call, each pass walking objects the call still
-    # holds (about 0.5 ms a search on a LoCoMo-sized vault, 0.06 ms at this threshold). Nearly all
+    # holds (about 0.5 ms a search on a LoCoMo-sized vault, under 0.1 ms at this threshold). Nearly all
     # of them are freed by their counts anyway; cycles wait a little longer.
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
 
