@@ -37,7 +37,8 @@ STALLED = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nC
 # A request line and headers longer than this are refused as they arrive: the parser would hold
 # them whole (h11, uvicorn's other parser, allows as much by default).
 MAX_HEAD_BYTES = 16 * 1024
-_TOO_LONG_BODY = json.dumps(error_body("headers_too_large", "the request line and headers exceed 16 KiB")).encode()
+_TOO_LONG_BODY = json.dumps(error_body(
+    "headers_too_large", f"the request line and headers exceed {MAX_HEAD_BYTES // 1024} KiB")).encode()
 HEAD_TOO_LONG = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
                  b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(_TOO_LONG_BODY), _TOO_LONG_BODY))
 
