@@ -62,9 +62,22 @@ def render(path: str, status: int, code: str, message: str, headers: dict[str, s
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+# A refusal whose wait is longer than this tells clients not to retry it by themselves: the
+# official SDKs retry a 429 after its ``Retry-After`` (Anthropic's however long it is), so a key
+# over its tokens for the day would otherwise hold the caller's request asleep until midnight.
+LONGEST_RETRIED_WAIT_SECONDS = 60
+
+
 def error_headers(error: MemvaultError) -> dict[str, str]:
-    """The headers an error carries: when to try again, for a refusal over a limit."""
-    return {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else {}
+    """The headers an error carries: when to try again, for a refusal over a limit, and, when that
+    is further off than a minute, that the refused call is not worth retrying on its own
+    (``x-should-retry``, the header the OpenAI and Anthropic SDKs obey)."""
+    if not isinstance(error, RateLimited):
+        return {}
+    headers = {"Retry-After": str(error.retry_after)}
+    if error.retry_after > LONGEST_RETRIED_WAIT_SECONDS:
+        headers["x-should-retry"] = "false"
+    return headers
 
 
 async def _domain(request: Request, exc: MemvaultError) -> JSONResponse:

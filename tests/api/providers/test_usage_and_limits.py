@@ -189,6 +189,7 @@ def test_a_key_over_its_request_limit_gets_the_sdks_rate_limit_errors(site: Site
     with pytest.raises(openai.RateLimitError) as refused:
         gpt.chat.completions.create(model="gpt", messages=[{"role": "user", "content": "x"}])
     assert 1 <= int(refused.value.response.headers["retry-after"]) <= 60
+    assert "x-should-retry" not in refused.value.response.headers  # a wait within the minute is the SDK's to take
     with pytest.raises(openai.RateLimitError):
         gpt.responses.create(model="gpt", input="x")
     with pytest.raises(anthropic.RateLimitError):
@@ -215,6 +216,36 @@ def test_a_key_over_its_tokens_for_the_day_is_refused_until_tomorrow(site: Site)
     assert "provider tokens" in refused.json()["error"]["message"]
     assert 1 <= int(refused.headers["retry-after"]) <= 86_400
     assert site.usage(secret)["total"]["calls"] == 1
+
+
+def test_the_sdks_default_retries_give_up_at_once_on_a_refusal_until_tomorrow(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anthropic's SDK sleeps for whatever `Retry-After` says before each of its two default
+    retries: without `x-should-retry: false` a key over its tokens for the day held the call asleep
+    until midnight UTC."""
+    key_id, secret = site.new_key()
+    assert site.set_limits(key_id, provider_tokens_per_day=INPUT_TOKENS + 1).status_code == 200
+    assert site.chat(secret, "spend").status_code == 200
+    site.wait_usage(secret, 1)
+    slept: list[str] = []
+
+    def asleep(client: object, **retry: Any) -> None:
+        slept.append(retry["response"].headers.get("retry-after", "?"))
+
+    monkeypatch.setattr(anthropic.Anthropic, "_sleep_for_retry", asleep)
+    monkeypatch.setattr(openai.OpenAI, "_sleep_for_retry", asleep)
+    headers = {"X-Memory-Key": secret}
+    claude = anthropic.Anthropic(base_url=site.url, api_key="sk", default_headers=headers)
+    gpt = openai.OpenAI(base_url=f"{site.url}/v1", api_key="sk", default_headers=headers)
+    with pytest.raises(anthropic.RateLimitError) as refused:
+        claude.messages.create(model="c", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+    assert slept == [] and refused.value.response.headers["x-should-retry"] == "false"
+    with pytest.raises(openai.RateLimitError):
+        gpt.chat.completions.create(model="gpt", messages=[{"role": "user", "content": "x"}])
+    assert slept == []
+    own = httpx.post(f"{site.url}/v1/memory/search", json={"query": "x"}, headers=headers)
+    assert own.status_code == 429 and own.headers["x-should-retry"] == "false"
 
 
 def test_concurrent_calls_at_a_limit_never_pass_it_and_other_keys_go_on(site: Site) -> None:
