@@ -14,6 +14,7 @@ import pytest
 from memvault.core import memory
 from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
+from memvault.core.errors import StorageUnavailable
 from memvault.core.memory import journal, routed_calls
 from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, Reply, Turn
 from memvault.core.memory.routed_calls import RoutedCall, settle_leftovers
@@ -352,4 +353,30 @@ async def test_a_turn_forgotten_while_its_call_is_answered_never_enters_the_jour
     row = await journal.read(deps.db, call.call.id)
     assert row is not None and row.answered and row.turn == [] and call.written == "answered"
     await call.settle(Reply(ANSWER, 5, 5), True, 1.0)
+    await nothing_of_the_turn(deps, key_id, call)
+
+
+async def test_a_forget_the_settling_could_not_repeat_is_repeated_by_the_next_settling(
+        deps: Deps, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_id, call = await answered_from_memory(deps, "too large", monkeypatch)
+    gate, vault_away = StoreGate(), [True]
+    monkeypatch.setattr(routed_calls, "store_conversation", gate.store)
+    forget_again = routed_calls.forget
+
+    async def failing_while_away(*args: object, **kwargs: object) -> object:
+        if vault_away[0]:
+            raise StorageUnavailable("the vault did not answer")
+        return await forget_again(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(routed_calls, "forget", failing_while_away)
+    settling = asyncio.ensure_future(call.settle(Reply(ANSWER, 5, 5), True, 1.0))
+    await asyncio.wait_for(gate.reached.wait(), 30)
+    await forget_or_clear(deps, key_id, call, "forget")
+    gate.released.set()
+    await asyncio.wait_for(settling, 60)
+    assert sorted(await texts(deps, key_id, "trip")) == sorted([QUESTION, ANSWER])  # stored, not forgotten again
+    assert await journal.read(deps.db, call.call.id) is not None  # so its row stays
+
+    vault_away[0] = False
+    assert await leftovers(deps) == 1
     await nothing_of_the_turn(deps, key_id, call)

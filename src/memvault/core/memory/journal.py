@@ -61,10 +61,10 @@ class PendingCall:
     def turn(self) -> list[Message]:
         return [m for m in (self.question, self.answer) if m is not None]
 
-    def without(self, forgotten: frozenset[str]) -> PendingCall:
-        """This call with no message of its turn whose id is in ``forgotten``."""
+    def marked(self, forgotten: frozenset[str]) -> PendingCall:
+        """This call with the messages ``forgotten`` names marked forgotten, and out of its turn."""
         kept = [m if m is not None and m.id not in forgotten else None for m in (self.question, self.answer)]
-        return replace(self, question=kept[0], answer=kept[1])
+        return replace(self, question=kept[0], answer=kept[1], forgotten=self.forgotten | forgotten)
 
 
 def while_pending(call_id: str) -> Statement:

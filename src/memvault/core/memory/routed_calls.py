@@ -129,20 +129,20 @@ async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
                 return  # settled already
             call = current
         elif current is not None:
-            call = call.without(current.forgotten)
+            call = call.marked(current.forgotten)
     stored: list[Message] = []
     with metering() as meter:
-        if call.turn:
-            try:
+        try:
+            if call.turn:
                 await store_conversation(deps, call.key_id, call.turn, session_id=call.session_id)
                 stored = call.turn
-                if written != "none":
-                    await _forget_again(deps, call)
-            except Exception as exc:
-                log.warning("storing the routed turn failed: %s", type(exc).__name__)
-                # A store that may work later keeps the row; a turn the store refuses never will.
-                if written != "none" and not (isinstance(exc, MemvaultError) and exc.status < 500):
-                    return
+            if written != "none" and (stored or call.forgotten):
+                await _forget_again(deps, call, stored)
+        except Exception as exc:
+            log.warning("storing the routed turn failed: %s", type(exc).__name__)
+            # A store that may work later keeps the row; a turn the store refuses never will.
+            if written != "none" and not (isinstance(exc, MemvaultError) and exc.status < 500):
+                return
     usage = call.usage + stored_usage(stored) + meter.usage
     try:
         await deps.db.batch(journal.settling(call, usage, pending=written != "none"))
@@ -150,13 +150,15 @@ async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
         log.warning("recording a routed call's usage failed: %s", type(exc).__name__)
 
 
-async def _forget_again(deps: Deps, call: PendingCall) -> None:
+async def _forget_again(deps: Deps, call: PendingCall, stored: list[Message]) -> None:
     """Forget the messages of ``call``'s turn that a forget or a clear marked on its row while the
-    turn was being stored: that forget ran before they were in the vault, and found none."""
+    turn was being stored (that forget ran before they were in the vault, and found none), and
+    those marked before: a settling that stopped here before this (the row stayed) may have
+    stored them."""
     now = await journal.read(deps.db, call.id)
     if now is None:
         return
-    taken = [m.id for m in call.turn if m.id in now.forgotten]
+    taken = sorted(now.forgotten & ({m.id for m in stored} | call.forgotten))
     if taken:
         await forget(deps, call.key_id, taken, call.session_id)
 
