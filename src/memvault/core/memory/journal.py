@@ -8,10 +8,10 @@ counts. Settling the row stores the turn under its ids, then in one batch adds t
 key's day, completes the receipt and deletes the row; the usage and the receipt change only while
 the row exists, so a row settled twice counts once. Forgetting a turn's message, or clearing its
 vault, takes the text out of the row and marks the message forgotten there (migration 0021): a
-settled row then stores nothing of it. The mark is what reaches a turn the row does not hold (the
-call still being answered, a turn over ``MAX_JOURNALED_BYTES``, an answer whose write failed),
-which its process stores from memory: settling drops what is marked before storing, and forgets
-again what was marked while it stored.
+settled row then stores nothing of it. The mark is what reaches a turn the row does not hold: the
+answer's write leaves a marked message out of the row (a call still being answered), and a turn
+its process stores from memory (over ``MAX_JOURNALED_BYTES``, or its answer's write failed) is
+stored without what is marked, then what was marked while it was stored is forgotten again.
 """
 
 from __future__ import annotations
