@@ -6,6 +6,7 @@ operations: the vault's messages, `/v1/usage`'s rows and the receipt."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from memvault.core import memory
 from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
+from memvault.core.errors import StorageUnavailable
 from memvault.core.memory import journal, routed_calls
 from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, Reply, Turn
 from memvault.core.memory.routed_calls import RoutedCall, settle_leftovers
@@ -254,3 +256,127 @@ async def test_a_process_starting_beside_a_server_leaves_its_unanswered_calls_al
     await streaming.answer(Reply(ANSWER, 1, 1), 1.0)
     await streaming.settle(Reply(ANSWER, 1, 1), True, 1.0)
     assert (await usage(deps, key_id))["calls"] == 2
+
+
+class StoreGate:
+    """Holds the routed turn's storing at its start until released: the turn is on its way to the
+    vault and not in it yet."""
+
+    def __init__(self) -> None:
+        self.reached, self.released = asyncio.Event(), asyncio.Event()
+
+    async def store(self, *args: object, **kwargs: object) -> object:
+        self.reached.set()
+        await self.released.wait()
+        return await store_conversation(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def turn_held_in_memory(how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the journal's row miss the turn the way ``how`` says; its process stores it from memory."""
+    if how == "too large":
+        monkeypatch.setattr(routed_calls, "MAX_JOURNALED_BYTES", 10)
+    else:
+        monkeypatch.setattr(journal, "answering", lambda call: ("INSERT INTO no_such_table (id) VALUES (?)", (call.id,)))
+
+
+async def nothing_of_the_turn(deps: Deps, key_id: str, call: RoutedCall) -> None:
+    assert await texts(deps, key_id, "trip") == []
+    found = await memory.search_memory(deps, key_id, QUESTION, session_id="trip")
+    assert [item.text for item in found.items] == []
+    again = await memory.forget(deps, key_id, [f"rt-{call.call.id}-u", f"rt-{call.call.id}-a"], "trip")
+    assert again["forgotten"] == []
+    assert (await usage(deps, key_id))["calls"] == 1 and await leftovers(deps) == 0
+
+
+async def answered_from_memory(deps: Deps, miss: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, RoutedCall]:
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id, session_id="trip")
+    turn_held_in_memory(miss, monkeypatch)
+    await call.answer(Reply(ANSWER, 5, 5), 1.0)
+    row = await journal.read(deps.db, call.call.id)
+    assert row is not None and not row.answered and row.turn == [] and call.written == "open"
+    return key_id, call
+
+
+@pytest.mark.parametrize("how", ["forget", "clear"])
+@pytest.mark.parametrize("miss", ["too large", "answer row not written"])
+async def test_a_turn_stored_from_memory_forgotten_while_it_is_stored_stays_forgotten(
+        deps: Deps, miss: str, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_id, call = await answered_from_memory(deps, miss, monkeypatch)
+    gate = StoreGate()
+    monkeypatch.setattr(routed_calls, "store_conversation", gate.store)
+    settling = asyncio.ensure_future(call.settle(Reply(ANSWER, 5, 5), True, 1.0))
+    await asyncio.wait_for(gate.reached.wait(), 30)
+    await forget_or_clear(deps, key_id, call, how)
+    gate.released.set()
+    await asyncio.wait_for(settling, 60)
+    await nothing_of_the_turn(deps, key_id, call)
+
+
+@pytest.mark.parametrize("how", ["forget", "clear"])
+@pytest.mark.parametrize("miss", ["too large", "answer row not written"])
+async def test_a_turn_stored_from_memory_forgotten_before_it_is_stored_is_never_stored(
+        deps: Deps, miss: str, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_id, call = await answered_from_memory(deps, miss, monkeypatch)
+    if how == "forget":
+        ids = [f"rt-{call.call.id}-u", f"rt-{call.call.id}-a"]
+        assert await memory.forget(deps, key_id, ids) == {"forgotten": ids, "not_found": []}
+    else:
+        await forget_or_clear(deps, key_id, call, how)
+    stored: list[object] = []
+
+    async def watched(*args: object, **kwargs: object) -> object:
+        stored.append(args)
+        return await store_conversation(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(routed_calls, "store_conversation", watched)
+    await call.settle(Reply(ANSWER, 5, 5), True, 1.0)
+    assert stored == []  # the forgotten text never reached the vault
+    await nothing_of_the_turn(deps, key_id, call)
+
+
+async def test_forgetting_one_message_of_a_turn_stored_from_memory_keeps_the_other(
+        deps: Deps, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_id, call = await answered_from_memory(deps, "too large", monkeypatch)
+    assert (await memory.forget(deps, key_id, [f"rt-{call.call.id}-a"]))["forgotten"] == [f"rt-{call.call.id}-a"]
+    await call.settle(Reply(ANSWER, 5, 5), True, 1.0)
+    assert await texts(deps, key_id, "trip") == [QUESTION]
+
+
+@pytest.mark.parametrize("how", ["forget", "clear"])
+async def test_a_turn_forgotten_while_its_call_is_answered_never_enters_the_journal(deps: Deps, how: str) -> None:
+    # The receipt header reaches the client with the answer's first bytes, before its row holds the turn.
+    key_id = await new_key(deps)
+    call = await routed(deps, key_id, session_id="trip")
+    await forget_or_clear(deps, key_id, call, how)
+    await call.answer(Reply(ANSWER, 5, 5), 1.0)
+    row = await journal.read(deps.db, call.call.id)
+    assert row is not None and row.answered and row.turn == [] and call.written == "answered"
+    await call.settle(Reply(ANSWER, 5, 5), True, 1.0)
+    await nothing_of_the_turn(deps, key_id, call)
+
+
+async def test_a_forget_the_settling_could_not_repeat_is_repeated_by_the_next_settling(
+        deps: Deps, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_id, call = await answered_from_memory(deps, "too large", monkeypatch)
+    gate, vault_away = StoreGate(), [True]
+    monkeypatch.setattr(routed_calls, "store_conversation", gate.store)
+    forget_again = routed_calls.forget
+
+    async def failing_while_away(*args: object, **kwargs: object) -> object:
+        if vault_away[0]:
+            raise StorageUnavailable("the vault did not answer")
+        return await forget_again(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(routed_calls, "forget", failing_while_away)
+    settling = asyncio.ensure_future(call.settle(Reply(ANSWER, 5, 5), True, 1.0))
+    await asyncio.wait_for(gate.reached.wait(), 30)
+    await forget_or_clear(deps, key_id, call, "forget")
+    gate.released.set()
+    await asyncio.wait_for(settling, 60)
+    assert sorted(await texts(deps, key_id, "trip")) == sorted([QUESTION, ANSWER])  # stored, not forgotten again
+    assert await journal.read(deps.db, call.call.id) is not None  # so its row stays
+
+    vault_away[0] = False
+    assert await leftovers(deps) == 1
+    await nothing_of_the_turn(deps, key_id, call)

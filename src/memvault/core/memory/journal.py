@@ -7,7 +7,11 @@ client, the row takes the turn to store (already through the secret gate) and th
 counts. Settling the row stores the turn under its ids, then in one batch adds the usage to the
 key's day, completes the receipt and deletes the row; the usage and the receipt change only while
 the row exists, so a row settled twice counts once. Forgetting a turn's message, or clearing its
-vault, takes the text out of the row: a settled row then stores nothing of it.
+vault, takes the text out of the row and marks the message forgotten there (migration 0021): a
+settled row then stores nothing of it. The mark is what reaches a turn the row does not hold: the
+answer's write leaves a marked message out of the row (a call still being answered), and a turn
+its process stores from memory (over ``MAX_JOURNALED_BYTES``, or its answer's write failed) is
+stored without what is marked, then what was marked while it was stored is forgotten again.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ from memvault.core.usage.meter import COUNTS, CallUsage
 _TURN_ID = re.compile(r"rt-([0-9A-Za-z]+)-([ua])")
 _COLUMNS = "id, key_id, session_id, created_at, model, receipt_id, usage, answered, forwarding_ms, " \
     "provider_tokens, question, answer"
+_READ = _COLUMNS + ", question_forgotten, answer_forgotten"
+# A turn's two messages: the id's suffix, the column holding the text, the column marking it forgotten.
+_PARTS = (("u", "question", "question_forgotten"), ("a", "answer", "answer_forgotten"))
 
 
 @dataclass(frozen=True)
@@ -48,10 +55,16 @@ class PendingCall:
     provider_tokens: tuple[int | None, int | None] = (None, None)  # as the answer reported them
     question: Message | None = None
     answer: Message | None = None
+    forgotten: frozenset[str] = frozenset()  # the turn's message ids a forget or a clear marked
 
     @property
     def turn(self) -> list[Message]:
         return [m for m in (self.question, self.answer) if m is not None]
+
+    def marked(self, forgotten: frozenset[str]) -> PendingCall:
+        """This call with the messages ``forgotten`` names marked forgotten, and out of its turn."""
+        kept = [m if m is not None and m.id not in forgotten else None for m in (self.question, self.answer)]
+        return replace(self, question=kept[0], answer=kept[1], forgotten=self.forgotten | forgotten)
 
 
 def while_pending(call_id: str) -> Statement:
@@ -64,10 +77,12 @@ def opening(call: PendingCall) -> Statement:
 
 
 def answering(call: PendingCall) -> Statement:
-    """The row as the answer left it, whether or not it was opened."""
-    changed = ("usage", "answered", "forwarding_ms", "provider_tokens", "question", "answer")
+    """The row as the answer left it, whether or not it was opened; a message a forget or a clear
+    marked before the answer came stays out of it."""
+    changed = [f"{name} = excluded.{name}" for name in ("usage", "answered", "forwarding_ms", "provider_tokens")]
+    changed += [f"{column} = CASE WHEN routed_calls.{mark} = 0 THEN excluded.{column} END" for _, column, mark in _PARTS]
     return (f"INSERT INTO routed_calls ({_COLUMNS}) VALUES ({placeholders(12)}) ON CONFLICT (id) DO UPDATE SET "
-            + ", ".join(f"{name} = excluded.{name}" for name in changed), _values(call))
+            + ", ".join(changed), _values(call))
 
 
 def settling(call: PendingCall, usage: CallUsage, pending: bool) -> list[Statement]:
@@ -85,7 +100,7 @@ def settling(call: PendingCall, usage: CallUsage, pending: bool) -> list[Stateme
 
 
 async def read(db: Database, call_id: str) -> PendingCall | None:
-    rows = await db.query(f"SELECT {_COLUMNS} FROM routed_calls WHERE id = ?", (call_id,))
+    rows = await db.query(f"SELECT {_READ} FROM routed_calls WHERE id = ?", (call_id,))
     return _call(rows[0]) if rows else None
 
 
@@ -96,36 +111,40 @@ async def leftovers(
     answered before ``answered_before``, or opened before ``opened_before`` and never answered (a
     call that died before its answer's end)."""
     rows = await db.query(
-        f"SELECT {_COLUMNS} FROM routed_calls WHERE ((answered = 1 AND created_at < ?) OR created_at < ?) "
+        f"SELECT {_READ} FROM routed_calls WHERE ((answered = 1 AND created_at < ?) OR created_at < ?) "
         "AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?",
         (answered_before, opened_before, after[0], after[0], after[1], limit))
     return [_call(row) for row in rows]
 
 
 async def forget_turns(db: Database, key_id: str, ids: Sequence[str], session_id: str | None) -> set[str]:
-    """Take forgotten messages out of the key's rows (of ``session_id``'s vault, when given);
-    the message ids found there."""
+    """Take forgotten messages out of the key's rows (of ``session_id``'s vault, when given) and
+    mark them forgotten there; the message ids found: held by a row, or of a row not yet answered
+    (its turn is on its way from the process's memory, and will not be stored)."""
     found: set[str] = set()
-    for part, column in (("u", "question"), ("a", "answer")):
+    for part, column, mark in _PARTS:
         turns = {match.group(1): text for text in ids if (match := _TURN_ID.fullmatch(text)) and match.group(2) == part}
         for batch in in_batches(sorted(turns)):
-            which = f"key_id = ? AND id IN ({placeholders(len(batch))}) AND {column} IS NOT NULL"
+            which = f"key_id = ? AND id IN ({placeholders(len(batch))}) AND ({column} IS NOT NULL OR {mark} = 0)"
             params: list[Any] = [key_id, *batch]
             if session_id is not None:
                 which += " AND session_id = ?"
                 params.append(session_id)
-            rows = await db.query(f"SELECT id FROM routed_calls WHERE {which}", params)
+            rows = await db.query(f"SELECT id, {column} IS NOT NULL AS held, answered FROM routed_calls WHERE {which}",
+                                  params)
             if rows:
-                await db.execute(f"UPDATE routed_calls SET {column} = NULL WHERE {which}", params)
-            found.update(turns[str(row["id"])] for row in rows)
+                await db.execute(f"UPDATE routed_calls SET {column} = NULL, {mark} = 1 WHERE {which}", params)
+            found.update(turns[str(row["id"])] for row in rows if row["held"] or not row["answered"])
     return found
 
 
 async def clear_turns(db: Database, key_id: str, session_id: str | None) -> None:
-    """A cleared key (or session) keeps none of its unsettled turns' text; their usage stays owed."""
+    """A cleared key (or session) keeps none of its unsettled turns' text, nor gets the text of
+    those it does not hold yet; their usage stays owed."""
     which = "key_id = ?" + ("" if session_id is None else " AND session_id = ?")
     params = (key_id,) if session_id is None else (key_id, session_id)
-    await db.execute(f"UPDATE routed_calls SET question = NULL, answer = NULL WHERE {which}", params)
+    erased = ", ".join(f"{column} = NULL, {mark} = 1" for _, column, mark in _PARTS)
+    await db.execute(f"UPDATE routed_calls SET {erased} WHERE {which}", params)
 
 
 def answered_call(call: PendingCall, messages: Sequence[Message], input_tokens: int | None,
@@ -156,10 +175,12 @@ def _message(text: object) -> Message | None:
 def _call(row: Row) -> PendingCall:
     counts = json.loads(str(row["usage"]))
     tokens = json.loads(str(row["provider_tokens"] or "[null, null]"))
+    forgotten = frozenset(f"rt-{row['id']}-{part}" for part, _, mark in _PARTS if row[mark])
     return PendingCall(
         id=str(row["id"]), key_id=str(row["key_id"]), created_at=float(row["created_at"]),
         session_id=row["session_id"], model=row["model"],
         usage=CallUsage(**{name: int(counts.get(name, 0)) for name in COUNTS}),
         receipt_id=row["receipt_id"], answered=bool(row["answered"]), forwarding_ms=row["forwarding_ms"],
         provider_tokens=(tokens[0], tokens[1]), question=_message(row["question"]), answer=_message(row["answer"]),
+        forgotten=forgotten,
     )

@@ -114,26 +114,35 @@ class RoutedCall:
 
 async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
     """Store the call's turn, then add its usage, complete its receipt and end its row in one
-    batch. An answered row is read again first: forgetting and clearing reach it there. A row
-    whose turn could not be stored stays, to be settled later."""
-    if written == "answered":
+    batch. The row is read again first, since forgetting and clearing reach the turn there: an
+    answered row holds the turn as they left it; a row without the turn (``call`` holds it) marks
+    what they took. A row whose turn could not be stored stays, to be settled later.
+
+    A call with no row (``written == "none"``: its receipt and row could not be kept) is stored
+    with nothing to check: no receipt header went out with its answer, so a client cannot name its
+    messages (``rt-<random id>-u``/``-a``) before they are in the vault, where forget reaches them.
+    A clear running while such a turn is stored can come before it (docs/memory.md, Forget)."""
+    if written != "none":
         current = await journal.read(deps.db, call.id)
-        if current is None:
-            return  # settled already
-        call = current
+        if written == "answered":
+            if current is None:
+                return  # settled already
+            call = current
+        elif current is not None:
+            call = call.marked(current.forgotten)
     stored: list[Message] = []
     with metering() as meter:
-        if call.turn:
-            try:
+        try:
+            if call.turn:
                 await store_conversation(deps, call.key_id, call.turn, session_id=call.session_id)
                 stored = call.turn
-                if written == "answered":
-                    await _forget_again(deps, call)
-            except Exception as exc:
-                log.warning("storing the routed turn failed: %s", type(exc).__name__)
-                # A store that may work later keeps the row; a turn the store refuses never will.
-                if written != "none" and not (isinstance(exc, MemvaultError) and exc.status < 500):
-                    return
+            if written != "none" and (stored or call.forgotten):
+                await _forget_again(deps, call, stored)
+        except Exception as exc:
+            log.warning("storing the routed turn failed: %s", type(exc).__name__)
+            # A store that may work later keeps the row; a turn the store refuses never will.
+            if written != "none" and not (isinstance(exc, MemvaultError) and exc.status < 500):
+                return
     usage = call.usage + stored_usage(stored) + meter.usage
     try:
         await deps.db.batch(journal.settling(call, usage, pending=written != "none"))
@@ -141,14 +150,15 @@ async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
         log.warning("recording a routed call's usage failed: %s", type(exc).__name__)
 
 
-async def _forget_again(deps: Deps, call: PendingCall) -> None:
-    """Forget the messages of ``call``'s turn that a forget or a clear took out of its row while
-    the turn was being stored: that forget ran before they were in the vault, and found none."""
+async def _forget_again(deps: Deps, call: PendingCall, stored: list[Message]) -> None:
+    """Forget the messages of ``call``'s turn that a forget or a clear marked on its row while the
+    turn was being stored (that forget ran before they were in the vault, and found none), and
+    those marked before: a settling that stopped here before this (the row stayed) may have
+    stored them."""
     now = await journal.read(deps.db, call.id)
     if now is None:
         return
-    kept = {m.id for m in now.turn}
-    taken = [m.id for m in call.turn if m.id not in kept]
+    taken = sorted(now.forgotten & ({m.id for m in stored} | call.forgotten))
     if taken:
         await forget(deps, call.key_id, taken, call.session_id)
 

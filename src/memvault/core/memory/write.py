@@ -123,8 +123,9 @@ async def _vaults_named(deps: Deps, key_id: str, session_id: str | None) -> list
 async def clear_memory(deps: Deps, key_id: str, session_id: str | None = None, reset: bool = False) -> list[str]:
     """Clear one session vault, or (without ``session_id``) every vault of the key; the mirror
     follows from the vaults' logs. Returns the vaults cleared."""
-    # The journal first: a turn being stored as this runs then either reached the vault before it
-    # is cleared, or is taken out again by its settling, which reads its row once it is stored.
+    # The journal first: its rows are marked cleared, so a turn being stored as this runs (from the
+    # row, or from its process's memory) either reached the vault before it is cleared, or is taken
+    # out again by its settling, which reads its row once it is stored.
     await journal.clear_turns(deps.db, key_id, session_id)
     names = await _vaults_named(deps, key_id, session_id)
     for name in names:
@@ -142,9 +143,10 @@ async def forget(deps: Deps, key_id: str, ids: Sequence[str], session_id: str | 
     wanted = list(dict.fromkeys(str(i) for i in ids))
     if not wanted:
         raise InvalidInput("ids must name at least one message")
-    # A routed turn not yet stored is still in the journal: forgetting reaches it there, first, so
-    # that a turn being stored as this runs either is in the vault by the time the vault forgets,
-    # or is forgotten again by its settling, which reads its row once it is stored.
+    # A routed turn not yet stored has its row in the journal, holding its text or not: forgetting
+    # marks it there first, so that a turn being stored as this runs either is in the vault by the
+    # time the vault forgets, or is forgotten again by its settling, which reads its row once it is
+    # stored.
     found = await journal.forget_turns(deps.db, key_id, wanted, session_id)
     names = await _vaults_named(deps, key_id, session_id)
     for name in names:
