@@ -122,6 +122,21 @@ class Clear:
     cut: bool = False  # cut off by a kill: it may have run
 
 
+def surely_stored_turns(ledger: Ledger, key: str) -> int:
+    """The key's answered routed turns whose two messages its usage must count as stored: none of
+    them was asked to be forgotten, and no clear that could reach it was sent after its call (a
+    forget or a clear that reaches a turn before it is stored keeps it from ever being stored)."""
+    count = 0
+    for receipt, (turn_key, session, token) in ledger.turns.items():
+        if turn_key != key or any(f"rt-{receipt}-{part}" in ledger.messages for part in "ua"):
+            continue
+        sent = ledger.call_sent.get(token, 0.0)
+        if any(c.key == key and c.session in (None, session) and c.sent >= sent for c in ledger.clears):
+            continue
+        count += 1
+    return count
+
+
 @dataclass
 class Ledger:
     """What the server acknowledged, as the clients saw it (times are this process's monotonic)."""
@@ -781,7 +796,7 @@ async def settle_and_judge(server: Server, keys: list[str], ledger: Ledger, cras
                 continue
             usage = (await client.get("/v1/usage", headers={"X-Memory-Key": key})).json()["total"]
             ledger.checks["usage judged"] += 1
-            stored_low = ledger.stored_answered[key] + 2 * sum(1 for k, _, _ in ledger.turns.values() if k == key)
+            stored_low = ledger.stored_answered[key] + 2 * surely_stored_turns(ledger, key)
             if not (ledger.routed_answered[key] <= usage["calls"] <= ledger.routed_sent[key]):
                 ledger.violation(f"usage counts {usage['calls']} calls; answered {ledger.routed_answered[key]}, "
                                  f"sent {ledger.routed_sent[key]}")
