@@ -503,8 +503,13 @@ def test_what_is_anothers_and_what_never_was_are_answered_alike(site: Site) -> N
     _victims_memory_is_intact(site)
 
 
+def _attackers_calls(site: Site) -> int:
+    rows = site.call("GET", "/v1/admin/usage", ADMIN, params={"group_by": "key"}).json()["rows"]
+    return next((int(row["calls"]) for row in rows if row["key_id"] == site.attacker_id), 0)
+
+
 def test_usage_limits_receipts_stats_and_provider_keys_are_each_keys_own(site: Site) -> None:
-    before = len(Upstream.keys)
+    before, calls_before = len(Upstream.keys), _attackers_calls(site)
     routed = site.call("POST", "/v1/chat/completions", headers=[("X-Memory-Key", site.attacker)],
                        json={"model": "m", "messages": [{"role": "user", "content": "What is the harbour gate code?"}]})
     for session in ("trip", "Trip", "../trip", f"{site.victim_id}:session:trip"):
@@ -519,6 +524,11 @@ def test_usage_limits_receipts_stats_and_provider_keys_are_each_keys_own(site: S
     assert routed.status_code < 500, routed.text
     assert len(Upstream.bodies) > before
     assert not [body for body in Upstream.bodies[before:] if _shows_nothing_of_the_victims(body.decode())]
+    # A routed call's usage is settled just after its answer went out: the reads below compare the
+    # admin's view and the key's own once every call forwarded above is counted.
+    deadline = time.monotonic() + 30
+    while _attackers_calls(site) < calls_before + len(Upstream.keys) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
     by_key = site.call("GET", "/v1/admin/usage", ADMIN, params={"group_by": "key"}).json()["rows"]
     own = next({**row, "key_id": None} for row in by_key if row["key_id"] == site.attacker_id)
     for params in ({}, {"group_by": "key"}, {"key": site.victim_id}, {"key_id": site.victim_id}, {"id": site.victim_id}):
