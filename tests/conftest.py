@@ -17,6 +17,9 @@ from memvault.core.settings import load_settings
 from memvault.core.tuning import Tuning
 from memvault.runtime.local import build_local_deps, close_local_deps
 from run_summary import WORKER_OUTPUT_KEY
+from tls_once import install as share_one_tls_context
+
+share_one_tls_context()
 
 TESTS = Path(__file__).resolve().parent
 # Folders whose session fixtures start one stack that serves every module in them (workerd, the

@@ -155,8 +155,8 @@ def _http_calls(memvault: Memvault, session: str) -> list[Callable[[], Awaitable
     ]
 
 
-def _core_calls(memvault: Memvault, session: str) -> list[Callable[[], Awaitable[Any]]]:
-    deps, key, server = memvault.deps, memvault.key, _mcp(memvault)
+def _core_calls(memvault: Memvault, server: Any, session: str) -> list[Callable[[], Awaitable[Any]]]:
+    deps, key = memvault.deps, memvault.key
     note = [{"role": "user", "content": "hello"}]
     return [
         lambda: rpc.save_memory(deps, key, session, note, None),
@@ -177,13 +177,15 @@ SESSION_GROUPS = [SESSION_SECRETS[start : start + 16] for start in range(0, len(
 async def test_a_session_id_carrying_a_secret_is_refused_on_every_path_before_a_vault_is_named(
     memvault: Memvault, logs: Logs, tmp_path: Path, cases: list[Case]
 ) -> None:
+    # One MCP server answers every case, as one serves every call it gets (making one takes 70 ms).
+    server = _mcp(memvault)
     for case in cases:
         for call in _http_calls(memvault, case.text):
             response = await call()
             assert response.status_code == 422, (case.family, response.text)
             assert "session_id" in response.json()["error"]["message"]
             assert leaks([case], response.text) == []
-        for call in _core_calls(memvault, case.text):
+        for call in _core_calls(memvault, server, case.text):
             # RPC raises the refusal; MCP called in process raises it as a tool error. MCP hands a
             # tool an argument that is JSON text parsed, so a JSON object is refused as not text.
             with pytest.raises(Exception, match=r"session_id (?:looks like it contains a secret|must be text)") as refused:
