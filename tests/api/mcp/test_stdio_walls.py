@@ -270,8 +270,10 @@ def test_what_json_rpc_or_the_line_limit_forbids_is_answered_and_the_session_goe
     with raw_mcp(folder) as process:
         send(process, request(0, "ping"))
         assert receive(process) == {"jsonrpc": "2.0", "id": 0, "result": {}}
-        send(process, request(0, "tools/list"))
-        assert receive(process)["error"]["code"] == -32602  # before initialize
+        for method in ("tools/list", "tools/call", "resources/read"):
+            send(process, request(0, method, {"name": "memory_search", "arguments": {"query": "x"}}))
+            assert receive(process) == {"jsonrpc": "2.0", "id": 0, "error": {
+                "code": -32600, "message": "Invalid request: the session is not initialized; send initialize first"}}
         send(process, request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                 "clientInfo": {"name": "strict", "version": "1"}}))
         assert receive(process)["id"] == 1

@@ -28,6 +28,9 @@ from pydantic import ValidationError
 NOT_JSON_RPC = "Invalid request: not a JSON-RPC 2.0 message"
 NO_BATCHES = "Invalid request: batches are not supported (MCP 2025-06-18 removed them)"
 BAD_ID = "Invalid request: an id is a string or an integer"
+NOT_INITIALIZED = "Invalid request: the session is not initialized; send initialize first"
+# What a client may ask before ``initialize`` (MCP's lifecycle: pings, and the handshake itself).
+BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ class Refusal:
 
 def refused(code: int, message: str, request_id: int | str | None = None) -> Refusal:
     return Refusal(JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message)))
+
+
+def not_initialized(request_id: int | str) -> Refusal:
+    return refused(INVALID_REQUEST, NOT_INITIALIZED, request_id)
 
 
 def too_long(limit: int) -> Refusal:

@@ -6,6 +6,8 @@ and handed to the SDK's server. Unlike the SDK's own stdio transport:
 - a line is held to the size of a request body over HTTP (``max_body_bytes``): a longer one is
   answered with an error naming the limit and skipped without being kept, so no argument reaches a
   tool longer than it could over HTTP;
+- a request other than ``initialize`` or ``ping`` before ``initialize`` is answered as an invalid
+  request that says so (the SDK answers it as one with invalid parameters);
 - a blank line is no message and gets no answer; a line may end in ``\\r\\n``;
 - when stdin ends the SDK cancels the calls still running, which could stop a store between the
   vault and its mirror; here the session ends only once every request it read has been answered."""
@@ -24,7 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
-from memvault.api.mcp.messages import Refusal, read_message, too_long
+from memvault.api.mcp.messages import BEFORE_INITIALIZE, Refusal, not_initialized, read_message, too_long
 
 RequestId = int | str | None
 # A longer line is read this much at a time while it is skipped.
@@ -97,6 +99,7 @@ async def read_messages(
 ) -> None:
     """Hand each message on ``stdin`` to the server and answer each line that is none; at the end
     of input, end the server's input once every request read has been answered."""
+    initialized = False
     async with to_server:
         while True:
             try:
@@ -114,6 +117,10 @@ async def read_messages(
                 continue
             if isinstance(message, JSONRPCRequest):
                 answers.asked(message.id)
+                if not initialized and message.method not in BEFORE_INITIALIZE:
+                    await answers.send(SessionMessage(not_initialized(message.id).answer))
+                    continue
+                initialized = initialized or message.method == "initialize"
             elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
                 answers.withdrawn((message.params or {}).get("requestId"))
             await to_server.send(SessionMessage(message))
