@@ -135,7 +135,10 @@ def in_parallel(work: Callable[[httpx.Client, int], list[int]], count: int, url:
     """``work(client, i)`` for i in range(count), on ``concurrency`` threads each with its client; the
     statuses answered (0 for a request that got no answer)."""
     statuses: Counter[int] = Counter()
-    clients = [httpx.Client(base_url=url, timeout=60) for _ in range(concurrency)]
+    # A connection of its own for each request: a kept-alive one that the server closes as idle just
+    # as a request goes out on it fails that request without the server having refused anything.
+    fresh = httpx.Limits(max_keepalive_connections=0)
+    clients = [httpx.Client(base_url=url, timeout=60, limits=fresh) for _ in range(concurrency)]
 
     def one(i: int) -> list[int]:
         try:
