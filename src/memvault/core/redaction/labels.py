@@ -127,6 +127,11 @@ _ASSIGNMENT = re.compile(
     r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|zum|zur|der|van|voor|för|til|till|dla|pour|para|per|al|ao|au|ot|от|для|до|від|на|k|ke|za|pro|as"
     # Whose it is ("die PIN meiner EC-Karte ist …").
     r"|my|meiner|meines|meine|mein|mon|mi|mijn|mitt|της|του|των)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    # Who keeps or uses it, or since when ("the password I use for everything: …", "the password
+    # you gave me was …", "my password everywhere is …"): the sentence names its value next.
+    r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?:I|(?i:we|you|he|she|they))(?:[ \t]+[\w'-]{1,20}){1,4}?"
+    r"|[ \t]+(?i:that|which)(?:[ \t]+[\w'-]{1,20}){1,3}?"
+    r"|[ \t]+(?i:everywhere|anywhere|now|today|these[ \t]+days|nowadays|currently|lately|again|too|also)"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").
     r"|[ \t]+(?i:dell|dall|all|nell|sull|d)'[\w@.-]{1,30}(?:[ \t]+[\w@.'-]{1,30}){0,3}?"
     # Which part of a password split over lines this one gives ("password part 1: …").
@@ -189,7 +194,7 @@ PUBLIC_KEY_VALUE = re.compile(r"^(?:\d{3,5}[RDGE]|(?:rsa|dsa|elg)\d{4}|ed25519|c
 # A quantity (``Token: 0.0042 ETH``) is a number with a fraction; a token or key never is.
 _DECIMAL = re.compile(r"^\d+[.,]\d+$")
 _DATE = re.compile(r"^\d{1,4}([-/.])\d{1,2}\1\d{1,4}$")
-_DIGIT_GROUPS = re.compile(r"^\d{2,6}(?:-\d{2,6}){1,3}$")
+_DIGIT_GROUPS = re.compile(r"^\d{1,6}(?:-\d{1,6}){1,11}$")
 _WORD_PATH = re.compile(r"^(?:~|\.{1,2})?/?[a-z][a-z0-9_.-]*(?:/[a-z][a-z0-9_.-]*)+$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _PROSE_GOES_ON = re.compile(r"[ \t]+\w")
@@ -200,8 +205,8 @@ _REST_OF_LINE = re.compile(r"(?:[ \t]+\S{1,24}){1,8}(?=[ \t]*\r?\n|[ \t]*\Z)")
 _NOT_PRINTABLE_ASCII = re.compile(r"[^!-~]")
 _NEXT_SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}=")
 _SPELLED_OUT = re.compile(r"\S(?:[ \t]\S(?![^\s.,;:)])){5,63}")
-# A PIN said a digit at a time ("the PIN is 4 7 1 9").
-_SPELLED_DIGITS = re.compile(r"\d(?:[ \t]\d){3,11}(?![ \t]?\d)")
+# A PIN or a code said a digit or a few at a time ("the PIN is 4 7 1 9", "OTP 841 927").
+_SPELLED_DIGITS = re.compile(r"\d{1,4}(?:[ \t]\d{1,4}){1,11}(?![ \t]?\d)")
 # A value that is a credential's word itself names it ("'password' in Japanese is パスワード").
 _CREDENTIAL_WORD_VALUES = frozenset(word.lower() for word in PASSWORD_ABROAD + TOKEN_ABROAD) | _PASSWORD_WORDS
 # An ARN's resource type (``arn:aws:secretsmanager:…:secret:prod/db``) names the kind of what the ARN
@@ -394,6 +399,9 @@ def assignments(text: str) -> Iterator[Hit]:
         if _condition(label, match) or _variable(text, match) or _english_goes_on(label, match) \
                 or _ARN_BEFORE.search(text, max(0, match.start("label") - _ARN_REACH), match.start("label")):
             continue
+        # Words of the sentence between a label and its value only in a language without a list of its own.
+        if match.group("own") is not None and not label.lower().endswith(PASSWORD_ABROAD + TOKEN_ABROAD):
+            continue
         label = _qualified(label, match.group("qual"))
         value, start, end = _value(match)
         if match.group("cjk") is not None or match.group("cjk2") is not None:
@@ -408,7 +416,7 @@ def assignments(text: str) -> Iterator[Hit]:
             yield Hit(start, rest.end(), PASSWORD)
             position = max(position, rest.end())
             continue
-        if len(value) == 1 and value.isdigit() and _digits_only(label) is not None \
+        if len(value) <= 4 and value.isdigit() and (_digits_only(label) is not None or kind_of(label) == PASSWORD) \
                 and (spelled := _SPELLED_DIGITS.match(text, start)) is not None:
             if value_is_secret(label, spelled.group(0).replace(" ", "").replace("\t", "")):
                 yield Hit(start, spelled.end(), kind_of(label))
@@ -429,8 +437,6 @@ def assignments(text: str) -> Iterator[Hit]:
         # beside its translation: only a value shaped like a password counts.
         passed = separator == ","
         if passed and any(c.isspace() for c in value):
-            continue
-        if match.group("own") is not None and not label.lower().endswith(PASSWORD_ABROAD + TOKEN_ABROAD):
             continue
         abroad = passed or match.group("abroad", "abroad2", "cjk", "cjk2", "own") != (None,) * 5
         # A word the sentence goes on after (a capitalised one too, under a token's label: a
