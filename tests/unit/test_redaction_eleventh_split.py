@@ -1,9 +1,12 @@
 """The secret gate on shapes an eleventh probe exposed: a password whose label and value are apart
 by the words of a sentence that say who uses it or since when ("the password I use for everything:
-…", "my password everywhere is …", "the PIN we share at home is …"), and a code or a numeric
-password told in groups of digits ("OTP 841 927", "8-4-1-9-2-7"). Each keeps the look-alikes
-beside it: the same sentences going on in words, a rule about a password, and numbers in groups
-under a label that names no secret (a zip code, an error, a length)."""
+…", "my password everywhere is …", "the PIN we share at home is …"), a code or a numeric
+password told in groups of digits ("OTP 841 927", "8-4-1-9-2-7"), a seed phrase of another word
+list than BIP-39's under its label, and a key or a password named after it ("… is my API key",
+"hunter2 is my password."). Each keeps the look-alikes beside it: the same sentences going on in
+words, a rule about a password, numbers in groups under a label that names no secret (a zip code,
+an error, a length), a list or a sentence after a seed's word, and a product or a format named
+before a credential's word."""
 
 from __future__ import annotations
 
@@ -26,6 +29,15 @@ SECRETS = [
     ("the access code is 61 48 27", "61 48 27"),
     ("my phone's PIN is 24 68", "24 68"),
     ("my password is 3141 5926", "3141 5926"),
+    ("electrum seed: ribbon lantern orbit wisdom falcon meadow copper violet thunder pebble harbor quiet",
+     "ribbon lantern orbit wisdom falcon meadow copper violet thunder pebble harbor quiet"),
+    ("Recovery phrase, in order:\n1. ribbon\n2. lantern\n3. orbit\n4. wisdom\n5. falcon\n6. meadow\n7. copper\n"
+     "8. violet\n9. thunder\n10. pebble\n11. harbor\n12. quiet", "ribbon"),
+    ('mnemonic = "ribbon lantern orbit wisdom falcon meadow copper violet thunder pebble harbor quiet"', "orbit wisdom"),
+    ("4be1c0d97a3f28e65b0d1c2a3f4e5d6c is my api key for the billing service", "4be1c0d97a3f28e65b0d1c2a3f4e5d6c"),
+    ("Tq8nW3zKp5Rv7Lm2 was the staging token", "Tq8nW3zKp5Rv7Lm2"),
+    ("hunter2 is my password.", "hunter2"),
+    ("quokka-77 was the old passcode, now changed", "quokka-77"),
 ]
 
 LOOK_ALIKES = [
@@ -45,6 +57,13 @@ LOOK_ALIKES = [
     "the code is 3 4 pages long",
     "verification code: 6 digits, sent by SMS",
     "OTP 3 attempts left",
+    "the seed catalogue lists tomato pepper squash melon bean carrot onion garlic leek chard kale beet",
+    "recovery phrase: write it down on paper and keep it somewhere safe away from the computer",
+    "seed the lawn early in spring then water daily for two weeks until green shoots appear",
+    "Bitwarden is my password manager",
+    "OAuth2 is the token standard",
+    "this is the password.",
+    "UTF-8 is the password encoding",
 ]
 
 

@@ -4,7 +4,8 @@ OpenSSH key body, a private key's DER in base64 without its frame (a PKCS#12 bun
 ``Private-Lines``, a Kerberos keytab in base64, age identities, kubeconfig ``client-key-data``, the private members of a JWK and
 of .NET's XML key, a Tor onion service's key, a key pair as a list of 64 bytes, wallet keys (WIF and
 extended ``xprv`` keys, checked by their base58check checksum; hex keys that a wallet or signer is
-made from) and BIP-39 seed phrases. Certificates and public keys are kept."""
+made from), BIP-39 seed phrases, and a seed phrase of another word list (Electrum's, Monero's)
+given under its label. Certificates and public keys are kept."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 
 from memvault.core.redaction.bip39 import BIP39_WORDS
 from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import PROSE_WORDS
 
 PRIVATE_KEY = "private_key"
 SEED_PHRASE = "seed_phrase"
@@ -74,6 +76,16 @@ SEED_WORDS = 12
 _PROSE_LIST = re.compile(r"[A-Za-z]+(?:,[ \t]*[A-Za-z]+)+")
 _SEED_CONTEXT = re.compile(r"(?i)seed|mnemonic|phrase|recovery|wallet|words|backup|secret|ledger|trezor|metamask")
 _SEED_CONTEXT_REACH = 80
+# Another wallet's seed phrase (Electrum's own words, Monero's) is told by the label just before
+# it, and by being words and not a sentence: twelve or more in lower case, at most two of them words
+# prose is made of ("again", "also"), where a sentence of as many holds several.
+_SEED_LABEL = re.compile(r"(?i)(?<![a-z])(?:(?:seed|mnemonic)(?:[ \t]+(?:phrase|words))?|(?:recovery|backup|secret|wallet)[ \t]+(?:phrase|words))"
+                         r"(?![a-z])")
+# Between the label and the words: a remark after a comma or in brackets ("seed words, in order:"),
+# then a colon, "=" or "is", and the first word's number.
+_SEED_LABEL_END = re.compile(r"(?:[ \t]*[,(][^:=\n]{0,24})?[ \t]*(?:[:=]|is|are|was|were)?[ \t\"'`]*(?:\r?\n[ \t]*)?(?:\d{1,2}[.):][ \t]*)?")
+_SEED_LABEL_REACH = 40
+_MOST_PROSE_IN_SEED = 2
 
 
 def base58check(text: str) -> bool:
@@ -153,10 +165,12 @@ def hex_wallet_keys(text: str) -> Iterator[Hit]:
 
 
 def seed_phrases(text: str) -> Iterator[Hit]:
-    """Twelve or more BIP-39 words in a row (numbered or not): a wallet's seed phrase."""
+    """Twelve or more BIP-39 words in a row (numbered or not): a wallet's seed phrase; or twelve
+    or more words of another list right after a seed's label."""
     for run in _SEED_RUN.finditer(text):
         words = list(_WORD.finditer(run.group(0)))
         first = count = 0
+        found = False
         for index, word in enumerate(words):
             if word.group(0).lower() in BIP39_WORDS:
                 if count == 0:
@@ -164,10 +178,33 @@ def seed_phrases(text: str) -> Iterator[Hit]:
                 count += 1
                 continue
             if count >= SEED_WORDS:
+                found = True
                 yield from _seed(run, words, first, index - 1)
             count = 0
         if count >= SEED_WORDS:
+            found = True
             yield from _seed(run, words, first, len(words) - 1)
+        if not found:
+            yield from _labelled_seed(run, words)
+
+
+def _labelled_seed(run: re.Match[str], words: list[re.Match[str]]) -> Iterator[Hit]:
+    text = run.string
+    label = _SEED_LABEL.search(text, max(0, run.start() - _SEED_LABEL_REACH), run.end())
+    if label is None:
+        return
+    # The label's own words, and "is" or "are" after it, may begin the run.
+    kept = [word for word in words if run.start() + word.start() >= label.end()]
+    while kept and kept[0].group(0).lower() in ("is", "are", "was", "were"):
+        kept.pop(0)
+    if not kept or _SEED_LABEL_END.fullmatch(text, label.end(), run.start() + kept[0].start()) is None:
+        return
+    if len(kept) < SEED_WORDS or not all(word.group(0)[1:].islower() and word.group(0)[0].isalpha() for word in kept) \
+            or any(word.group(0)[0].isupper() for word in kept[1:]):
+        return
+    if sum(word.group(0).lower() in PROSE_WORDS for word in kept) > _MOST_PROSE_IN_SEED:
+        return
+    yield Hit(run.start() + kept[0].start(), run.start() + kept[-1].end(), SEED_PHRASE)
 
 
 def _seed(run: re.Match[str], words: list[re.Match[str]], first: int, last: int) -> Iterator[Hit]:

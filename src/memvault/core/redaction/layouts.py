@@ -18,9 +18,14 @@ from memvault.core.redaction.labels import LABEL_WORDS, PASSWORD, STRONG, kind_o
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, generated, prose
 
-_AS_LABEL = re.compile(r"[ \t]+as[ \t]+(?:(?:the|my|your|our|his|her|their|a|an|new)[ \t]+){0,2}"
-                       r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key))(?![A-Za-z0-9])")
+# The value named before its label: "… as the password", "… is my API key", "… was the staging token".
+_AS_LABEL = re.compile(r"[ \t]+(?:as|is|was)[ \t]+(?:(?:the|my|your|our|his|her|their|a|an|new|old|current)[ \t]+){0,2}"
+                       r"(?:[A-Za-z][a-z0-9-]{1,15}[ \t]+)?"
+                       r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key))(?![A-Za-z0-9])"
+                       # The label ends its noun: "… is the password regex we use" names a regex.
+                       r"(?![ \t]+(?!(?:for|to|on|at|in|of|from|with|we|i|you|that)(?![a-z]))[a-z])")
 _QUOTES = "`\"'"
+_CLAUSE_ENDS = re.compile(r"[ \t]*(?:$|[.,;:!?)\n])")
 _LONGEST_BEFORE_AS = 100
 # A label that ends its line after a separator (and YAML's block indicator); its value is the
 # whole next line, one token.
@@ -151,7 +156,10 @@ def reversed_assignments(text: str) -> Iterator[Hit]:
             continue
         (start, end), label = span, match.group("label")
         value, quoted = text[start:end], end < match.start()
-        if prose(value) or not value_is_secret(label, value) or not (quoted or generated(value)):
+        # Said to be one's password and nothing more ("hunter2 is my password."), a word holding a
+        # digit or a symbol is one, however weak.
+        owned = kind_of(label) == PASSWORD and _CLAUSE_ENDS.match(text, match.end()) is not None and classes(value) >= 2
+        if prose(value) or not value_is_secret(label, value) or not (quoted or generated(value) or owned):
             continue
         yield Hit(start, end, kind_of(label))
 
