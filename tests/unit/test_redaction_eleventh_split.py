@@ -1,12 +1,14 @@
 """The secret gate on shapes an eleventh probe exposed: a password whose label and value are apart
 by the words of a sentence that say who uses it or since when ("the password I use for everything:
-…", "my password everywhere is …", "the PIN we share at home is …"), a code or a numeric
-password told in groups of digits ("OTP 841 927", "8-4-1-9-2-7"), a seed phrase of another word
-list than BIP-39's under its label, and a key or a password named after it ("… is my API key",
-"hunter2 is my password."). Each keeps the look-alikes beside it: the same sentences going on in
-words, a rule about a password, numbers in groups under a label that names no secret (a zip code,
-an error, a length), a list or a sentence after a seed's word, and a product or a format named
-before a credential's word."""
+…", "my password everywhere is …", "the PIN we share at home is …"), a code or a numeric password
+told in groups of digits ("OTP 841 927", "8-4-1-9-2-7"), a seed phrase of another word list than
+BIP-39's under its label, a key or a password named after it ("… is my API key", "hunter2 is my
+password."), an address and its password joined by a colon as leaked lists give them, and a one-time
+code handed to its reader ("Enter … on the sign-in page", "Your Lyft code: …"). Each keeps the
+look-alikes beside it: the same sentences going on in words, a rule about a password, numbers in
+groups under a label that names no secret (a zip code, an error, a length), a list or a sentence
+after a seed's word, a product or a format named before a credential's word, a git remote, a port or
+a file after an address, and numbers of an order or a place."""
 
 from __future__ import annotations
 
@@ -38,6 +40,12 @@ SECRETS = [
     ("Tq8nW3zKp5Rv7Lm2 was the staging token", "Tq8nW3zKp5Rv7Lm2"),
     ("hunter2 is my password.", "hunter2"),
     ("quokka-77 was the old passcode, now changed", "quokka-77"),
+    ("found in a paste:\nmia.ross@example.org:Wh4le#Song\nleo@example.net:tundra88fox", "tundra88fox"),
+    ("mia.ross@example.org:Wh4le#Song", "Wh4le#Song"),
+    ("Use 605182 to verify your new device", "605182"),
+    ("Enter 605182 on the sign-in page to continue", "605182"),
+    ("Your Lyft code: 8093", "8093"),
+    ("your code is 605182", "605182"),
 ]
 
 LOOK_ALIKES = [
@@ -64,6 +72,12 @@ LOOK_ALIKES = [
     "OAuth2 is the token standard",
     "this is the password.",
     "UTF-8 is the password encoding",
+    "git clone git@github.com:acme/memvault.git",
+    "the dashboard runs at mia.ross@example.org:8080 for now",
+    "scp notes mia@files.example.org:backup2024.tar",
+    "Use 1080 to set the resolution",
+    "your order code is 123456",
+    "Your zip code: 10001",
 ]
 
 

@@ -2,7 +2,8 @@
 An authenticator's setup key as apps show it (base32 in groups of four, ``GFSF H2H3 LEPE …``)
 after a word that names one; the recovery or backup codes a service hands out once, listed after
 their label (``f4fc8-24a01``, ``0742 9265``, numbered or bulleted, one a line or comma-separated);
-a one-time code that a message puts before "is your … code";
+a one-time code that a message puts before "is your … code", hands its reader to use ("Enter …
+to sign in") or gives as theirs ("Your Uber code: …");
 and a BitLocker recovery key, whose eight groups of six digits need no label. A label followed by
 words (``recovery codes are shown once``) takes nothing: every code holds a digit."""
 
@@ -65,6 +66,21 @@ _SENT_CODE = re.compile(
     r"[ \t]+(?i:texted|sent|emailed|messaged|sms'?e?d)(?:[ \t]+(?i:me|us|you|him|her|them|to[ \t]+me|over|just[ \t]+now)){0,2}"
     r"[ \t]+(?i:is|was)[ \t]*:?[ \t]*(?P<code>\d{4,8})(?!\d)"
 )
+# A code a message hands its reader to use ("Use 739201 to verify your account", "Enter 739201 on the
+# sign-in page"), or gives as theirs ("Your Uber code: 7392", "your code is 739201").
+_CODE_TO_USE = re.compile(
+    r"(?<![\w-])(?i:use|enter|type|input)[ \t]+(?P<code>\d{4,8})(?![\w-])[ \t]+(?i:to|on|at|in|as|for)(?:[ \t]+[\w'-]{1,20}){0,4}?"
+    r"[ \t]+(?i:verify|verification|confirm|sign[ -]?in|log[ -]?in|login|authenticate|authentication|2fa|activate|reset|code)"
+    r"(?![\w])"
+)
+_YOUR_CODE = re.compile(
+    r"(?<![\w-])(?i:your)(?:[ \t]+(?P<what>[\w-]{1,20})){0,2}?[ \t]+(?i:code|otp|passcode)(?:[ \t]*:|[ \t]+(?i:is))[ \t]*"
+    r"(?P<code>\d{4,8})(?![\w-])"
+)
+_NOT_SECRET_CODES = frozenset(
+    "zip postal post area country error status exit promo discount coupon voucher gift tracking product source qr bar "
+    "order confirmation booking reservation reference ticket flight invoice customer member account referral invite "
+    "course class room seat tax".split())
 _NOT_SECRET_CODE_BEFORE = re.compile(r"(?i)(?:zip|postal|post|area|country|error|status|exit|promo|discount|coupon|voucher|"
                                      r"gift|tracking|product|source|qr|bar)[ \t]*\Z")
 _MOST_CODES = 32
@@ -89,6 +105,11 @@ def one_time_codes(text: str) -> Iterator[Hit]:
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
         if "TAN" in text:
             for match in _TAN.finditer(text):
+                yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
+        for match in _CODE_TO_USE.finditer(text):
+            yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
+        for match in _YOUR_CODE.finditer(text):
+            if (match.group("what") or "").lower() not in _NOT_SECRET_CODES:
                 yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
         for match in _SENT_CODE.finditer(text):
             if not _NOT_SECRET_CODE_BEFORE.search(text, max(0, match.start() - 20), match.start()):

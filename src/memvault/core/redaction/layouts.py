@@ -68,6 +68,9 @@ _RULE_ROW = re.compile(r"(?m)^[ \t]*\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*\r?$")
 # A CSV header: short names separated by commas, semicolons or tabs, one of them a credential's.
 _CSV_HEADER = re.compile(r"(?m)^[ \t]*(?:\"?[A-Za-z][\w .-]{0,30}\"?[,;\t]){1,30}\"?[A-Za-z][\w .-]{0,30}\"?[ \t]*\r?$")
 _CSV_ROW = re.compile(r"[^\n]{1,4096}")
+# A leaked login as lists of them give it, an address and its password joined by a colon
+# (``jane@example.com:…``); a path after the colon is a copy's or a clone's source (``git@host:repo``).
+_ADDRESS_PAIR = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+:(?P<secret>[^\s/'\"`:,;]{6,100})")
 _PAIR = re.compile(
     r"(?i)(?<![\w-])(?:log[ -]?ins?|sign[ -]?in|credentials?|creds|account|wi-?fi|wlan)"
     # What the login is for ("the login for the NAS is …"), a few words at most.
@@ -271,6 +274,12 @@ def login_pairs(text: str) -> Iterator[Hit]:
         # A number before the slash is a date or a count ("2024/Q3-report"), not a user.
         if not match.group("user").isdigit() and generated(secret, 6):
             yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)
+    if "@" in text:
+        for match in _ADDRESS_PAIR.finditer(text):
+            secret = match.group("secret").rstrip(".)")
+            # A file's or a reference's name has its dot or underscore: a password mixes or is random.
+            if classes(secret) >= 3 or (generated(secret, 8) and not any(c in secret for c in "._")):
+                yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)
 
 
 def csv_columns(text: str) -> Iterator[Hit]:
