@@ -3,12 +3,13 @@ by the words of a sentence that say who uses it or since when ("the password I u
 …", "my password everywhere is …", "the PIN we share at home is …"), a code or a numeric password
 told in groups of digits ("OTP 841 927", "8-4-1-9-2-7"), a seed phrase of another word list than
 BIP-39's under its label, a key or a password named after it ("… is my API key", "hunter2 is my
-password."), an address and its password joined by a colon as leaked lists give them, and a one-time
-code handed to its reader ("Enter … on the sign-in page", "Your Lyft code: …"). Each keeps the
-look-alikes beside it: the same sentences going on in words, a rule about a password, numbers in
-groups under a label that names no secret (a zip code, an error, a length), a list or a sentence
-after a seed's word, a product or a format named before a credential's word, a git remote, a port or
-a file after an address, and numbers of an order or a place."""
+password."), an address and its password joined by a colon as leaked lists give them, a one-time
+code handed to its reader ("Enter … on the sign-in page", "Your Lyft code: …") and a device's code
+("the iPad code is …"). Each keeps the look-alikes beside it: the same sentences going on in words,
+a rule about a password, numbers in groups under a label that names no secret (a zip code, an error,
+a length), a list or a sentence after a seed's word, a product or a format named before a
+credential's word, a git remote, a port or a file after an address, and numbers of an order or a
+place."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ SECRETS = [
     ("Enter 605182 on the sign-in page to continue", "605182"),
     ("Your Lyft code: 8093", "8093"),
     ("your code is 605182", "605182"),
+    ("dad's ipad code is 080808", "080808"),
+    ("the laptop code is 2580", "2580"),
 ]
 
 LOOK_ALIKES = [
@@ -78,6 +81,8 @@ LOOK_ALIKES = [
     "Use 1080 to set the resolution",
     "your order code is 123456",
     "Your zip code: 10001",
+    "the phone code for the UK is 44",
+    "screen code 404 error",
 ]
 
 

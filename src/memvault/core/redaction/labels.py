@@ -53,8 +53,10 @@ _NETWORK_WORDS = frozenset({"wifi", "fi", "wlan", "wpa", "wpa2", "network"})
 # "Code" names a credential's digits only beside a word that says so ("unlock code", "access
 # code", a card's "security code"); an error, a zip or a country code is not one, and a door's,
 # gate's or locker's code is the household knowledge a memory is asked to keep.
+# A device's own code unlocks it ("the iPad code", "my laptop code"); a phone's could be its country's.
 _SECRET_CODE_WORDS = frozenset({"pin", "unlock", "disarm", "security", "access", "alarm", "safe", "puk", "verification",
-                                "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
+                                "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth", "ipad", "iphone",
+                                "tablet", "laptop", "screen", "lockscreen"})
 # A code that signs someone in once is a one-time code, not a password to keep.
 _ONE_TIME_CODE_WORDS = frozenset({"verification", "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
 ONE_TIME_CODE = "one_time_code"
