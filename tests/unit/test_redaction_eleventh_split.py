@@ -5,11 +5,11 @@ told in groups of digits ("OTP 841 927", "8-4-1-9-2-7"), a seed phrase of anothe
 BIP-39's under its label, a key or a password named after it ("… is my API key", "hunter2 is my
 password."), an address and its password joined by a colon as leaked lists give them, a one-time
 code handed to its reader ("Enter … on the sign-in page", "Your Lyft code: …") and a device's code
-("the iPad code is …"). Each keeps the look-alikes beside it: the same sentences going on in words,
-a rule about a password, numbers in groups under a label that names no secret (a zip code, an error,
-a length), a list or a sentence after a seed's word, a product or a format named before a
-credential's word, a git remote, a port or a file after an address, and numbers of an order or a
-place."""
+("the iPad code is …", "the code to get into my phone is …"). Each keeps the look-alikes beside it:
+the same sentences going on in words, a rule about a password, numbers in groups under a label that
+names no secret (a zip code, an error, a length), a list or a sentence after a seed's word, a
+product or a format named before a credential's word, a git remote, a port or a file after an
+address, and numbers of an order or a place."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ SECRETS = [
     ("your code is 605182", "605182"),
     ("dad's ipad code is 080808", "080808"),
     ("the laptop code is 2580", "2580"),
+    ("the code to get into my phone is 482913", "482913"),
 ]
 
 LOOK_ALIKES = [
@@ -83,6 +84,7 @@ LOOK_ALIKES = [
     "Your zip code: 10001",
     "the phone code for the UK is 44",
     "screen code 404 error",
+    "the code for the phone line is 44",
 ]
 
 

@@ -57,6 +57,8 @@ _NETWORK_WORDS = frozenset({"wifi", "fi", "wlan", "wpa", "wpa2", "network"})
 _SECRET_CODE_WORDS = frozenset({"pin", "unlock", "disarm", "security", "access", "alarm", "safe", "puk", "verification",
                                 "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth", "ipad", "iphone",
                                 "tablet", "laptop", "screen", "lockscreen"})
+# After "code", what it opens ("the code to get into my phone"): a device's is its unlock code.
+_DEVICES = frozenset({"phone", "iphone", "ipad", "tablet", "laptop", "computer", "pc", "mac", "macbook", "screen"})
 # A code that signs someone in once is a one-time code, not a password to keep.
 _ONE_TIME_CODE_WORDS = frozenset({"verification", "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth"})
 ONE_TIME_CODE = "one_time_code"
@@ -479,6 +481,8 @@ def _qualified(label: str, qualifier: str | None) -> str:
         return label
     words = re.split(r"[\s']+", qualifier.lower())
     found = _SECRET_CODE_WORDS.intersection(SECRET_CODE_WORDS_ABROAD.get(word, word) for word in words)
+    if not found and not _DEVICES.isdisjoint(words):
+        found = frozenset({"unlock"})  # the code to get into my phone unlocks it
     return f"{min(found)} {label}" if found else label
 
 
