@@ -4,12 +4,13 @@ by the words of a sentence that say who uses it or since when ("the password I u
 told in groups of digits ("OTP 841 927", "8-4-1-9-2-7"), a seed phrase of another word list than
 BIP-39's under its label, a key or a password named after it ("… is my API key", "hunter2 is my
 password."), an address and its password joined by a colon as leaked lists give them, a one-time
-code handed to its reader ("Enter … on the sign-in page", "Your Lyft code: …") and a device's code
-("the iPad code is …", "the code to get into my phone is …"). Each keeps the look-alikes beside it:
-the same sentences going on in words, a rule about a password, numbers in groups under a label that
-names no secret (a zip code, an error, a length), a list or a sentence after a seed's word, a
-product or a format named before a credential's word, a git remote, a port or a file after an
-address, and numbers of an order or a place."""
+code handed to its reader ("Enter … on the sign-in page", "Your Lyft code: …"), a device's code
+("the iPad code is …", "the code to get into my phone is …"), and a random run beside the name of a
+service whose keys have no prefix ("mistral …"). Each keeps the look-alikes beside it: the same
+sentences going on in words, a rule about a password, numbers in groups under a label that names no
+secret (a zip code, an error, a length), a list or a sentence after a seed's word, a product or a
+format named before a credential's word, a git remote, a port or a file after an address, and
+numbers of an order or a place."""
 
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ SECRETS = [
     ("dad's ipad code is 080808", "080808"),
     ("the laptop code is 2580", "2580"),
     ("the code to get into my phone is 482913", "482913"),
+    ("mistral Xk29Lm3pQr8sT4uV7wY2zA5bC6dE9fG1", "Xk29Lm3pQr8sT4uV7wY2zA5bC6dE9fG1"),
+    ("cloudflare for the dns bot: aB3dE6gH9jK2mN5pQ8rS1tU4vW7xY0zA2cF5hJ8", "aB3dE6gH9jK2mN5pQ8rS1tU4vW7xY0zA2cF5hJ8"),
 ]
 
 LOOK_ALIKES = [
@@ -85,6 +88,9 @@ LOOK_ALIKES = [
     "the phone code for the UK is 44",
     "screen code 404 error",
     "the code for the phone line is 44",
+    "cloudflare ray id 7d5a1b2c3d4e5f60",
+    "the mistral model mistral-large-2411 is good",
+    "vercel deploy https://app-7f3k2m9.vercel.app",
 ]
 
 

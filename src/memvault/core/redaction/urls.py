@@ -26,9 +26,13 @@ _SCHEME = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://")
 _AUTHORITY = re.compile(r"[^\s\"'<>`]{1,512}")
 _HOST = re.compile(r"(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?(?=$|[/?#,;)\]}])")
 
+# Services whose keys carry no prefix of their own ("mistral …", "my cloudflare one: …"): beside their
+# name, as beside "key", only a run mixing lower case, upper case and digits counts.
+_VENDORS = ("mistral|cohere|cloudflare|vercel|algolia|twitch|together|fireworks|deepgram|elevenlabs|serpapi|"
+            "openweathermap|rapidapi|mailchimp|pinecone")
 _CREDENTIAL_WORD = re.compile(
     r"(?i)(?<![a-z])(?:pass(?:word|wd|phrase)|secret|token|api[ _-]?key|credentials?|private[ _-]?key|"
-    r"access[ _-]?key|signing[ _-]?key|auth(?:orization)?|session[ _-]?cookie|(?P<key>key))(?![a-z])"
+    r"access[ _-]?key|signing[ _-]?key|auth(?:orization)?|session[ _-]?cookie|(?P<key>key|" + _VENDORS + r"))(?![a-z])"
 )
 # "Key" alone names public keys, database keys and keys of a map as well: beside it only a run that
 # mixes lower case, upper case and digits counts, a short way on, unless a word before names
