@@ -3,14 +3,14 @@ by the words of a sentence that say who uses it or since when ("the password I u
 …", "my password everywhere is …", "the PIN we share at home is …"), a code or a numeric password
 told in groups of digits ("OTP 841 927", "8-4-1-9-2-7"), a seed phrase of another word list than
 BIP-39's under its label, a key or a password named after it ("… is my API key", "hunter2 is my
-password."), an address and its password joined by a colon as leaked lists give them, a one-time
-code handed to its reader ("Enter … on the sign-in page", "Your Lyft code: …"), a device's code
-("the iPad code is …", "the code to get into my phone is …"), and a random run beside the name of a
-service whose keys have no prefix ("mistral …"). Each keeps the look-alikes beside it: the same
-sentences going on in words, a rule about a password, numbers in groups under a label that names no
-secret (a zip code, an error, a length), a list or a sentence after a seed's word, a product or a
-format named before a credential's word, a git remote, a port or a file after an address, and
-numbers of an order or a place."""
+password."), an address and its password joined by a colon as leaked lists give them, or a login as
+a URL's userinfo without its scheme, a one-time code handed to its reader ("Enter … on the sign-in
+page", "Your Lyft code: …"), a device's code ("the iPad code is …", "the code to get into my phone
+is …"), and a random run beside the name of a service whose keys have no prefix ("mistral …"). Each
+keeps the look-alikes beside it: the same sentences going on in words, a rule about a password,
+numbers in groups under a label that names no secret (a zip code, an error, a length), a list or a
+sentence after a seed's word, a product or a format named before a credential's word, a git remote,
+a port or a file after an address, and numbers of an order or a place."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ SECRETS = [
     ("quokka-77 was the old passcode, now changed", "quokka-77"),
     ("found in a paste:\nmia.ross@example.org:Wh4le#Song\nleo@example.net:tundra88fox", "tundra88fox"),
     ("mia.ross@example.org:Wh4le#Song", "Wh4le#Song"),
+    ("relay through mia:Wh4le#Song@smtp.example.org", "Wh4le#Song"),
     ("Use 605182 to verify your new device", "605182"),
     ("Enter 605182 on the sign-in page to continue", "605182"),
     ("Your Lyft code: 8093", "8093"),
@@ -82,6 +83,8 @@ LOOK_ALIKES = [
     "git clone git@github.com:acme/memvault.git",
     "the dashboard runs at mia.ross@example.org:8080 for now",
     "scp notes mia@files.example.org:backup2024.tar",
+    "re:thanks@mail.example.org",
+    "meet at 10:30@cafe.example.com",
     "Use 1080 to set the resolution",
     "your order code is 123456",
     "Your zip code: 10001",

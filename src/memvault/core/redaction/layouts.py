@@ -71,6 +71,9 @@ _CSV_ROW = re.compile(r"[^\n]{1,4096}")
 # A leaked login as lists of them give it, an address and its password joined by a colon
 # (``jane@example.com:…``); a path after the colon is a copy's or a clone's source (``git@host:repo``).
 _ADDRESS_PAIR = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+:(?P<secret>[^\s/'\"`:,;]{6,100})")
+# The same login given as a URL's userinfo without its scheme (``bob:…@smtp.example.com``), when the
+# password mixes three kinds of character: a ratio or a time before ``@`` mixes fewer.
+_HOST_PAIR = re.compile(r"(?<![\w.+/:@-])[\w.+-]{1,64}:(?P<secret>[^\s/'\"`:,;@]{6,100})@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
 _PAIR = re.compile(
     r"(?i)(?<![\w-])(?:log[ -]?ins?|sign[ -]?in|credentials?|creds|account|wi-?fi|wlan)"
     # What the login is for ("the login for the NAS is …"), a few words at most.
@@ -280,6 +283,9 @@ def login_pairs(text: str) -> Iterator[Hit]:
             # A file's or a reference's name has its dot or underscore: a password mixes or is random.
             if classes(secret) >= 3 or (generated(secret, 8) and not any(c in secret for c in "._")):
                 yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)
+        for match in _HOST_PAIR.finditer(text):
+            if classes(match.group("secret")) >= 3:
+                yield Hit(match.start("secret"), match.end("secret"), PASSWORD)
 
 
 def csv_columns(text: str) -> Iterator[Hit]:
