@@ -148,6 +148,18 @@ async def test_secrets_in_conversation_are_redacted_before_storage(memvault: Mem
     assert texts and "4111" not in texts[0]
 
 
+async def test_a_pin_given_as_the_answer_to_the_message_before_is_redacted_before_storage(memvault: Memvault) -> None:
+    asked = "Happy to help with the alarm. What is the alarm code?"
+    result = await store(memvault, [{"role": "assistant", "content": asked, "timestamp": NOW},
+                                    {"role": "user", "content": "7305", "timestamp": NOW + 1},
+                                    {"role": "user", "content": "and my zip code is 10001", "timestamp": NOW + 2}])
+    assert result["redactions"] == ["password"]
+    response = await memvault.client.get("/v1/memory", headers=memvault.auth)
+    contents = [item["content"] for item in response.json()["items"]]
+    assert "[redacted:password]" in contents and asked in contents and "and my zip code is 10001" in contents
+    assert not any("7305" in content for content in contents)
+
+
 async def test_oversized_provider_call_is_refused_in_the_providers_own_envelope(memvault: Memvault) -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "z" * 70_000}]}
     response = await memvault.client.post("/v1/chat/completions", json=body, headers={"X-Memory-Key": memvault.key})

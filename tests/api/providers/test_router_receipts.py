@@ -108,7 +108,7 @@ def test_memory_stored_before_the_gate_is_injected_redacted_and_counted(
 ) -> None:
     _, secret = key
     cases = sample(gated(SECRETS), per_family=1)
-    monkeypatch.setattr(write, "gated", lambda message, kinds: message)  # as a version without the gate stored it
+    monkeypatch.setattr(write, "gated", lambda message, kinds, asked=None: message)  # as a version without the gate stored it
     remember(router, secret, [case.text for case in cases])
     monkeypatch.undo()
     answer = httpx.post(f"{router.url}/v1/chat/completions",

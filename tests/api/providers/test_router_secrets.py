@@ -70,3 +70,19 @@ def test_a_session_id_carrying_a_secret_is_refused_in_the_providers_envelope(
     assert len(router.upstream.received) == calls
     assert router.run(lambda: memory.vaults_of(router.deps, key_id)) in ([], [f"{key_id}:core"])
     assert leaks([case], "\n".join(logs.lines)) == []
+
+
+def test_a_pin_the_user_gives_as_the_answer_to_the_assistants_question_is_not_stored(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    messages = [{"role": "user", "content": "Can you help me note how to disarm the shop alarm?"},
+                {"role": "assistant", "content": "Of course. What is the alarm code?"},
+                {"role": "user", "content": "8362"}]
+    served = router.served(secret)
+    response = httpx.post(f"{router.url}/v1/chat/completions", json={"model": "test-model", "messages": messages},
+                          timeout=30, trust_env=False, headers={"X-Memory-Key": secret})
+    assert response.status_code == 200
+    router.wait_served(secret, served + 1)
+    wait_until(lambda: "[redacted:password]" in router.stored_texts(key_id), "the user's answer stored")
+    assert not any("8362" in text for text in router.stored_texts(key_id))

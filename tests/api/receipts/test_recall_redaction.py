@@ -36,7 +36,7 @@ QUERY = "my password token key secret card"
 
 def stored_as_before_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     """The test seam: writes skip the gate, as a version without today's rules did."""
-    monkeypatch.setattr(write, "gated", lambda message, kinds: message)
+    monkeypatch.setattr(write, "gated", lambda message, kinds, asked=None: message)
 
 
 async def test_no_conversation_read_surface_hands_back_a_secret_stored_before_the_gate(

@@ -112,6 +112,13 @@ class Conversation:
                 return turn
         return None
 
+    def said_before_last_user(self) -> str | None:
+        """The text of the turn just before the last user turn (what the user's message answers)."""
+        for index in range(len(self.turns) - 1, 0, -1):
+            if self.turns[index].role == "user":
+                return self.turns[index - 1].text
+        return None
+
     def continues_a_turn(self) -> bool:
         """Whether tool calls or results follow the last user turn: this call carries on a turn an
         earlier call began (an agent's tool loop), and that call already had the user's message.

@@ -96,7 +96,10 @@ class RoutedCall:
         if reply is not None and reply.complete:
             kinds: list[str] = []
             turn = turn_messages(self.conversation, reply, self.options, self.deps.clock(), self.call.id)
-            messages = [gated(message, kinds) for message in turn]
+            # The user's message is the reply to what was said before it; the answer, to the user's.
+            before = {"user": self.conversation.said_before_last_user(),
+                      "assistant": next((message.content for message in turn if message.role == "user"), None)}
+            messages = [gated(message, kinds, before.get(message.role)) for message in turn]
         counts = CallUsage(input_tokens=(reply and reply.input_tokens) or 0,
                            output_tokens=(reply and reply.output_tokens) or 0,
                            cached_tokens=(reply and reply.cached_tokens) or 0)

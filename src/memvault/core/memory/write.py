@@ -41,7 +41,9 @@ async def store_conversation(
     (messages, tokens, embeddings) is logged with the messages and with each slice of vectors, in
     their transactions, and reaches the key's usage ledger with the mirror."""
     kinds: list[str] = []
-    cleaned = [gated(message, kinds) for message in messages]
+    # Each message is read as the reply to the one before it: a PIN given alone answers a question.
+    cleaned = [gated(message, kinds, messages[index - 1].content if index else None)
+               for index, message in enumerate(messages)]
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     model = EmbeddingModel(deps.embedder.model_id, deps.embedder.dimension)
@@ -59,11 +61,13 @@ async def store_conversation(
     )
 
 
-def gated(message: Message, kinds: list[str]) -> Message:
+def gated(message: Message, kinds: list[str], asked: str | None = None) -> Message:
     """``message`` as it may be stored: every text of it through the secret gate (its content, its
-    model, its metadata), each kind of secret found added to ``kinds``. Its id was refused by its
-    parser if it held one (``Identifier``)."""
-    content, model = redact(message.content), redact(message.model) if message.model else None
+    model, its metadata), each kind of secret found added to ``kinds``; its content as the reply
+    to ``asked``, the message said before it, when there is one. Its id was refused by its parser
+    if it held one (``Identifier``)."""
+    content = redact(message.content, asked)
+    model = redact(message.model) if message.model else None
     passed_when_written(content)
     metadata = redact_metadata(message.metadata) if message.metadata is not None else None
     for gate in (content, model, metadata):

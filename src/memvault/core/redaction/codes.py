@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from memvault.core.redaction.labels import ONE_TIME_CODE
 from memvault.core.redaction.spans import Hit
+from memvault.core.redaction.values import NOT_SECRET_CODES, names_no_secret_code
 
 RECOVERY_CODE = "recovery_code"
 TOTP_SECRET = "totp_secret"
@@ -77,12 +78,6 @@ _YOUR_CODE = re.compile(
     r"(?<![\w-])(?i:your)(?:[ \t]+(?P<what>[\w-]{1,20})){0,2}?[ \t]+(?i:code|otp|passcode)(?:[ \t]*:|[ \t]+(?i:is))[ \t]*"
     r"(?P<code>\d{4,8})(?![\w-])"
 )
-_NOT_SECRET_CODES = frozenset(
-    "zip postal post area country error status exit promo discount coupon voucher gift tracking product source qr bar "
-    "order confirmation booking reservation reference ticket flight invoice customer member account referral invite "
-    "course class room seat tax".split())
-_NOT_SECRET_CODE_BEFORE = re.compile(r"(?i)(?:zip|postal|post|area|country|error|status|exit|promo|discount|coupon|voucher|"
-                                     r"gift|tracking|product|source|qr|bar)[ \t]*\Z")
 _MOST_CODES = 32
 
 
@@ -109,10 +104,10 @@ def one_time_codes(text: str) -> Iterator[Hit]:
         for match in _CODE_TO_USE.finditer(text):
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
         for match in _YOUR_CODE.finditer(text):
-            if (match.group("what") or "").lower() not in _NOT_SECRET_CODES:
+            if (match.group("what") or "").lower() not in NOT_SECRET_CODES:
                 yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
         for match in _SENT_CODE.finditer(text):
-            if not _NOT_SECRET_CODE_BEFORE.search(text, max(0, match.start() - 20), match.start()):
+            if not names_no_secret_code(text, match.start()):
                 yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
     for label in _CODES_LABEL.finditer(text):
         position = label.end()

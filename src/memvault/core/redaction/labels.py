@@ -190,7 +190,7 @@ _ATTRIBUTES = re.compile(
 # its prose words: a digit, an ASCII symbol or mixed case, among ASCII only (a CJK sentence goes on
 # unspaced).
 _PASSWORD_SHAPED = re.compile(r"^(?=[!-~]+$).*[0-9!-/:-@\[-`{-~]")
-_PUBLIC_KEY_TYPE = re.compile(r"^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh|ecdsa)-[\w@.-]+)$")
+PUBLIC_KEY_TYPE = re.compile(r"^(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh|ecdsa)-[\w@.-]+)$")
 # What is public though a key's label names it: an OpenPGP key's id as GnuPG prints it (``4096R/…``,
 # ``rsa4096/0x…``) and a publishable key (Mapbox's ``pk.eyJ…``, Stripe's ``pk_live_…``), made to ship in pages.
 PUBLIC_KEY_VALUE = re.compile(r"^(?:\d{3,5}[RDGE]|(?:rsa|dsa|elg)\d{4}|ed25519|cv25519|nistp\d{3})/(?:0x)?[0-9A-Fa-f]{8,40}$"
@@ -318,7 +318,7 @@ def value_is_secret(label: str, value: str, spaced: bool = False, sentence: bool
         return False
     if kind_of(label) != PASSWORD and _WORD_PATH.match(value):
         return False  # a profile or a path (``aws/prod-readonly``) names where a token is kept
-    if _PUBLIC_KEY_TYPE.match(value):
+    if PUBLIC_KEY_TYPE.match(value):
         return False  # an SSH public key's type, its body after it: "my key: ssh-ed25519 AAAA…"
     if PUBLIC_KEY_VALUE.match(value) or (kind_of(label) != PASSWORD and _DECIMAL.match(value)):
         return False

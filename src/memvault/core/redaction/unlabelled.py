@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import PASSWORD, value_is_secret
+from memvault.core.redaction.labels import PASSWORD, PUBLIC_KEY_TYPE, value_is_secret
 from memvault.core.redaction.languages import PASSWORD_ABROAD
 from memvault.core.redaction.spans import Hit
-from memvault.core.redaction.values import classes, generated, placeholder, prose
+from memvault.core.redaction.values import classes, generated, names_no_secret_code, placeholder, prose
 
 # Symbols a password rule asks for. ``-``, ``.``, ``_`` and ``/`` are left out: they join the words
 # of names, versions and paths (``GPT-4o-mini``, ``Python3.11``); ``+`` and ``=`` fill base64.
@@ -47,6 +47,11 @@ _CREDENTIAL_ASKED = re.compile(
     r"|admin|router|vpn|" + "|".join(re.escape(word) for word in PASSWORD_ABROAD) + r")s?(?![a-z])"
 )
 _ASKING = re.compile(r"\?|(?i:(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell)(?![a-z]))")
+_ASKING_WORD = re.compile(r"(?i)(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell|share)(?![a-z])")
+_SHORT_QUESTION_WORDS = 6
+# Words before a credential's name that make it a particular one, and how far back they count.
+_PARTICULAR = frozenset("the your my our his her their its this that which".split())
+_NAMED_WORDS, _NAMED_REACH = 4, 40
 _DIGITS_ASKED = re.compile(r"(?i)(?<![a-z])(?:pin|pass)?code|(?<![a-z])pin(?![a-z])")
 # The lines after a question that its answer may take: a blank line, a greeting and a speaker's
 # header ("Lena Fischer 9:15 AM") may come first.
@@ -116,6 +121,26 @@ def rule_shaped(text: str) -> Iterator[Hit]:
         yield Hit(start, start + len(value), PASSWORD)
 
 
+def asks_for_credential(line: str) -> bool:
+    """Whether ``line`` asks for a password, a PIN, a code or a key ("What's the alarm code?")."""
+    return _CREDENTIAL_ASKED.search(line) is not None and _ASKING.search(line) is not None
+
+
+def asks_another_for_credential(line: str) -> bool:
+    """``asks_for_credential``, said to someone who is to give one that is known: a credential
+    named as a particular one ("the alarm code", "your PIN", "which passcode") or alone ("PIN?"),
+    with a word that asks ("what", "send", "tell") or in a few words. "What is a private key?" and
+    "I forgot my password, how do I reset it?" ask for none."""
+    if _ASKING.search(line) is None or not (_ASKING_WORD.search(line) is not None or (
+            line.rstrip().endswith("?") and len(line.split()) <= _SHORT_QUESTION_WORDS)):
+        return False
+    for word in _CREDENTIAL_ASKED.finditer(line):
+        before = line[max(0, word.start() - _NAMED_REACH):word.start()].split()[-_NAMED_WORDS:]
+        if not before or any(named.lower().strip(",.:;!?") in _PARTICULAR for named in before):
+            return True
+    return False
+
+
 def answers(text: str) -> Iterator[Hit]:
     """The lines after one that asks for a credential: a value there that looks made and mixes
     three kinds of character, or digits when a PIN or a code was asked for."""
@@ -127,9 +152,9 @@ def answers(text: str) -> Iterator[Hit]:
         starts.append(starts[-1] + len(line) + 1)
     answered_up_to = 0
     for index, line in enumerate(lines):
-        if index < answered_up_to or not _CREDENTIAL_ASKED.search(line) or not _ASKING.search(line):
+        if index < answered_up_to or not asks_for_credential(line):
             continue
-        digits_asked = bool(_DIGITS_ASKED.search(line))
+        digits_asked = any(not names_no_secret_code(line, asked.start()) for asked in _DIGITS_ASKED.finditer(line))
         for offset in range(index + 1, min(len(lines), index + 1 + _ANSWER_LINES)):
             if "?" in lines[offset]:
                 continue  # a question back is no answer
@@ -145,7 +170,8 @@ def _answered(line: str, start: int, digits_asked: bool) -> Iterator[Hit]:
     said = line[speaker.end():] if speaker else line
     at = start + len(line) - len(said)
     words = said.split()
-    if not words or len(words) > _MOST_WORDS:
+    # An SSH public key's line (``ssh-ed25519 AAAA… alice@laptop``) is public, whatever was asked.
+    if not words or len(words) > _MOST_WORDS or PUBLIC_KEY_TYPE.match(words[0]):
         return
     if digits_asked and len(words) == 1 and words[0].rstrip(".").isdigit() and 4 <= len(words[0].rstrip(".")) <= 8:
         yield Hit(at + said.index(words[0]), at + said.index(words[0]) + len(words[0].rstrip(".")), PASSWORD)

@@ -63,6 +63,21 @@ _LABEL_WORD = re.compile(r"pass(?:word|wd|phrase)?|token|secret|key|pwd", re.IGN
 _CREDENTIAL_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:pass(?:word|wd|phrase)?|secret|token|key|pwd|credentials?)$")
 # A validator's rules joined by bars (Laravel's ``'required|string|min:12'``).
 _RULE_LIST = re.compile(r"^[a-z_]+(?::[\w,.]+)?(?:\|[a-z_]+(?::[\w,.]+)?){2,}$")
+# Codes that are no secret, named by the word before "code": a place's, an order's or a booking's,
+# an offer's, an error's ("zip code", "promo code", "error code"); their digits are kept. So are a
+# door's, a gate's or a lock's, household knowledge a memory is asked to keep (as under their label).
+NOT_SECRET_CODES = frozenset(
+    "zip postal post area country error status exit promo discount coupon voucher gift tracking product source qr bar "
+    "order booking reservation reference ticket flight invoice customer member account referral invite course class "
+    "room seat tax door gate garage lockbox locker lock bike".split())
+
+
+def names_no_secret_code(text: str, code_start: int) -> bool:
+    """Whether the word just before the "code" at ``code_start`` names a code that is no secret."""
+    words = text[max(0, code_start - 24):code_start].split()
+    return bool(words) and words[-1].lower() in NOT_SECRET_CODES
+
+
 PROSE_WORDS = frozenset(
     "the a an your my our their his her its this that these those same see use ask set reset change changed check "
     "enter type not no yes is was are be been being must should will would can could cannot may might at in on for "
