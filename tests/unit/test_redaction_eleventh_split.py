@@ -6,11 +6,12 @@ BIP-39's under its label, a key or a password named after it ("… is my API key
 password."), an address and its password joined by a colon as leaked lists give them, or a login as
 a URL's userinfo without its scheme, a one-time code handed to its reader ("Enter … on the sign-in
 page", "Your Lyft code: …"), a device's code ("the iPad code is …", "the code to get into my phone
-is …"), and a random run beside the name of a service whose keys have no prefix ("mistral …"). Each
-keeps the look-alikes beside it: the same sentences going on in words, a rule about a password,
-numbers in groups under a label that names no secret (a zip code, an error, a length), a list or a
-sentence after a seed's word, a product or a format named before a credential's word, a git remote,
-a port or a file after an address, and numbers of an order or a place."""
+is …"), a random run beside the name of a service whose keys have no prefix ("mistral …"), and
+base64 standing alone that wraps a secret. Each keeps the look-alikes beside it: the same sentences
+going on in words, a rule about a password, numbers in groups under a label that names no secret (a
+zip code, an error, a length), a list or a sentence after a seed's word, a product or a format named
+before a credential's word, a git remote, a port or a file after an address, numbers of an order or
+a place, and base64 of plain words, of a header or of a digest."""
 
 from __future__ import annotations
 
@@ -54,6 +55,10 @@ SECRETS = [
     ("the code to get into my phone is 482913", "482913"),
     ("mistral Xk29Lm3pQr8sT4uV7wY2zA5bC6dE9fG1", "Xk29Lm3pQr8sT4uV7wY2zA5bC6dE9fG1"),
     ("cloudflare for the dns bot: aB3dE6gH9jK2mN5pQ8rS1tU4vW7xY0zA2cF5hJ8", "aB3dE6gH9jK2mN5pQ8rS1tU4vW7xY0zA2cF5hJ8"),
+    # base64 of "ghp_aB3dE6gH9jK2mN5pQ8rS1tU4vW7xY0zA2cF5" and of "password=Zr7%kLp2Qw", standing alone
+    ("keep this for me: Z2hwX2FCM2RFNmdIOWpLMm1ONXBROHJTMXRVNHZXN3hZMHpBMmNGNQ==",
+     "Z2hwX2FCM2RFNmdIOWpLMm1ONXBROHJTMXRVNHZXN3hZMHpBMmNGNQ=="),
+    ("cGFzc3dvcmQ9WnI3JWtMcDJRdw==", "cGFzc3dvcmQ9WnI3JWtMcDJRdw=="),
 ]
 
 LOOK_ALIKES = [
@@ -94,6 +99,10 @@ LOOK_ALIKES = [
     "cloudflare ray id 7d5a1b2c3d4e5f60",
     "the mistral model mistral-large-2411 is good",
     "vercel deploy https://app-7f3k2m9.vercel.app",
+    # base64 of a greeting, of a JWT's header, and the digest of nothing
+    "aGVsbG8gd29ybGQsIGhvdyBhcmUgeW91IHRvZGF5Pw==",
+    "the header eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 names the algorithm",
+    "sha256 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
 ]
 
 

@@ -1,7 +1,8 @@
 """Secrets wrapped in base64 where the text itself unwraps them: a literal piped to ``base64 -d``
 or passed to a decoding call (``b64decode``, ``atob``, ``Buffer.from(…, 'base64')``,
-``FromBase64String``, ``base64_decode``, ``Base64.decode64``, ``DecodeString``); and a mapping's
-value that is base64 alone on its line, as a Kubernetes Secret's ``data:`` holds each value. The literal is
+``FromBase64String``, ``base64_decode``, ``Base64.decode64``, ``DecodeString``); a mapping's
+value that is base64 alone on its line, as a Kubernetes Secret's ``data:`` holds each value; and a
+run of base64 standing alone that decodes to text. The literal is
 decoded and gated like any text; it goes when what it wraps holds a secret or is a ``user:password``
 pair, as HTTP Basic and registry logins encode one."""
 
@@ -31,6 +32,10 @@ _PAIR = re.compile(r"^[^\s:]{1,64}:(?P<password>\S{1,300})$")
 _MOST_MAPPED = 32
 # A registry pull secret's keys hold nothing but a registry's logins, however the base64 was cut.
 _REGISTRY_LOGINS = frozenset({".dockerconfigjson", ".dockercfg"})  # a Secret holds a few; a page of them is a page of data, not a Secret
+# A run of base64 standing alone, long enough to wrap a key (``c2stcHJvai1…``): it is opened too, and
+# goes when what it wraps is a secret; a hash, an id or an image decodes to bytes that are no text.
+_ALONE = re.compile(r"(?<![A-Za-z0-9+/=_-])(?P<alone>[A-Za-z0-9+/]{24,4096}={0,2})(?![A-Za-z0-9+/=_-])")
+_MOST_ALONE = 32
 _MAPPED = re.compile(r"(?m)^[ \t]*(?P<key>[\w.-]{1,100})[ \t]*:[ \t]+(?P<mapped>[A-Za-z0-9+/]{16,8192}={0,2})[ \t]*\r?$")
 
 
@@ -46,14 +51,18 @@ def _unwrapped(literal: str) -> str | None:
 def base64_wrapped(text: str) -> Iterator[Hit]:
     from memvault.core.redaction import redact
 
-    for match in (*_DECODED.finditer(text), *islice(_MAPPED.finditer(text), _MOST_MAPPED)):
-        group = next(name for name in ("piped", "herestring", "called", "mapped") if match.groupdict().get(name) is not None)
+    wrapped = (*_DECODED.finditer(text), *islice(_MAPPED.finditer(text), _MOST_MAPPED),
+               *islice(_ALONE.finditer(text), _MOST_ALONE))
+    for match in wrapped:
+        group = next(name for name in ("piped", "herestring", "called", "mapped", "alone")
+                     if match.groupdict().get(name) is not None)
         if group == "mapped" and match.group("key") in _REGISTRY_LOGINS:
             yield Hit(match.start(group), match.end(group), PASSWORD)
             continue
         decoded = _unwrapped(match.group(group))
         if decoded is None:
             continue
-        pair = _PAIR.match(decoded.strip())
+        # Standing alone, only what the gate finds in it counts: a JSON object reads as a user:password pair.
+        pair = None if group == "alone" else _PAIR.match(decoded.strip())
         if (pair is not None and generated(pair.group("password"), 6)) or redact(decoded).kinds:
             yield Hit(match.start(group), match.end(group), PASSWORD)
