@@ -19,6 +19,7 @@ from test_memory_api import NOW, search, store
 from memvault.adapters.local.vaults import vault_filename
 from memvault.core import memory
 from memvault.core.credentials.keys import create_key
+from memvault.core.memory import chat_calls
 from memvault.core.memory.chat_calls import (
     Conversation,
     MemoryOptions,
@@ -161,3 +162,31 @@ async def test_a_recall_that_hangs_is_given_up_and_the_call_goes_on_without_memo
     prepared = await prepare(deps, memvault.key_id, question, MemoryOptions("auto", True, True, 300, None), hangs)
     assert prepared.status == "degraded" and not prepared.context and prepared.retrieval_ms >= 1000
     assert cancelled.is_set()
+
+
+async def test_an_answer_resumed_while_its_first_part_is_being_stored_never_recalls_that_part(
+    memvault: Memvault, monkeypatch: Any
+) -> None:
+    # Gemini's SDK asks for the rest of a cut answer at once; the call that began it stores the
+    # question and the first part in the background, so they may land while the continuation recalls.
+    deps, key_id = memvault.deps, memvault.key_id
+    said = deps.clock() - 60
+    await store(memvault, [{"role": "user", "content": "My sourdough starter Clint lives in the fridge.", "timestamp": said}])
+    question = "Write me a long guide to my sourdough starter Clint."
+    part = "Chapter one: Clint the sourdough starter is fed with rye flour."
+    options = MemoryOptions("auto", True, True, 300, None)
+    resumed = Conversation((Turn("user", question),), resumes_an_answer=True)
+    searched = memory.search_memory
+    landed = asyncio.Event()
+
+    async def first_part_lands_then_search(*args: Any, **kwargs: Any) -> Any:
+        if not landed.is_set():
+            landed.set()
+            turn = turn_messages(Conversation((Turn("user", question),)), Reply(part), options, deps.clock())
+            await memory.store_conversation(deps, key_id, turn)
+        return await searched(*args, **kwargs)
+
+    monkeypatch.setattr(chat_calls, "search_memory", first_part_lands_then_search)
+    context = (await prepare(deps, key_id, resumed, options)).context
+    assert landed.is_set() and "fridge" in context
+    assert "Chapter one" not in context

@@ -259,17 +259,30 @@ async def _recall(
         return "", Recall("", 0)
     # The request says these itself: memory that repeats them would spend the budget twice.
     exclude = [turn.text for turn in conversation.turns]
-    if conversation.resumes_an_answer:
-        # What the model already said of the answer it resumes was stored as far as it went:
-        # recalled, it would come back to the model as memory and change the prompt it resumes.
-        exclude += await answer_so_far(deps, key_id, options.session_id, conversation)
+    if not conversation.resumes_an_answer:
+        return query, await _recalled(deps, key_id, query, options, recall, exclude)
+    # What the model already said of the answer it resumes was stored as far as it went: recalled,
+    # it would come back to the model as memory and change the prompt it resumes. The call that
+    # began the answer stores it in the background, so it may land while this recall runs: read
+    # again after it, and recall once more if it did.
+    so_far = await answer_so_far(deps, key_id, options.session_id, conversation)
+    recalled = await _recalled(deps, key_id, query, options, recall, exclude + so_far)
+    landed = await answer_so_far(deps, key_id, options.session_id, conversation)
+    if landed != so_far:
+        recalled = await _recalled(deps, key_id, query, options, recall, exclude + landed)
+    return query, recalled
+
+
+async def _recalled(
+    deps: Deps, key_id: str, query: str, options: MemoryOptions, recall: Recaller | None, exclude: list[str]
+) -> Recall:
     if recall is not None:
-        return query, await recall(query, exclude)
+        return await recall(query, exclude)
     result = await search_memory(
         deps, key_id, query, budget_tokens=options.context_limit, session_id=options.session_id, exclude=exclude,
     )
     context, count = render_context(result.items, options.context_limit)
-    return query, Recall(context, count, result, count)
+    return Recall(context, count, result, count)
 
 
 async def last_stored_user_text(deps: Deps, key_id: str, session_id: str | None) -> str:
@@ -288,7 +301,7 @@ async def answer_so_far(deps: Deps, key_id: str, session_id: str | None, convers
     last = conversation.last_user()
     if last is None:
         return []
-    stored_as = redact(last.text).text
+    stored_as = redact(last.text, conversation.said_before_last_user()).text
     parts: list[str] = []
     for message in await read_memory(deps, key_id, session_id, LAST_USER_LOOKBACK, 0):
         if message["role"] == "user":
