@@ -22,7 +22,7 @@ rule that looks around a word looks within a fixed distance."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import chain
 
@@ -52,13 +52,7 @@ from memvault.core.redaction.numbers import CARD_NUMBER, SSN, cards, luhn_valid,
 from memvault.core.redaction.positions import command_lines, cookies, credential_files, headers, password_arguments
 from memvault.core.redaction.questions import security_answers
 from memvault.core.redaction.spans import Hit, merged, normalise
-from memvault.core.redaction.unlabelled import (
-    answers,
-    asks_another_for_credential,
-    misspelt_labels,
-    rule_shaped,
-    spaced_groups,
-)
+from memvault.core.redaction.unlabelled import answers, answers_to, misspelt_labels, rule_shaped, spaced_groups
 from memvault.core.redaction.urls import near_credential_words, userinfo
 from memvault.core.redaction.values import CIPHERTEXT, encrypted_mappings
 from memvault.core.redaction.vendors import API_KEY, vendor_tokens
@@ -80,8 +74,6 @@ RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
 
 
 _BREADCRUMB = re.compile(r"\[redacted:[a-z_]+(?: ending \d{4})?\]")
-_LONGEST_QUESTION = 200
-_CODE_OR_LINK = re.compile(r"[=(){}\[\];<>`]|://")
 
 
 @dataclass(frozen=True)
@@ -111,7 +103,7 @@ def redact(text: str, asked: str | None = None) -> Redaction:
     # A breadcrumb already in the text reads as a mask, so redacting twice changes nothing.
     scanned = _BREADCRUMB.sub(lambda crumb: "*" * len(crumb.group(0)), normal.text)
     ciphertext = encrypted_mappings(scanned)
-    found = chain((hit for rule in RULES for hit in rule(scanned)), () if asked is None else _answering(scanned, asked))
+    found = chain((hit for rule in RULES for hit in rule(scanned)), () if asked is None else answers_to(scanned, asked))
     hits = merged(hit for hit in found
                   if not (any(start <= hit.start and hit.end <= end for start, end in ciphertext)
                           and CIPHERTEXT.fullmatch(scanned, hit.start, hit.end)))
@@ -125,25 +117,6 @@ def redact(text: str, asked: str | None = None) -> Redaction:
         done = end
     pieces.append(text[done:])
     return Redaction("".join(pieces), tuple(sorted({hit.kind for hit in hits})))
-
-
-def _answering(scanned: str, asked: str) -> Iterator[Hit]:
-    """What ``answers`` finds in a reply read after the question that ``asked`` ends with; only its
-    rule reads the two together, so no label of the question reaches into the reply."""
-    # Only digits given alone, the whole reply: a made-looking word given after a question is as
-    # often a version, a hash or a name (one that holds a symbol is found alone), and a setting's
-    # number ("max_tokens: 1024") is no answer.
-    if not scanned.strip().rstrip(".").isdigit():
-        return
-    question = asked.rstrip()[-_LONGEST_QUESTION - 1:].rsplit("\n", 1)[-1]
-    # A question said in words: a line of code or a URL holding "?" beside "token" asks nothing.
-    if not question.strip() or len(question) > _LONGEST_QUESTION or _CODE_OR_LINK.search(question) \
-            or not asks_another_for_credential(question):
-        return
-    offset = len(question) + 1
-    for hit in answers(question + "\n" + scanned):
-        if hit.start >= offset:
-            yield Hit(hit.start - offset, hit.end - offset, hit.kind, hit.replacement)
 
 
 def redact_field(name: str, value: str) -> Redaction:

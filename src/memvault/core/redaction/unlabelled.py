@@ -46,9 +46,14 @@ _CREDENTIAL_ASKED = re.compile(
     r"(?i)(?<![a-z])(?:pass(?:word|wd|code|phrase)?|pwd?|pin|wi-?fi|log[ -]?in|creds|credentials?|secret|token|key|code"
     r"|admin|router|vpn|" + "|".join(re.escape(word) for word in PASSWORD_ABROAD) + r")s?(?![a-z])"
 )
-_ASKING = re.compile(r"\?|(?i:(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell)(?![a-z]))")
-_ASKING_WORD = re.compile(r"(?i)(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell|share)(?![a-z])")
+_ASKING_WORDS = r"(?i:(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell)(?![a-z]))"
+_ASKING = re.compile(r"\?|" + _ASKING_WORDS)
+_ASKING_WORD = re.compile(_ASKING_WORDS)
 _SHORT_QUESTION_WORDS = 6
+# A question a reply answers is one said in words, on its last line: a line of code or a URL
+# holding "?" beside "token" asks nothing.
+_LONGEST_QUESTION = 200
+_CODE_OR_LINK = re.compile(r"[=(){}\[\];<>`]|://")
 # Words before a credential's name that make it a particular one, and how far back they count.
 _PARTICULAR = frozenset("the your my our his her their its this that which".split())
 _NAMED_WORDS, _NAMED_REACH = 4, 40
@@ -131,14 +136,32 @@ def asks_another_for_credential(line: str) -> bool:
     named as a particular one ("the alarm code", "your PIN", "which passcode") or alone ("PIN?"),
     with a word that asks ("what", "send", "tell") or in a few words. "What is a private key?" and
     "I forgot my password, how do I reset it?" ask for none."""
-    if _ASKING.search(line) is None or not (_ASKING_WORD.search(line) is not None or (
-            line.rstrip().endswith("?") and len(line.split()) <= _SHORT_QUESTION_WORDS)):
+    if _ASKING_WORD.search(line) is None and not (
+            line.rstrip().endswith("?") and len(line.split()) <= _SHORT_QUESTION_WORDS):
         return False
     for word in _CREDENTIAL_ASKED.finditer(line):
         before = line[max(0, word.start() - _NAMED_REACH):word.start()].split()[-_NAMED_WORDS:]
         if not before or any(named.lower().strip(",.:;!?") in _PARTICULAR for named in before):
             return True
     return False
+
+
+def answers_to(reply: str, asked: str) -> Iterator[Hit]:
+    """``answers`` in a message said as the reply to ``asked``, read after the question ``asked``
+    ends with; only this rule reads the two together, so no label of the question reaches into the
+    reply. Only digits that are the whole reply count: a made-looking word given after a question
+    is as often a version, a hash or a name (one holding a symbol is found alone), and a setting's
+    number ("max_tokens: 1024") is no answer."""
+    if not reply.strip().rstrip(".").isdigit():
+        return
+    question = asked.rstrip()[-_LONGEST_QUESTION - 1:].rsplit("\n", 1)[-1]
+    if not question.strip() or len(question) > _LONGEST_QUESTION or _CODE_OR_LINK.search(question) \
+            or not asks_another_for_credential(question):
+        return
+    offset = len(question) + 1
+    for hit in answers(question + "\n" + reply):
+        if hit.start >= offset:
+            yield Hit(hit.start - offset, hit.end - offset, hit.kind, hit.replacement)
 
 
 def answers(text: str) -> Iterator[Hit]:

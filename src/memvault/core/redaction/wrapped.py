@@ -51,9 +51,11 @@ def _unwrapped(literal: str) -> str | None:
 def base64_wrapped(text: str) -> Iterator[Hit]:
     from memvault.core.redaction import redact
 
-    wrapped = (*_DECODED.finditer(text), *islice(_MAPPED.finditer(text), _MOST_MAPPED),
-               *islice(_ALONE.finditer(text), _MOST_ALONE))
-    for match in wrapped:
+    named = [*_DECODED.finditer(text), *islice(_MAPPED.finditer(text), _MOST_MAPPED)]
+    # A run standing alone that a decoding call or a mapping already names is opened once, as theirs.
+    opened = {match.start(match.lastgroup or 0) for match in named}
+    alone = (match for match in _ALONE.finditer(text) if match.start("alone") not in opened)
+    for match in (*named, *islice(alone, _MOST_ALONE)):
         group = next(name for name in ("piped", "herestring", "called", "mapped", "alone")
                      if match.groupdict().get(name) is not None)
         if group == "mapped" and match.group("key") in _REGISTRY_LOGINS:
