@@ -4,6 +4,7 @@ identifiers that hold one are refused instead, since a redacted identifier would
 something else.
 
 What counts as a secret, each family in its own module: payment cards and SSNs (``numbers``);
+other countries' identity numbers under their names (``national_ids``);
 vendors' key and token shapes (``vendors``); values under a credential label in any
 configuration or prose form (``labels``); what a header, a command line, ``.netrc`` or ``.pgpass``
 puts in a credential's place (``positions``); URL userinfo and random runs beside a credential word
@@ -48,6 +49,7 @@ from memvault.core.redaction.layouts import (
     set_to,
     table_cells,
 )
+from memvault.core.redaction.national_ids import NATIONAL_ID, national_ids
 from memvault.core.redaction.numbers import CARD_NUMBER, SSN, cards, luhn_valid, ssns
 from memvault.core.redaction.positions import command_lines, cookies, credential_files, headers, password_arguments
 from memvault.core.redaction.questions import security_answers
@@ -59,7 +61,7 @@ from memvault.core.redaction.vendors import API_KEY, vendor_tokens
 from memvault.core.redaction.wrapped import base64_wrapped
 
 __all__ = [
-    "API_KEY", "CARD_NUMBER", "PASSWORD", "PRIVATE_KEY", "SEED_PHRASE", "SSN", "TOKEN", "Redaction", "breadcrumb",
+    "API_KEY", "CARD_NUMBER", "NATIONAL_ID", "PASSWORD", "PRIVATE_KEY", "SEED_PHRASE", "SSN", "TOKEN", "Redaction", "breadcrumb",
     "luhn_valid", "redact", "redact_field", "refuse_secret",
 ]
 
@@ -67,7 +69,7 @@ RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
     pem_blocks, key_shapes, hex_wallet_keys, seed_phrases, vendor_tokens, userinfo, headers, command_lines,
     password_arguments, cookies, credential_files, assignments, reversed_assignments, next_line_values, label_lines,
     login_pairs,
-    one_time_codes, elements, near_credential_words, ssns, cards, base64_wrapped, table_cells, security_answers,
+    one_time_codes, elements, near_credential_words, ssns, national_ids, cards, base64_wrapped, table_cells, security_answers,
     csv_columns, inserted_values, set_to, printed_values, rule_shaped, answers, misspelt_labels,
     spaced_groups,
 )

@@ -78,6 +78,14 @@ _YOUR_CODE = re.compile(
     r"(?<![\w-])(?i:your)(?:[ \t]+(?P<what>[\w-]{1,20})){0,2}?[ \t]+(?i:code|otp|passcode)(?:[ \t]*:|[ \t]+(?i:is))[ \t]*"
     r"(?P<code>\d{4,8})(?![\w-])"
 )
+# A code of capitals and digits under the name of a sign-in check ("Steam Guard code: 7K2QX",
+# "verification code is F4K9PQ"): one app's one-time codes are digits, another's letters too. A
+# booking's or a door's code goes by another name ("confirmation code", "access code").
+_CHECK_CODE = re.compile(
+    r"(?<![\w-])(?i:verification|security|log[ -]?in|sign[ -]?in|authentication|auth|guard|authenticator|one[ -]time"
+    r"|2fa|mfa|otp)[ \t]+(?i:code|passcode)(?:[ \t]*:|[ \t]+(?i:is|was))[ \t]*"
+    r"(?P<code>(?=[A-Z0-9]{0,9}\d)(?=[A-Z0-9]{0,9}[A-Z])[A-Z0-9]{4,10})(?![\w-])"
+)
 _MOST_CODES = 32
 
 
@@ -109,6 +117,8 @@ def one_time_codes(text: str) -> Iterator[Hit]:
         for match in _SENT_CODE.finditer(text):
             if not names_no_secret_code(text, match.start()):
                 yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
+    for match in _CHECK_CODE.finditer(text):
+        yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
     for label in _CODES_LABEL.finditer(text):
         position = label.end()
         for _ in range(_MOST_CODES):

@@ -74,6 +74,13 @@ _ADDRESS_PAIR = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A
 # The same login given as a URL's userinfo without its scheme (``bob:…@smtp.example.com``), when the
 # password mixes three kinds of character: a ratio or a time before ``@`` mixes fewer.
 _HOST_PAIR = re.compile(r"(?<![\w.+/:@-])[\w.+-]{1,64}:(?P<secret>[^\s/'\"`:,;@]{6,100})@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+")
+# A system's own account joined to its password (``root=…``, ``admin: …``, ``postgres/…``), as a
+# list of servers' logins gives it. The value must mix three kinds of character and read as no
+# code (``root=Node(5)``) or path, since such names are settings' and variables' names too.
+_ACCOUNT_PAIR = re.compile(
+    r"(?i)(?<![\w.$/-])(?:root|admin|administrator|sa|sysadmin|superuser|postgres|mysql|oracle|ubuntu|pi|"
+    r"ec2-user|guest|operator)(?:[ \t]*[=/][ \t]*|:[ \t]*)(?P<secret>[^\s/'\"`:,;]{6,100})"
+)
 _PAIR = re.compile(
     r"(?i)(?<![\w-])(?:log[ -]?ins?|sign[ -]?in|credentials?|creds|account|wi-?fi|wlan)"
     # What the login is for ("the login for the NAS is …"), a few words at most.
@@ -276,6 +283,10 @@ def login_pairs(text: str) -> Iterator[Hit]:
         secret = match.group("secret").rstrip(".)")
         # A number before the slash is a date or a count ("2024/Q3-report"), not a user.
         if not match.group("user").isdigit() and generated(secret, 6):
+            yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)
+    for match in _ACCOUNT_PAIR.finditer(text):
+        secret = match.group("secret").rstrip(".)")
+        if classes(secret) >= 3 and value_is_secret(PASSWORD, secret):
             yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)
     if "@" in text:
         for match in _ADDRESS_PAIR.finditer(text):

@@ -1,0 +1,66 @@
+"""The secret gate on shapes a twelfth probe exposed: other countries' identity numbers under their
+own names (a Canadian SIN, a UK National Insurance number, an Aadhaar, a CPF…), a system account's
+password joined to its name (``root=…``, ``admin: …``), and a sign-in check's code of capitals and
+digits ("Steam Guard code: 7K2QX"). Each keeps the look-alikes beside it: the same digits under no
+such name or with a check that fails, a name that is also a word, an account's name set to a
+setting, a path or code, and a booking's or a door's code."""
+
+from __future__ import annotations
+
+from redaction_shapes import shape_checks
+
+SECRETS = [
+    ("Here's my SIN for the tax form: 130 692 544", "130 692 544"),
+    ("social insurance no. 193-456-787", "193-456-787"),
+    ("mon NAS est 046 454 286", "046 454 286"),
+    ("My TFN is 459 599 230 if the accountant asks", "459 599 230"),
+    ("NI number - JG 10 37 56 A", "JG 10 37 56 A"),
+    ("national insurance: ab123456c", "ab123456c"),
+    ("Aadhaar no. 4991 1866 5246 (for the KYC)", "4991 1866 5246"),
+    ("meu CPF é 529.982.247-25", "529.982.247-25"),
+    ("DNI: 71234567W, caduca en 2030", "71234567W"),
+    ("el NIE de mi madre es Y-2345678-Z", "Y-2345678-Z"),
+    ("codice fiscale: BNCGVN80A01H501J", "BNCGVN80A01H501J"),
+    ("mijn BSN is 1112.22.333", "1112.22.333"),
+    ("personnummer 19811218-9876", "19811218-9876"),
+    ("Meine Steuer-ID lautet 86 095 742 719.", "86 095 742 719"),
+    ("numéro de sécu : 1 84 12 76 451 089 46", "1 84 12 76 451 089 46"),
+    ("ITIN 912-71-4455 for the W-7", "912-71-4455"),
+    ("box creds: root=Gr4nite!Moss, admin=Fj0rd#Lake9", "Gr4nite!Moss"),
+    ("box creds: root=Gr4nite!Moss, admin=Fj0rd#Lake9", "Fj0rd#Lake9"),
+    ("db01 postgres/Tq8$wLp2vX", "Tq8$wLp2vX"),
+    ("ssh in as ubuntu: Cl0ud&Rain5", "Cl0ud&Rain5"),
+    ("sa=Mssql!2019Prod;", "Mssql!2019Prod"),
+    ("Your Steam Guard code: 4HQ7T", "4HQ7T"),
+    ("verification code is F4K9PQ - it expires soon", "F4K9PQ"),
+    ("sign-in code: 8RT2KX", "8RT2KX"),
+]
+
+LOOK_ALIKES = [
+    "sin 130692544 problemas, gracias",
+    "SIN: 130 692 545 (the form rejected it)",
+    "the invoice 130 692 544 is paid",
+    "my TFN application is pending, ref 459 599 231",
+    "NI number unknown, call 0800 731 0469",
+    "Aadhaar centre opens at 9, token 2345 6789 0123",
+    "CPF 111.111.111-11 não é válido",
+    "DNI 12345678A",
+    "the cf card holds 64 GB",
+    "BSN: 123456789",
+    "personnummer saknas, ring 08-123 456 78",
+    "Steuer-ID beantragt am 12.03.2024",
+    "admin=true",
+    "root = tree.getroot()",
+    "root=/var/www/html",
+    "admin: enabled",
+    "root=Node(5)",
+    "postgres/16 is installed",
+    "admin:x:0:0:Admin:/home/admin:/bin/bash",
+    "operator: OK-200",
+    "confirmation code: QX7K2P",
+    "access code: B7Q2X",
+    "security code: ABCDE",
+    "the login page returns HTTP 403",
+]
+
+test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)
