@@ -1,9 +1,14 @@
 """The secret gate on shapes a twelfth probe exposed: other countries' identity numbers under their
 own names (a Canadian SIN, a UK National Insurance number, an Aadhaar, a CPF…), a system account's
 password joined to its name (``root=…``, ``admin: …``), and a sign-in check's code of capitals and
-digits ("Steam Guard code: 7K2QX"). Each keeps the look-alikes beside it: the same digits under no
+digits ("Steam Guard code: 7K2QX") or a one-time code or a card's code under its name in another
+language ("Bestätigungscode", "验证码", "cryptogramme"), and a password a chat tells in passing: as
+"one" after its label, asked about ("is 'Tulip2020' a decent password?"), changed from one value to
+another, after a lock emoji and a name, a PIN's digits on the line below it, and after a label that
+says at length whose it is. Each keeps the look-alikes beside it: the same digits under no
 such name or with a check that fails, a name that is also a word, an account's name set to a
-setting, a path or code, and a booking's or a door's code."""
+setting, a path or code, a booking's or a door's code, a German compound noun after a password's
+word, "one" meaning anything else, and a policy's years."""
 
 from __future__ import annotations
 
@@ -34,6 +39,25 @@ SECRETS = [
     ("Your Steam Guard code: 4HQ7T", "4HQ7T"),
     ("verification code is F4K9PQ - it expires soon", "F4K9PQ"),
     ("sign-in code: 8RT2KX", "8RT2KX"),
+    ("Mensaje del banco: tu código de verificación para Santander es 418 207", "418 207"),
+    ("Dein Bestätigungscode: 603915 (gültig 10 Minuten)", "603915"),
+    ("[카카오뱅크] 인증번호는 552019 입니다", "552019"),
+    ("您的验证码是 884120，请勿告诉他人", "884120"),
+    ("Ваш код подтверждения 7731", "7731"),
+    ("Doğrulama kodu: 208 451", "208 451"),
+    ("Use 204 866 to finish signing in", "204 866"),
+    ("carte 4970 1012 3456 7899, cryptogramme visuel : 318", "318"),
+    ("Kartenprüfnummer 552", "552"),
+    ("tarjeta terminada en 4421, código de seguridad: 907", "907"),
+    ("I saved my Costco password as Bulk!Buy22 and my Target one is Redcard2021x", "Redcard2021x"),
+    ("my email password is fine but the current one is winter1999 for the bank", "winter1999"),
+    ("would 'Tulip2020' be a decent password for my kid's tablet?", "Tulip2020"),
+    ("I updated the router password from Linksys99 to L1nksys!99Home", "Linksys99"),
+    ("I updated the router password from Linksys99 to L1nksys!99Home", "L1nksys!99Home"),
+    ("\U0001f510 chase: Blue$Sky1977", "Blue$Sky1977"),
+    ("Debit card PIN\n6028\n(don't lose it)", "6028"),
+    ("la password di Gmail è Lupo_Grigio7", "Lupo_Grigio7"),
+    ("the PIN for the grandkids' old Nintendo DS is 7391", "7391"),
 ]
 
 LOOK_ALIKES = [
@@ -61,6 +85,17 @@ LOOK_ALIKES = [
     "access code: B7Q2X",
     "security code: ABCDE",
     "the login page returns HTTP 403",
+    "Ich habe mein Passwort vergessen und die E-Mail zum Zurücksetzen kommt nicht an.",
+    "el código de verificación no llegó, lo pedí tres veces",
+    "Votre code de réservation : QX7K2P, vol AF 1234",
+    "the new one is better than the old one",
+    "my old password was weak, so the current one is longer",
+    "is 'password' a good password?",
+    "the password policy changed from 2019 to 2024",
+    "\U0001f512 locked until Monday - see you then",
+    "Zip code\n10001",
+    "PIN\n2024 edition",
+    "security code: none needed for gift cards",
 ]
 
 test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)

@@ -48,6 +48,7 @@ from memvault.core.redaction.layouts import (
     reversed_assignments,
     set_to,
     table_cells,
+    told_values,
 )
 from memvault.core.redaction.national_ids import NATIONAL_ID, national_ids
 from memvault.core.redaction.numbers import CARD_NUMBER, SSN, cards, luhn_valid, ssns
@@ -70,7 +71,7 @@ RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
     password_arguments, cookies, credential_files, assignments, reversed_assignments, next_line_values, label_lines,
     login_pairs,
     one_time_codes, elements, near_credential_words, ssns, national_ids, cards, base64_wrapped, table_cells, security_answers,
-    csv_columns, inserted_values, set_to, printed_values, rule_shaped, answers, misspelt_labels,
+    csv_columns, inserted_values, set_to, printed_values, told_values, rule_shaped, answers, misspelt_labels,
     spaced_groups,
 )
 

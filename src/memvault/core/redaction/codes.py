@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import ONE_TIME_CODE
+from memvault.core.redaction.labels import CARD_CODE, ONE_TIME_CODE
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import NOT_SECRET_CODES, names_no_secret_code
 
@@ -54,7 +54,7 @@ _CODE = re.compile(
     r"|(?=[A-Za-z]{0,63}\d)(?=[a-z0-9]{20,64}(?![\w-])|[A-Z0-9]{20,64}(?![\w-]))[A-Za-z0-9]{20,64})"
     r"(?![\w-])[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*)?"
 )
-_FOUR_DIGITS = re.compile(r"\d{4}")
+_CODE_DIGITS = re.compile(r"\d{3}[ -]?\d")
 # A bank's transaction number (``TAN``, ``mTAN``, ``pushTAN``), in capitals as banks write it: the
 # lower-case word is a colour or a tangent.
 _TAN = re.compile(
@@ -70,8 +70,9 @@ _SENT_CODE = re.compile(
 # A code a message hands its reader to use ("Use 739201 to verify your account", "Enter 739201 on the
 # sign-in page"), or gives as theirs ("Your Uber code: 7392", "your code is 739201").
 _CODE_TO_USE = re.compile(
-    r"(?<![\w-])(?i:use|enter|type|input)[ \t]+(?P<code>\d{4,8})(?![\w-])[ \t]+(?i:to|on|at|in|as|for)(?:[ \t]+[\w'-]{1,20}){0,4}?"
-    r"[ \t]+(?i:verify|verification|confirm|sign[ -]?in|log[ -]?in|login|authenticate|authentication|2fa|activate|reset|code)"
+    r"(?<![\w-])(?i:use|enter|type|input)[ \t]+(?P<code>\d{4,8}|\d{3} \d{3})(?![\w-])[ \t]+(?i:to|on|at|in|as|for)(?:[ \t]+[\w'-]{1,20}){0,4}?"
+    r"[ \t]+(?i:verify|verification|confirm|sign(?:ing)?[ -]?in|log(?:ging)?[ -]?in|login|authenticate|authentication|2fa|activate"
+    r"|reset|code)"
     r"(?![\w])"
 )
 _YOUR_CODE = re.compile(
@@ -85,6 +86,27 @@ _CHECK_CODE = re.compile(
     r"(?<![\w-])(?i:verification|security|log[ -]?in|sign[ -]?in|authentication|auth|guard|authenticator|one[ -]time"
     r"|2fa|mfa|otp)[ \t]+(?i:code|passcode)(?:[ \t]*:|[ \t]+(?i:is|was))[ \t]*"
     r"(?P<code>(?=[A-Z0-9]{0,9}\d)(?=[A-Z0-9]{0,9}[A-Z])[A-Z0-9]{4,10})(?![\w-])"
+)
+# A one-time code under its name in other languages, in the words banks' and apps' messages use;
+# the code is the first digits within a few words after it ("Ihr Bestätigungscode lautet 552 817",
+# "Tu código de verificación de BBVA es 830192", "验证码 662915", "인증번호 [738201]"). A
+# confirmation code goes unnamed here: a booking's is one too.
+_CODE_ABROAD = re.compile(
+    r"(?:(?i:best[äa]tigungs-?code|verifizierungs-?code|sicherheits-?code|einmal-?code|anmelde-?code"
+    r"|c[óo]digo[ \t]+de[ \t]+(?:verificaci[óo]n|verifica[çc][ãa]o|seguridad|seguran[çc]a)"
+    r"|code[ \t]+(?:de[ \t]+v[ée]rification|de[ \t]+s[ée]curit[ée]|[àa][ \t]+usage[ \t]+unique)"
+    r"|codice[ \t]+(?:di[ \t]+verifica|di[ \t]+sicurezza|otp)|do[ğg]rulama[ \t]+kod|g[üu]venlik[ \t]+kod"
+    r"|verificatiecode|beveiligingscode|kod[ \t]+(?:weryfikacyjny|jednorazowy|sms)"
+    r"|код[ \t]+(?:подтверждения|проверки|из[ \t]+смс)|одноразовый[ \t]+код)"
+    r"|رمز[ \t]+(?:التحقق|التأكيد)|كود[ \t]+التحقق|验证码|校验码|動態碼|动态码|認証コード|確認コード|인증[ \t]?(?:번호|코드))"
+    r"(?P<gap>[^\d\n]{0,25}?)(?<!\d)(?P<code>\d{3}[ -]\d{3}|\d{4,8})(?![\d-]|[ .]\d)"
+)
+# A card's security code under its name in other languages ("cryptogramme 412", "Prüfnummer 903",
+# "código de seguridad 556", "セキュリティコード 271"), as "CVV" is read.
+_CARD_CODE_ABROAD = re.compile(
+    r"(?:(?i:cryptogramme(?:[ \t]+visuel)?|(?:karten)?pr[üu]fnummer|c[óo]digo[ \t]+de[ \t]+(?:seguridad|seguran[çc]a)"
+    r"|codice[ \t]+di[ \t]+sicurezza|veiligheidscode|kod[ \t]+zabezpieczaj[ąa]cy)|セキュリティコード|보안[ \t]?코드|安全码|安全碼)"
+    r"[^\d\n]{0,12}?(?<!\d)(?P<code>\d{3,4})(?!\d)"
 )
 _MOST_CODES = 32
 
@@ -103,7 +125,7 @@ def one_time_codes(text: str) -> Iterator[Hit]:
         run = _BASE32_RUN.search(text, word.end(), word.end() + _SETUP_REACH)
         if run is not None and sum(c in "234567" for c in run.group(0)) >= 2 and sum(c.isalpha() for c in run.group(0)) >= 4:
             yield Hit(run.start(), run.end(), TOTP_SECRET)
-    if _FOUR_DIGITS.search(text):  # far cheaper than looking for the whole shape in text without one
+    if _CODE_DIGITS.search(text):  # far cheaper than looking for the whole shape in text without one
         for match in _CODE_FIRST.finditer(text):
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
         if "TAN" in text:
@@ -117,6 +139,11 @@ def one_time_codes(text: str) -> Iterator[Hit]:
         for match in _SENT_CODE.finditer(text):
             if not names_no_secret_code(text, match.start()):
                 yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
+    if not text.isascii() or "od" in text or "ryptogram" in text or "fnummer" in text:
+        for match in _CODE_ABROAD.finditer(text):
+            yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
+        for match in _CARD_CODE_ABROAD.finditer(text):
+            yield Hit(match.start("code"), match.end("code"), CARD_CODE)
     for match in _CHECK_CODE.finditer(text):
         yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
     for label in _CODES_LABEL.finditer(text):

@@ -121,6 +121,7 @@ _PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + IS_ABR
 # الخاصة بي هي …", "kata sandi saya adalah …"): only before a value shaped like a password, and
 # only after a label in another language (checked where the match is read).
 # A colon that ends a word is the label's own ("kata sandi wifi kantor: …"), not a symbol of the value.
+_COMPOUND_NOUN = re.compile(r"[A-Z][a-z]*(?:-[A-Z]?[a-z]+)+")
 _OWN_WORDS = (r"(?P<own>(?:[ \t]+[^\s\d!-/:-@\[-`{-~]{1,20}){1,3}?)[ \t]*:?[ \t]+"
               r"(?=[A-Za-z]{0,40}(?:[0-9!-/;-@\[-`{-~]|:(?=\S)))")
 _ASSIGNMENT = re.compile(
@@ -128,9 +129,9 @@ _ASSIGNMENT = re.compile(
     # An encoding's word after the name only before ``=`` or ``:`` (``SECRET_KEY_BASE=…``).
     r"(?:" + _ENCODINGS + r"(?=\\?[\"']?[ \t]*[:=]))?)"
     r"(?![A-Za-z0-9])(?:\*{1,2}(?=[:=]))?\\?[\"']?"
-    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|zum|zur|der|van|voor|för|til|till|dla|pour|para|per|al|ao|au|ot|от|для|до|від|на|k|ke|za|pro|as"
+    r"(?:(?P<qual>[ \t]+(?i:for|to|of|on|at|in|de|du|des|do|da|del|della|für|von|vom|zum|zur|der|van|voor|för|til|till|dla|pour|para|per|di|al|ao|au|ot|от|для|до|від|на|k|ke|za|pro|as"
     # Whose it is ("die PIN meiner EC-Karte ist …").
-    r"|my|meiner|meines|meine|mein|mon|mi|mijn|mitt|της|του|των)(?:[ \t]+[\w@.'-]{1,30}){1,4}?"
+    r"|my|meiner|meines|meine|mein|mon|mi|mijn|mitt|της|του|των)(?:[ \t]+[\w@.'-]{1,30}){1,6}?"
     # Who keeps or uses it, or since when ("the password I use for everything: …", "the password
     # you gave me was …", "my password everywhere is …"): the sentence names its value next.
     r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?:I|(?i:we|you|he|she|they))(?:[ \t]+[\w'-]{1,20}){1,4}?"
@@ -405,6 +406,9 @@ def assignments(text: str) -> Iterator[Hit]:
             continue
         # Words of the sentence between a label and its value only in a language without a list of its own.
         if match.group("own") is not None and not label.lower().endswith(PASSWORD_ABROAD + TOKEN_ABROAD):
+            continue
+        # There, a compound noun is the sentence going on ("… vergessen und die E-Mail zum …").
+        if match.group("own") is not None and _COMPOUND_NOUN.fullmatch(_value(match)[0]):
             continue
         label = _qualified(label, match.group("qual"))
         value, start, end = _value(match)

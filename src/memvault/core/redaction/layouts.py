@@ -7,7 +7,9 @@ export's field under a credential's column (a password manager's or a browser's 
 SQL's ``INSERT`` value under one; a value a sentence sets a credential's name to ("set
 `SMTP_PASSWORD` to `…`"); and what a shell or a notebook prints for an expression that reads a
 credential (``In [3]:`` and an environment lookup, then ``Out[3]: '…'``; ``$ echo $DB_PASSWORD``
-then the value)."""
+then the value); and a password a chat tells in passing: as "one" after its label ("my Target
+password is … and my Walmart one is …"), asked about ("is 'Buster1987' a strong password?"), or
+changed ("my password from … to …")."""
 
 from __future__ import annotations
 
@@ -38,6 +40,9 @@ _LABEL_BEFORE_SEPARATOR = re.compile(
 _LABEL_REACH = 80
 _NEXT_LINE = re.compile(r"(?P<blank>[ \t]*\r?\n)?[ \t]*(?P<value>\S{3,300}?)[ \t]*(?=\r?\n|\Z)")
 # A password's label alone on its line, no separator after it, and the value alone on the next.
+# A PIN's label on a line of its own and its digits alone on the next ("PIN" and ``4419`` below it).
+_PIN_LINE = re.compile(r"(?m)^[ \t]*(?:[A-Za-z]{1,20}[ \t]){0,2}(?i:pin(?:[ -]?code)?|passcode)[ \t]*\r?\n[ \t]*"
+                       r"(?P<value>\d{4,12})[ \t]*(?=\r?\n|\Z)")
 _LABEL_LINE = re.compile(
     r"(?m)^[ \t]*(?P<label>(?:[A-Za-z]{1,20}[ \t]){0,2}(?i:pass(?:word|wd|phrase|code)|pwd|pw))[ \t]*\r?\n"
     r"[ \t]*(?P<value>\S{6,300}?)[ \t]*(?=\r?\n|\Z)"
@@ -58,7 +63,29 @@ _UNLOCKED_WITH_DIGITS = re.compile(
     r"(?:[ \t]*,)?[ \t]+(?i:it's|it[ \t]+is|is|use|type|enter)[ \t]+(?P<value>\d{4,10})(?=[ \t]*(?:[,.;!)]|\r?\n|\Z|(?i:if|and|but|so|in)\b))"
 )
 # A key or lock emoji standing for the label ("🔑 …").
-_KEY_EMOJI = re.compile("(?:\U0001f511|\U0001f510|\U0001f512|\U0001f5dd\ufe0f?)" r"[ \t]*:?[ \t]*(?P<value>[^\s\"'`]{8,100})")
+# A key or a lock emoji stands for a password's label, before the value or before what it is for
+# ("🔐 bank: …").
+_KEY_EMOJI = re.compile("(?:\U0001f511|\U0001f510|\U0001f512|\U0001f5dd\ufe0f?)"
+                        r"[ \t]*(?:[\w.'-]{1,20}(?:[ \t][\w.'-]{1,20})?(?:[ \t]*[:=]|[ \t]+-))?[ \t]*:?[ \t]*(?P<value>[^\s\"'`]{8,100})")
+_PASSWORD_NAME = r"(?i:pass(?:word|wd|phrase|code)|pwd|pin)"
+# "one" standing for a password named earlier in the line ("the current one is …", "my Walmart one
+# is …"): the label must be within ``_ONE_REACH`` before it.
+_ONE_IS = re.compile(
+    r"(?<![\w-])(?i:my|the|our|his|her|their|your|this|that)(?:[ \t]+[\w'-]{1,20}){0,2}?[ \t]+(?i:one)"
+    r"[ \t]+(?i:is|was)[ \t]+(?P<value>[^\s\"'`,;]{4,64})"
+)
+_ONE_REACH = 160
+_NAMED = re.compile(r"(?<![\w-])" + _PASSWORD_NAME + r"(?![\w-])")
+# A value asked about as a password ("Is 'Buster1987' a strong enough password?").
+_ASKED_ABOUT = re.compile(
+    r"(?P<quote>[\"'`])(?P<value>[^\s\"'`]{4,64})(?P=quote)[ \t]+(?:(?i:be|is|was|as|for)[ \t]+)?(?i:a|an|the|my)(?:[ \t]+[\w-]{1,15}){0,3}?[ \t]+"
+    + _PASSWORD_NAME + r"(?![\w-])"
+)
+# A password changed from one value to another ("my outlook password from Greenbay12 -> …").
+_CHANGED_FROM = re.compile(
+    r"(?<![\w-])" + _PASSWORD_NAME + r"(?:[ \t]+[\w'-]{1,20}){0,3}?[ \t]+(?i:from)[ \t]+(?P<old>[^\s\"'`,;]{4,64})"
+    r"[ \t]+(?:(?i:to)|->|=>|\u2192)[ \t]+(?P<new>[^\s\"'`,;]{4,64})"
+)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 # A next line that assigns a name of its own is the next setting, not the value left empty above.
 _SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}[ \t]*=")
@@ -177,6 +204,30 @@ def reversed_assignments(text: str) -> Iterator[Hit]:
         yield Hit(start, end, kind_of(label))
 
 
+def told_values(text: str) -> Iterator[Hit]:
+    """A password a sentence tells in passing, away from its label: "one" standing for it, a value
+    asked about as one, or its old and new values."""
+    lowered = text.lower()  # one pass in C spares most text the patterns' scans
+    if not any(word in lowered for word in ("pass", "pwd", "pin")):
+        return
+    for match in _ONE_IS.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if _NAMED.search(text, max(line_start, match.start() - _ONE_REACH), match.start()) is not None:
+            yield from _told(match, "value")
+    for match in _ASKED_ABOUT.finditer(text):
+        yield from _told(match, "value")
+    for match in _CHANGED_FROM.finditer(text):
+        yield from _told(match, "old", "new")
+
+
+def _told(match: re.Match[str], *groups: str) -> Iterator[Hit]:
+    """The values of ``groups`` that read as a password (a digit or a symbol in it, no word alone)."""
+    for group in groups:
+        value = match.group(group).rstrip(".!?)")
+        if classes(value) >= 2 and not prose(value) and value_is_secret(PASSWORD, value):
+            yield Hit(match.start(group), match.start(group) + len(value), PASSWORD)
+
+
 def _word_before(text: str, end: int) -> tuple[int, int] | None:
     """The quoted value or the word that ends at ``end``, at most ``_LONGEST_BEFORE_AS`` long."""
     if end > 0 and text[end - 1] in _QUOTES:
@@ -213,13 +264,16 @@ def next_line_values(text: str) -> Iterator[Hit]:
 
 def label_lines(text: str) -> Iterator[Hit]:
     """A password's label on a line of its own and the value alone on the next, shaped as one
-    ("Password" and ``Nxt!Line-pw3`` below it); a value after a key emoji ("🔑 …"); "use … to log
+    ("Password" and ``Nxt!Line-pw3`` below it), or a PIN's above its digits; a value after a key emoji
+    ("🔑 …", "🔐 bank: …"); "use … to log
     in"; "to log in: …"; and "to unlock my phone it's …"."""
     if "\n" in text:
         for match in _LABEL_LINE.finditer(text):
             value = match.group("value")
             if classes(value) >= 3 and generated(value) and value_is_secret(match.group("label"), value):
                 yield Hit(match.start("value"), match.end("value"), PASSWORD)
+        for match in _PIN_LINE.finditer(text):
+            yield Hit(match.start("value"), match.end("value"), PASSWORD)
     if not text.isascii():
         for match in _KEY_EMOJI.finditer(text):
             value = match.group("value")
