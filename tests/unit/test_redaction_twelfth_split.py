@@ -8,7 +8,11 @@ another, after a lock emoji and a name, a PIN's digits on the line below it, and
 says at length whose it is. Each keeps the look-alikes beside it: the same digits under no
 such name or with a check that fails, a name that is also a word, an account's name set to a
 setting, a path or code, a booking's or a door's code, a German compound noun after a password's
-word, "one" meaning anything else, and a policy's years."""
+word, "one" meaning anything else, and a policy's years; and, from a probe of what developers paste:
+a webhook whose slashes JSON escaped, recovery codes below the account and a blank line, a modem's
+``AT+CPIN``, OpenWeather's ``appid``, a vendor's token printed a character at a time, beside a
+keyring's path a command lists, sops' ciphertext, an ARN's secret name, a BuildKit secret's
+reference, pods' names, an interpolated environment lookup and a UUID under a header's name."""
 
 from __future__ import annotations
 
@@ -58,6 +62,14 @@ SECRETS = [
     ("Debit card PIN\n6028\n(don't lose it)", "6028"),
     ("la password di Gmail è Lupo_Grigio7", "Lupo_Grigio7"),
     ("the PIN for the grandkids' old Nintendo DS is 7391", "7391"),
+    ('{"hook":"https:\\/\\/hooks.slack.com\\/services\\/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"}',
+     "Qm7XvR2pLk9TnW4sHd3FgJ8c"),
+    ("RECOVERY CODES\nops@example.org\n\n1. 5210 8834\n2. 7781 0092\n", "7781 0092"),
+    ('modem.send(b\'AT+CPIN="7720"\\r\')', "7720"),
+    ("GET https://api.openweathermap.org/data/2.5/forecast?lat=52.5&appid=5e1f0a9c3b7d4e2f8a6c1b9d0e3f7a21",
+     "5e1f0a9c3b7d4e2f8a6c1b9d0e3f7a21"),
+    ("the step printed: g i t h u b _ p a t _ 1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6 X y Z q r 9 8 7 w v",
+     "1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6"),
 ]
 
 LOOK_ALIKES = [
@@ -96,6 +108,14 @@ LOOK_ALIKES = [
     "Zip code\n10001",
     "PIN\n2024 edition",
     "security code: none needed for gift cards",
+    "$ gpg --list-secret-keys --keyid-format=long\n/home/ana/.gnupg/pubring.kbx\n---------",
+    "kind: Secret\nstringData:\n  API_TOKEN: ENC[AES256_GCM,data:Zm9vYmFyYmF6cXV4MTIzNA==,iv:QUJDREVGR0hJSktMTU5PUA==,type:str]",
+    '{"name": "DB_PASSWORD", "valueFrom": "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-Xy12Zw"}',
+    "docker buildx build --secret id=pip,src=$HOME/.config/pip/pip.conf -t app .",
+    "token-rotator-7c9f8d6b5-x2k4q   1/1   Running   0   2d\nbilling-5f6d7c8b9a-qq7zp   1/1   Running   0   2d",
+    'STORE_PASSWORD=${System.getenv("STORE_PASSWORD")}',
+    '{"headers":{"Authorization":"[REDACTED]","Idempotency-Key":"3b241101-e2bb-4255-8caf-4136c566a962"}}',
+    "s p a c e d   o u t   w o r d s   a r e   n o   k e y",
 ]
 
 test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)

@@ -40,7 +40,7 @@ _CODES_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)(?:[ \t]+[a-z][a-z-]{2,14}[a-z])?[ \t-]+(?:codes?|keys?)"
     r"(?![a-z])(?:\.txt)?"
     r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*-)?(?:[ \t]+(?!id(?![a-z])|identifier)[a-z]{1,15}){1,3}?(?=[ \t]*:))?"
-    r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}(?:[\w.+-]{1,64}@[\w.-]{1,64}[ \t]*\r?\n[ \t]*)?"
+    r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}(?:[\w.+-]{1,64}@[\w.-]{1,64}[ \t]*(?:\r?\n[ \t]*){1,2})?"
 )
 # A one-time code that an SMS or an e-mail puts first ("G-482913 is your Google verification code").
 _CODE_FIRST = re.compile(

@@ -208,6 +208,7 @@ _APP_PASSWORD_START = re.compile(r"^[a-z]{4}$")
 _APP_PASSWORD_REST = re.compile(r"(?:[ \t][a-z]{4}){3}(?![\w])")
 _REST_OF_LINE = re.compile(r"(?:[ \t]+\S{1,24}){1,8}(?=[ \t]*\r?\n|[ \t]*\Z)")
 _NOT_PRINTABLE_ASCII = re.compile(r"[^!-~]")
+_NEXT_KEY = re.compile(r"[\"']?[ \t]*:")
 _NEXT_SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}=")
 _SPELLED_OUT = re.compile(r"\S(?:[ \t]\S(?![^\s.,;:)])){5,63}")
 # A PIN or a code said a digit or a few at a time ("the PIN is 4 7 1 9", "OTP 841 927").
@@ -444,7 +445,9 @@ def assignments(text: str) -> Iterator[Hit]:
         # A name passed beside its value (``define('DB_PASSWORD', …)``) is as likely a label
         # beside its translation: only a value shaped like a password counts.
         passed = separator == ","
-        if passed and any(c.isspace() for c in value):
+        # A quoted word followed by a colon is the next key of a mapping (``"name": "DB_PASSWORD",
+        # "valueFrom": …``), not a value passed beside its name.
+        if passed and (any(c.isspace() for c in value) or _NEXT_KEY.match(text, end)):
             continue
         abroad = passed or match.group("abroad", "abroad2", "cjk", "cjk2", "own") != (None,) * 5
         # A word the sentence goes on after (a capitalised one too, under a token's label: a

@@ -86,6 +86,8 @@ _CHANGED_FROM = re.compile(
     r"(?<![\w-])" + _PASSWORD_NAME + r"(?:[ \t]+[\w'-]{1,20}){0,3}?[ \t]+(?i:from)[ \t]+(?P<old>[^\s\"'`,;]{4,64})"
     r"[ \t]+(?:(?i:to)|->|=>|\u2192)[ \t]+(?P<new>[^\s\"'`,;]{4,64})"
 )
+# What a command lists may be a file's path (``gpg --list-secret-keys`` prints its keyring's first).
+_FILE_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)+/?")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 # A next line that assigns a name of its own is the next setting, not the value left empty above.
 _SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}[ \t]*=")
@@ -164,7 +166,8 @@ def printed_values(text: str) -> Iterator[Hit]:
         stripped = value.strip("'\"")
         # What a prompt prints for a credential looks made; a word below a line that starts with "$"
         # or ">" is more likely the next sentence.
-        if names and " " not in stripped and generated(stripped, 6) and value_is_secret(names[-1], stripped):
+        if names and " " not in stripped and generated(stripped, 6) and value_is_secret(names[-1], stripped) \
+                and not _FILE_PATH.fullmatch(stripped):
             start = match.start("value") + value.index(stripped)
             yield Hit(start, start + len(stripped), kind_of(names[-1]))
 

@@ -30,6 +30,9 @@ _USER_PASS = re.compile(
     r"(?<!\S)(?:-u|--user|--proxy-user|--http-user|--auth|(?<=\bhttp[ \t])-a|(?<=\bhttps[ \t])-a|(?<=\bxh[ \t])-a)(?:[ \t]+|=)\\?[\"']?(?P<user>[^\s:\"']{0,100}):(?P<value>[^\s\"']{1,300})"
 )
 # A flag's argument never opens with ``=``: ``-token = …`` is a line a diff removes, not a flag.
+# A modem's command that enters a SIM's PIN, or its PUK and a new PIN (``AT+CPIN="1234"``).
+_SIM_PIN_COMMAND = re.compile(r"(?i:AT\+CPIN2?)=\\?\"?(?P<pin>\d{4,8})\\?\"?(?:,\\?\"?(?P<new>\d{4,8})\\?\"?)?(?![\d])")
+_SECRET_REFERENCE = re.compile(r"(?:id|src|source|env|type|target)=[^\s,]*(?:,(?:id|src|source|env|type|target|required)=[^\s,]*)*$")
 _LONG_FLAG = re.compile(r"(?<![\w-])--?(?P<label>[A-Za-z][\w-]{0,40})[ \t]+\\?[\"']?(?P<value>[^\s\"'=-][^\s\"']{0,300})")
 _COMMAND_FLAG = re.compile(
     r"(?<![\w-])(?P<command>(?i:mysql\w*|mariadb\w*|sshpass|mongo\w*|docker[ \t]+login|podman[ \t]+login|"
@@ -206,6 +209,11 @@ def headers(text: str) -> Iterator[Hit]:
 
 
 def command_lines(text: str) -> Iterator[Hit]:
+    if "CPIN" in text or "cpin" in text:
+        for match in _SIM_PIN_COMMAND.finditer(text):
+            for group in ("pin", "new"):
+                if match.group(group) is not None:
+                    yield Hit(match.start(group), match.end(group), PASSWORD)
     for match in _USER_PASS.finditer(text):
         value = match.group("value").rstrip(".,;)")
         if not placeholder(value) and not value.isdigit() and not placeholder(match.group("user") or "x"):
@@ -214,8 +222,9 @@ def command_lines(text: str) -> Iterator[Hit]:
         if label_strength(match.group("label")) != STRONG and not _PASS_OPTION.search(match.group("label")):
             continue
         value = _argument(match.group("value"))
-        # "--token or MEMVAULT_TOKEN": the sentence goes on where a value would be.
-        if value and not value.isdigit() and not prose(value) and not code(value):
+        # "--token or MEMVAULT_TOKEN": the sentence goes on where a value would be. A secret's
+        # reference (BuildKit's ``--secret id=npmrc,src=…``) names where it is kept.
+        if value and not value.isdigit() and not prose(value) and not code(value) and not _SECRET_REFERENCE.match(value):
             yield Hit(match.start("value"), match.start("value") + len(value), PASSWORD)
     if "login" in text:
         for match in _LOGIN_ARGUMENT.finditer(text):

@@ -17,8 +17,9 @@ from functools import lru_cache
 
 # Non-ASCII runs to fold, and a line continuation (a backslash ending a line, as a shell and C
 # read it) to drop: a secret split by one reads whole. And a Latin letter written as JSON's escape
-# (``"pa\u0073sword"``), which a JSON reader turns back into the letter.
-_TO_FOLD = re.compile(r"[^\x00-\x7f]+|\\\r?\n|\\u00(?:[46][1-9a-fA-F]|[57][0-9aA])")
+# (``"pa\u0073sword"``), which a JSON reader turns back into the letter, and a slash JSON escaped
+# (``https:\/\/hooks…``).
+_TO_FOLD = re.compile(r"[^\x00-\x7f]+|\\\r?\n|\\u00(?:[46][1-9a-fA-F]|[57][0-9aA])|\\/")
 _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d")
 _LINE_BREAKS = frozenset("\x85\u2028\u2029")
 # An arrow between a name and its value reads as the ASCII one (``Password ⇒ …``).
@@ -75,7 +76,7 @@ def _fold(char: str) -> str:
 
 
 def normalise(text: str) -> Normalised:
-    if text.isascii() and "\\\n" not in text and "\\\r\n" not in text and "\\u00" not in text:
+    if text.isascii() and "\\\n" not in text and "\\\r\n" not in text and "\\u00" not in text and "\\/" not in text:
         return Normalised(text, None)
     pieces: list[str] = []
     origins: list[int] = []
@@ -86,7 +87,10 @@ def normalise(text: str) -> Normalised:
         origins.extend(range(done, start))
         done = end
         if text[start] == "\\":
-            if text[start + 1] == "u":
+            if text[start + 1] == "/":
+                pieces.append("/")
+                origins.append(start + 1)
+            elif text[start + 1] == "u":
                 # The escaped letter reads as itself only inside a word: ``\u0041`` alone is code.
                 letter = chr(int(text[start + 2:end], 16))
                 beside = (start > 0 and text[start - 1].isalpha()) or (end < len(text) and text[end].isalpha())

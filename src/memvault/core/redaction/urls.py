@@ -56,6 +56,12 @@ _RUN_START = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]")
 _NOT_SECRET_BEFORE = re.compile(r"(?i)(?:commit|sha\d*|hash|digest|checksum|rev(?:ision)?|id|uuid)[\s:=#@]*$|;base64,$")
 _VAULTED = re.compile(r"\s*[:=]?\s*(?:!vault|ENC\[|\$ANSIBLE_VAULT)")
 _NEARBY = 120
+_ENCRYPTED_REACH = 400
+_ARN_SECRET = re.compile(r"arn:aws[\w-]*:secretsmanager:[^\s\"']{0,80}:secret:\Z")
+_ARN_REACH = 120
+# A deployment's pod: its name, its replica set's hash and five characters of its own.
+_POD_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[a-z0-9]{8,10}-[a-z0-9]{5}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z_.-]*=")
 # Go's MySQL driver names its server without a scheme: ``user:password@tcp(host:port)/db``.
 # Found by its rare ``@tcp(`` and read back from there, so that no run of text is read twice.
@@ -135,8 +141,20 @@ def near_credential_words(text: str) -> Iterator[Hit]:
                           or _OTHER_KEY_BEFORE.search(text, max(0, word.start() - 20), word.start())):
                 continue
             if random_token(value) and not PUBLIC_KEY_VALUE.match(value) \
-                    and not _NOT_SECRET_BEFORE.search(text, max(0, start - 12), start):
+                    and not _NOT_SECRET_BEFORE.search(text, max(0, start - 12), start) \
+                    and not _named_elsewhere(text, start, value):
                 yield Hit(start, run.end(), TOKEN)
+
+
+def _named_elsewhere(text: str, start: int, value: str) -> bool:
+    """A run that is no secret where it stands: inside sops' ``ENC[…]`` (ciphertext), a secret's name
+    in an ARN, a Kubernetes pod's name, or a UUID (``Idempotency-Key``, a request's id)."""
+    opened = text.rfind("ENC[", max(0, start - _ENCRYPTED_REACH), start)
+    if opened >= 0 and "]" not in text[opened:start]:
+        return True
+    if _ARN_SECRET.search(text, max(0, start - _ARN_REACH), start):
+        return True
+    return bool(_POD_NAME.fullmatch(value) or _UUID.fullmatch(value))
 
 
 def _short_random(value: str) -> bool:

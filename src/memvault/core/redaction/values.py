@@ -31,7 +31,7 @@ PLACEHOLDER_WORDS = frozenset(
     "trace debug info warn warning error fatal off".split()
 )
 _TEMPLATE = re.compile(
-    r"\$\{[^}]*\}|\$\(|^\$[A-Za-z_]\w*$|^\$\{[A-Za-z_]\w*:?[-=?+]|^\{(?:[A-Za-z_][\w.]*|\d*)(?:![rsa])?(?::[^{}\s]*)?\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^\$?\{\{|^\{%|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
+    r"\$\{[^}]*\}|^\$\{[A-Za-z_][\w.]*\(|\$\(|^\$[A-Za-z_]\w*$|^\$\{[A-Za-z_]\w*:?[-=?+]|^\{(?:[A-Za-z_][\w.]*|\d*)(?:![rsa])?(?::[^{}\s]*)?\}$|^<[A-Za-z][\w-]*$|\{\{.*\}\}|\{%.*%\}|^\$?\{\{|^\{%|^<[^<>]*>$|%\(\w+\)s|^%\w+%$|^%s$|\[redacted|^\*+$"
     r"|!vault|\$ANSIBLE_VAULT|^ENC\[|^vault:|^(?:op|sm|gcpsm|awssm|azkv|bws|vault|infisical|doppler)://|^(?:env|file|fd):[\w./-]+$|@Microsoft\.KeyVault|^arn:aws:secretsmanager|^secretRef"
     r"|^(?:your|my|enter|insert|replace|put|paste)[-_ ]?[\w -]*(?:key|token|secret|pass\w*|word|here)$|[-_ ]here$"
     # Ruby's and Octopus's interpolation; CloudFormation's intrinsic functions, which name a parameter.

@@ -150,8 +150,11 @@ _WEBHOOKS = re.compile(
     r"magic|magic-link|login|signin|verify|confirm|activate)/(?P<link>[A-Za-z0-9_-]{20,200})(?![A-Za-z0-9_-])"
     # The code an OAuth provider sends back to the app, which the app trades for a token.
     r"|[?&#]code=(?P<code>[A-Za-z0-9_~.+/-]{20,512})(?![A-Za-z0-9_~.+/-])"
+    # OpenWeather's API key, 32 hex digits, is its query's ``appid`` (an app's id elsewhere is public).
+    r"|[?&]appid=(?P<appid>[0-9a-f]{32})(?![0-9A-Za-z])"
 )
 _PARTS = re.compile(r"[A-Za-z0-9]+")
+_SPACED_OUT = re.compile(r"(?<![^\s\"'`])(?:[!-~] ){19,299}[!-~](?![^\s\"'`])")
 
 
 def random_enough(token: str) -> bool:
@@ -184,8 +187,16 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
             token = match.group(0)
             if _shaped(token):
                 yield Hit(match.start(), match.end(), kind)
+    for spaced in _SPACED_OUT.finditer(text):
+        # A token printed a character at a time (``sed 's/./& /g'``, to slip past a log's mask).
+        joined = spaced.group(0).replace(" ", "")
+        for pattern, kind in ((_KEY_SHAPES, API_KEY), (_TOKEN_SHAPES, TOKEN)):
+            found = pattern.match(joined)
+            if found is not None and found.end() >= len(joined) - 1 and _shaped(found.group(0)):
+                yield Hit(spaced.start(), spaced.end(), kind)
+                break
     for match in _WEBHOOKS.finditer(text):
-        group = next(name for name in ("secret", "discord", "teams", "telegram", "zapier", "hook", "link", "code")
+        group = next(name for name in ("secret", "discord", "teams", "telegram", "zapier", "hook", "link", "code", "appid")
                      if match.group(name) is not None)
         # Zapier's catch hooks end in a short run: its place in the URL, not its mix, marks it.
         if group == "zapier" or random_enough(match.group(group)):
