@@ -68,6 +68,11 @@ SECRETS = [
     ('modem.send(b\'AT+CPIN="7720"\\r\')', "7720"),
     ("GET https://api.openweathermap.org/data/2.5/forecast?lat=52.5&appid=5e1f0a9c3b7d4e2f8a6c1b9d0e3f7a21",
      "5e1f0a9c3b7d4e2f8a6c1b9d0e3f7a21"),
+    ("the pass code for my voicemail is 4407", "4407"),
+    ("banka şifrem Kartal.1903 olarak kaldı", "Kartal.1903"),
+    ("الرقم السري للحساب هو 5821", "5821"),
+    ("Der Code für unsere Alarmanlage ist 3307.", "3307"),
+    ("I entered Mango7$pear as the password but it was rejected", "Mango7$pear"),
     ("the step printed: g i t h u b _ p a t _ 1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6 X y Z q r 9 8 7 w v",
      "1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6"),
 ]
@@ -116,6 +121,8 @@ LOOK_ALIKES = [
     'STORE_PASSWORD=${System.getenv("STORE_PASSWORD")}',
     '{"headers":{"Authorization":"[REDACTED]","Idempotency-Key":"3b241101-e2bb-4255-8caf-4136c566a962"}}',
     "s p a c e d   o u t   w o r d s   a r e   n o   k e y",
+    "my boarding pass code is on the app",
+    "the answer is the password and the user name together",
 ]
 
 test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)

@@ -54,7 +54,7 @@ _NETWORK_WORDS = frozenset({"wifi", "fi", "wlan", "wpa", "wpa2", "network"})
 # code", a card's "security code"); an error, a zip or a country code is not one, and a door's,
 # gate's or locker's code is the household knowledge a memory is asked to keep.
 # A device's own code unlocks it ("the iPad code", "my laptop code"); a phone's could be its country's.
-_SECRET_CODE_WORDS = frozenset({"pin", "unlock", "disarm", "security", "access", "alarm", "safe", "puk", "verification",
+_SECRET_CODE_WORDS = frozenset({"pin", "pass", "unlock", "disarm", "security", "access", "alarm", "safe", "puk", "verification",
                                 "login", "otp", "mfa", "sms", "confirmation", "authentication", "auth", "ipad", "iphone",
                                 "tablet", "laptop", "screen", "lockscreen"})
 # After "code", what it opens ("the code to get into my phone"): a device's is its unlock code.
@@ -134,7 +134,7 @@ _ASSIGNMENT = re.compile(
     r"|my|meiner|meines|meine|mein|mon|mi|mijn|mitt|της|του|των)(?:[ \t]+[\w@.'-]{1,30}){1,6}?"
     # Who keeps or uses it, or since when ("the password I use for everything: …", "the password
     # you gave me was …", "my password everywhere is …"): the sentence names its value next.
-    r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?:I|(?i:we|you|he|she|they))(?:[ \t]+[\w'-]{1,20}){1,4}?"
+    r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?:I|(?i:we|you|he|she|they))(?:[ \t]+[\w'-]{1,20}){1,6}?"
     r"|[ \t]+(?i:that|which)(?:[ \t]+[\w'-]{1,20}){1,3}?"
     r"|[ \t]+(?i:everywhere|anywhere|now|today|these[ \t]+days|nowadays|currently|lately|again|too|also)"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").

@@ -9,10 +9,11 @@ from __future__ import annotations
 PASSWORD_ABROAD = (
     "mot de passe", "passwort", "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "salasana",
     "hasło", "haslo", "lösenordet", "losenordet", "lösenord", "losenord", "passordet", "passord", "adgangskoden",
-    "adgangskode", "şifre", "sifre", "şifresi", "sifresi", "parola", "parolası",
+    "adgangskode", "şifre", "sifre", "şifresi", "sifresi", "şifrem", "sifrem", "şifreniz", "sifreniz", "parola",
+    "parolası", "parolam",
     "jelszó", "jelszo", "пароль", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호", "clave",
     "palavra-passe", "heslo", "kata sandinya", "kata sandi", "kata laluan", "mật khẩu", "mat khau", "पासवर्ड", "कूटशब्द",
-    "كلمة المرور", "كلمة السر", "رمز المرور", "رمز عبور", "گذرواژه", "סיסמה", "סיסמא", "รหัสผ่าน",
+    "كلمة المرور", "كلمة السر", "الرقم السري", "رمز المرور", "رمز عبور", "گذرواژه", "סיסמה", "סיסמא", "รหัสผ่าน",
     "συνθηματικό", "κωδικός πρόσβασης", "κωδικό πρόσβασης", "κωδικός", "κωδικό", "geheimzahl", "geheimnummer",
     "pincode", "пин-код", "пін-код", "пін", "पिन",
     "mdp", "парола", "лозинка", "lozinka", "гасло", "geslo", "parool", "parole", "slaptažodis", "slaptazodis",
@@ -37,7 +38,7 @@ PASSWORD_OR_CODE_ABROAD = ("κωδικός", "κωδικό")
 SECRET_CODE_WORDS_ABROAD = {
     "accès": "access", "acces": "access", "acceso": "access", "acesso": "access", "accesso": "access",
     "déverrouillage": "unlock", "deverrouillage": "unlock", "desbloqueo": "unlock", "desbloqueio": "unlock",
-    "sblocco": "unlock", "alarme": "alarm", "alarma": "alarm", "allarme": "alarm", "sécurité": "security",
+    "sblocco": "unlock", "alarme": "alarm", "alarma": "alarm", "allarme": "alarm", "alarmanlage": "alarm", "sécurité": "security",
     "securite": "security", "seguridad": "security", "segurança": "security", "seguranca": "security",
     "sicurezza": "security",
 }

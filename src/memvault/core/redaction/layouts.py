@@ -24,8 +24,10 @@ from memvault.core.redaction.values import classes, generated, prose
 _AS_LABEL = re.compile(r"[ \t]+(?:as|is|was)[ \t]+(?:(?:the|my|your|our|his|her|their|a|an|new|old|current)[ \t]+){0,2}"
                        r"(?:[A-Za-z][a-z0-9-]{1,15}[ \t]+)?"
                        r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key))(?![A-Za-z0-9])"
-                       # The label ends its noun: "… is the password regex we use" names a regex.
-                       r"(?![ \t]+(?!(?:for|to|on|at|in|of|from|with|we|i|you|that)(?![a-z]))[a-z])")
+                       # The label ends its noun: "… is the password regex we use" names a regex; a
+                       # conjunction starts the next clause ("… as the password and it said …").
+                       r"(?![ \t]+(?!(?:for|to|on|at|in|of|from|with|we|i|you|that|and|but|or|so|then|because|when)"
+                       r"(?![a-z]))[a-z])")
 _QUOTES = "`\"'"
 _CLAUSE_ENDS = re.compile(r"[ \t]*(?:$|[.,;:!?)\n])")
 _LONGEST_BEFORE_AS = 100
@@ -67,6 +69,7 @@ _UNLOCKED_WITH_DIGITS = re.compile(
 # ("🔐 bank: …").
 _KEY_EMOJI = re.compile("(?:\U0001f511|\U0001f510|\U0001f512|\U0001f5dd\ufe0f?)"
                         r"[ \t]*(?:[\w.'-]{1,20}(?:[ \t][\w.'-]{1,20})?(?:[ \t]*[:=]|[ \t]+-))?[ \t]*:?[ \t]*(?P<value>[^\s\"'`]{8,100})")
+_PIN_WORD = re.compile(r"(?<![a-z])pin(?![a-z])")
 _PASSWORD_NAME = r"(?i:pass(?:word|wd|phrase|code)|pwd|pin)"
 # "one" standing for a password named earlier in the line ("the current one is …", "my Walmart one
 # is …"): the label must be within ``_ONE_REACH`` before it.
@@ -110,6 +113,9 @@ _ACCOUNT_PAIR = re.compile(
     r"(?i)(?<![\w.$/-])(?:root|admin|administrator|sa|sysadmin|superuser|postgres|mysql|oracle|ubuntu|pi|"
     r"ec2-user|guest|operator)(?:[ \t]*[=/][ \t]*|:[ \t]*)(?P<secret>[^\s/'\"`:,;]{6,100})"
 )
+# The account names above as lower-case text holds them: the short ones only beside a separator.
+_ACCOUNT_STEMS = ("root", "admin", "postgres", "mysql", "oracle", "ubuntu", "ec2-user", "guest", "operator", "superuser",
+                  "sa=", "sa:", "sa/", "sa =", "sa /", "pi=", "pi:", "pi/", "pi =", "pi /")
 _PAIR = re.compile(
     r"(?i)(?<![\w-])(?:log[ -]?ins?|sign[ -]?in|credentials?|creds|account|wi-?fi|wlan)"
     # What the login is for ("the login for the NAS is …"), a few words at most.
@@ -211,7 +217,7 @@ def told_values(text: str) -> Iterator[Hit]:
     """A password a sentence tells in passing, away from its label: "one" standing for it, a value
     asked about as one, or its old and new values."""
     lowered = text.lower()  # one pass in C spares most text the patterns' scans
-    if not any(word in lowered for word in ("pass", "pwd", "pin")):
+    if not any(word in lowered for word in ("passw", "passc", "passp", "pwd")) and _PIN_WORD.search(lowered) is None:
         return
     for match in _ONE_IS.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
@@ -341,7 +347,8 @@ def login_pairs(text: str) -> Iterator[Hit]:
         # A number before the slash is a date or a count ("2024/Q3-report"), not a user.
         if not match.group("user").isdigit() and generated(secret, 6):
             yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)
-    for match in _ACCOUNT_PAIR.finditer(text):
+    lowered = text.lower()
+    for match in _ACCOUNT_PAIR.finditer(text) if any(name in lowered for name in _ACCOUNT_STEMS) else ():
         secret = match.group("secret").rstrip(".)")
         if classes(secret) >= 3 and value_is_secret(PASSWORD, secret):
             yield Hit(match.start("secret"), match.start("secret") + len(secret), PASSWORD)

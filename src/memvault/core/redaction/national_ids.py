@@ -158,11 +158,12 @@ _NUMBERS: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
 
 # Six digits in a row, or apart by one space, dot or dash each, or a codice fiscale's start: every
 # number above holds one, and most texts none, so they are read once.
+_TWO_DIGITS = re.compile(r"\d\d")
 _NUMBER_LIKE = re.compile(r"\d(?:[ .-]?\d){5}|[A-Za-z]{6}\d\d[A-Za-z]")
 
 
 def national_ids(text: str) -> Iterator[Hit]:
-    if _NUMBER_LIKE.search(text) is None:
+    if _TWO_DIGITS.search(text) is None or _NUMBER_LIKE.search(text) is None:
         return
     for pattern, valid in _NUMBERS:
         for match in pattern.finditer(text):
