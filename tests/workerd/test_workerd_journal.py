@@ -17,7 +17,10 @@ from wrangler_dev import wait_for
 
 
 def usage_total(stack: MainStack) -> dict[str, Any]:
-    answer = stack.api("GET", "/v1/usage", stack.secrets.memory_key)
+    """The key's usage since yesterday (UTC): a row ``leave_a_row`` makes an hour old is counted on
+    yesterday's date in the first hour of a day."""
+    since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 86400))
+    answer = stack.api("GET", "/v1/usage", stack.secrets.memory_key, params={"from": since})
     assert answer.status_code == 200, answer.text
     return dict(answer.json()["total"])
 
