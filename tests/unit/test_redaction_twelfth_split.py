@@ -73,6 +73,14 @@ SECRETS = [
     ("الرقم السري للحساب هو 5821", "5821"),
     ("Der Code für unsere Alarmanlage ist 3307.", "3307"),
     ("I entered Mango7$pear as the password but it was rejected", "Mango7$pear"),
+    ("CREATE ROLE etl LOGIN; ldapsearch -x -D cn=etl -w Ld4p!Etl22 -b dc=acme", "Ld4p!Etl22"),
+    ("my debit pin's 6619 btw", "6619"),
+    ("The wifi password? It's Meadow7Lark.", "Meadow7Lark"),
+    ("Pin-Nummer: 2290", "2290"),
+    ("MFA: 551093", "551093"),
+    ("Google Authenticator shows 640 118 for the AWS root account", "640 118"),
+    ("0x9a3c55e1b7d04f2c8e6a1b3d5f7092c4e6a8b0d2f4c6e8a0b2d4f6e8a0c2e4f6 is my ledger private key",
+     "9a3c55e1b7d04f2c8e6a1b3d5f7092c4e6a8b0d2f4c6e8a0b2d4f6e8a0c2e4f6"),
     ("the step printed: g i t h u b _ p a t _ 1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6 X y Z q r 9 8 7 w v",
      "1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6"),
 ]
@@ -123,6 +131,12 @@ LOOK_ALIKES = [
     "s p a c e d   o u t   w o r d s   a r e   n o   k e y",
     "my boarding pass code is on the app",
     "the answer is the password and the user name together",
+    "ldapsearch -x -w is deprecated, use -W",
+    "the pin's location is 12 Main St",
+    "the password? it's on the fridge",
+    "MFA enabled since 2024",
+    "Authenticator v6.21.0 released",
+    "2FA: 123 456 789 is my phone",
 ]
 
 test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)

@@ -106,6 +106,9 @@ _ABROAD_STEMS = ("digo de", "code de", "code a", "codice", "kod", "prufnummer", 
                  "verifizierung", "sicherheits", "einmal", "anmelde", "dogrulama", "guvenlik", "verificatie",
                  "beveiliging", "veiligheid")
 _THREE_DIGITS = re.compile(r"\d{3}")
+# Six digits a few words after a second factor's name ("MFA: 483920", "Authenticator says 483920",
+# "the code from Google Authenticator right now is 483 920"): what an authenticator shows.
+_FACTOR_CODE = re.compile(r"[^\d\n]{0,40}?(?<![\d.,:/-])(?P<code>\d{6}|\d{3} \d{3})(?![\d.,:/-]|[ ]\d)")
 # A card's security code under its name in other languages ("cryptogramme 412", "Prüfnummer 903",
 # "código de seguridad 556", "セキュリティコード 271"), as "CVV" is read.
 _CARD_CODE_ABROAD = re.compile(
@@ -153,6 +156,11 @@ def one_time_codes(text: str) -> Iterator[Hit]:
     if "code" in lowered:
         for match in _CHECK_CODE.finditer(text):
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
+    if _THREE_DIGITS.search(text):
+        for word in _SECOND_FACTOR_WORD.finditer(text):
+            code = _FACTOR_CODE.match(text, word.end())
+            if code is not None:
+                yield Hit(code.start("code"), code.end("code"), ONE_TIME_CODE)
     for label in _CODES_LABEL.finditer(text):
         position = label.end()
         for _ in range(_MOST_CODES):

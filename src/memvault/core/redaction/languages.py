@@ -15,7 +15,7 @@ PASSWORD_ABROAD = (
     "palavra-passe", "heslo", "kata sandinya", "kata sandi", "kata laluan", "mật khẩu", "mat khau", "पासवर्ड", "कूटशब्द",
     "كلمة المرور", "كلمة السر", "الرقم السري", "رمز المرور", "رمز عبور", "گذرواژه", "סיסמה", "סיסמא", "รหัสผ่าน",
     "συνθηματικό", "κωδικός πρόσβασης", "κωδικό πρόσβασης", "κωδικός", "κωδικό", "geheimzahl", "geheimnummer",
-    "pincode", "пин-код", "пін-код", "пін", "पिन",
+    "pincode", "pin-nummer", "pinnummer", "пин-код", "пін-код", "пін", "पिन",
     "mdp", "парола", "лозинка", "lozinka", "гасло", "geslo", "parool", "parole", "slaptažodis", "slaptazodis",
     "lykilorð", "lykilord", "contrasenya", "pasahitza", "cyfrinair", "nenosiri", "পাসওয়ার্ড", "கடவுச்சொல்",
     "پاس ورڈ", "құпия сөз", "የይለፍ ቃል", "pasfhocal", "fjalëkalimi", "fjalekalimi", "პაროლი", "գաղտնաբառ",
@@ -29,7 +29,7 @@ PASSWORD_ABROAD = (
     "safe combination",
 )
 # A PIN in those languages: its value is digits, as under the English word.
-PIN_ABROAD = ("pincode", "пин-код", "пін-код", "пін", "पिन", "geheimzahl", "geheimnummer", "pinkoden", "pinkod")
+PIN_ABROAD = ("pincode", "pin-nummer", "pinnummer", "пин-код", "пін-код", "пін", "पिन", "geheimzahl", "geheimnummer", "pinkoden", "pinkod")
 # Words that name a password and any code besides (Greek's κωδικός is also a postal code): a value
 # of digits alone under one is that other code.
 PASSWORD_OR_CODE_ABROAD = ("κωδικός", "κωδικό")

@@ -23,7 +23,7 @@ from memvault.core.redaction.values import classes, generated, prose
 # The value named before its label: "… as the password", "… is my API key", "… was the staging token".
 _AS_LABEL = re.compile(r"[ \t]+(?:as|is|was)[ \t]+(?:(?:the|my|your|our|his|her|their|a|an|new|old|current)[ \t]+){0,2}"
                        r"(?:[A-Za-z][a-z0-9-]{1,15}[ \t]+)?"
-                       r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key))(?![A-Za-z0-9])"
+                       r"(?P<label>(?i:pass(?:word|phrase|code)|pin|secret|token|api[ _-]?key|private[ _-]?key))(?![A-Za-z0-9])"
                        # The label ends its noun: "… is the password regex we use" names a regex; a
                        # conjunction starts the next clause ("… as the password and it said …").
                        r"(?![ \t]+(?!(?:for|to|on|at|in|of|from|with|we|i|you|that|and|but|or|so|then|because|when)"
@@ -79,6 +79,12 @@ _ONE_IS = re.compile(
 )
 _ONE_REACH = 160
 _NAMED = re.compile(r"(?<![\w-])" + _PASSWORD_NAME + r"(?![\w-])")
+# "'s" for "is" after a password's or a PIN's name ("my pin's 4821"), or the name asked and answered
+# on one line ("The password? It's …").
+_CONTRACTED = re.compile(
+    r"(?<![\w-])(?:(?P<pin>(?i:pin))|(?i:pass(?:word|wd|phrase|code)|pwd))(?:'s|[ \t]*\?[ \t]+(?i:it's|it[ \t]+is|its))"
+    r"[ \t]+(?:(?i:now|still|just)[ \t]+)?(?P<value>[^\s\"'`,;]{4,64}?)(?=[.!?]?(?:[\s\"'`,;]|\Z))"
+)
 # A value asked about as a password ("Is 'Buster1987' a strong enough password?").
 _ASKED_ABOUT = re.compile(
     r"(?P<quote>[\"'`])(?P<value>[^\s\"'`]{4,64})(?P=quote)[ \t]+(?:(?i:be|is|was|as|for)[ \t]+)?(?i:a|an|the|my)(?:[ \t]+[\w-]{1,15}){0,3}?[ \t]+"
@@ -215,7 +221,7 @@ def reversed_assignments(text: str) -> Iterator[Hit]:
 
 def told_values(text: str) -> Iterator[Hit]:
     """A password a sentence tells in passing, away from its label: "one" standing for it, a value
-    asked about as one, or its old and new values."""
+    asked about as one, after "'s" or its name asked and answered, or its old and new values."""
     lowered = text.lower()  # one pass in C spares most text the patterns' scans
     if not any(word in lowered for word in ("passw", "passc", "passp", "pwd")) and _PIN_WORD.search(lowered) is None:
         return
@@ -225,6 +231,12 @@ def told_values(text: str) -> Iterator[Hit]:
             yield from _told(match, "value")
     for match in _ASKED_ABOUT.finditer(text):
         yield from _told(match, "value")
+    for match in _CONTRACTED.finditer(text):
+        if match.group("value").isdigit():
+            if match.group("pin") is not None and 4 <= len(match.group("value")) <= 12:
+                yield Hit(match.start("value"), match.end("value"), PASSWORD)
+        else:
+            yield from _told(match, "value")
     for match in _CHANGED_FROM.finditer(text):
         yield from _told(match, "old", "new")
 

@@ -242,7 +242,8 @@ def command_lines(text: str) -> Iterator[Hit]:
         if found is not None and found.group("flag") != wanted:
             continue
         value = _argument(found.group("value")) if found else ""
-        if found is None or (attached_only and found.group("gap")) or not value:
+        # A sentence about the flag goes on in words ("ldapsearch -w is deprecated").
+        if found is None or (attached_only and found.group("gap")) or not value or (found.group("gap") and prose(value)):
             continue
         yield Hit(found.start("value"), found.start("value") + len(value), PASSWORD)
 
