@@ -81,6 +81,19 @@ SECRETS = [
     ("Google Authenticator shows 640 118 for the AWS root account", "640 118"),
     ("0x9a3c55e1b7d04f2c8e6a1b3d5f7092c4e6a8b0d2f4c6e8a0b2d4f6e8a0c2e4f6 is my ledger private key",
      "9a3c55e1b7d04f2c8e6a1b3d5f7092c4e6a8b0d2f4c6e8a0b2d4f6e8a0c2e4f6"),
+    ("visa 4916/3380/4512/7726 cvc 311", "4916/3380/4512/7726"),
+    ("card_no=4024_0071_5336_3824", "4024_0071_5336_3824"),
+    ("Card:\t4485\t2866\t0311\t9273", "4485\t2866\t0311\t9273"),
+    ("SSN: 412/55/9083", "412/55/9083"),
+    ("soc sec # 4 1 2 5 5 9 0 8 3", "4 1 2 5 5 9 0 8 3"),
+    ("Security question: \"Name of your childhood best friend?\" has the answer Tamsin88.", "Tamsin88"),
+    ("Your Dropbox backup codes:\n\n```\n8f2k1-9dq7x  4mz0p-7hw2c\n```", "4mz0p-7hw2c"),
+    ("Recovery codes for 2FA:\nk3n9x2pq\n7vb1m8za", "7vb1m8za"),
+    ("Seu código de acesso Itaú é 882-419. Não compartilhe.", "882-419"),
+    ("【楽天】認証番号：551208", "551208"),
+    ("server.login('ops@acme.io', 'wqer tyui opas dfgh')", "wqer tyui opas dfgh"),
+    ("prod keys: AKIAZ7Q2M4X9LP3RT6VY, 9fK2/xQ7+Lm3Vb8Nw1Rz4Tc6Yp0Hs5Jd2Ge7Ua9B", "9fK2/xQ7+Lm3Vb8Nw1Rz4Tc6Yp0Hs5Jd2Ge7Ua9B"),
+    ("dn: cn=svc,dc=acme\nuserPassword:: V2g3IXBRMnhMbQ==", "V2g3IXBRMnhMbQ=="),
     ("the step printed: g i t h u b _ p a t _ 1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6 X y Z q r 9 8 7 w v",
      "1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6"),
 ]
@@ -137,6 +150,11 @@ LOOK_ALIKES = [
     "MFA enabled since 2024",
     "Authenticator v6.21.0 released",
     "2FA: 123 456 789 is my phone",
+    "released 2024/11/27, build 2024_11_27_1234",
+    "example body: username=%3Cyour-username%3E&password=%3Cyour-password%3E",
+    "verify with this key:\n-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDO5ruV7pb8C0rgOwLcYgVRpHlHS2\n-----END PUBLIC KEY-----",
+    "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "dn: cn=svc,dc=acme\ndescription:: SGVsbG8gd29ybGQ=",
 ]
 
 test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)

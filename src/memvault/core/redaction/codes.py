@@ -39,8 +39,10 @@ _GROUPED_BASE32 = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,
 _CODES_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)(?:[ \t]+[a-z][a-z-]{2,14}[a-z])?[ \t-]+(?:codes?|keys?)"
     r"(?![a-z])(?:\.txt)?"
-    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*-)?(?:[ \t]+(?!id(?![a-z])|identifier)[a-z]{1,15}){1,3}?(?=[ \t]*:))?"
+    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*-)?(?:[ \t]+(?!id(?![a-z])|identifier)[a-z0-9]{1,15}){1,3}?(?=[ \t]*:))?"
     r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}(?:[\w.+-]{1,64}@[\w.-]{1,64}[ \t]*(?:\r?\n[ \t]*){1,2})?"
+    # A code fence around them, as an assistant formats them for printing.
+    r"(?:```[\w-]*[ \t]*\r?\n[ \t]*)?"
 )
 # A one-time code that an SMS or an e-mail puts first ("G-482913 is your Google verification code").
 _CODE_FIRST = re.compile(
@@ -93,16 +95,17 @@ _CHECK_CODE = re.compile(
 # confirmation code goes unnamed here: a booking's is one too.
 _CODE_ABROAD = re.compile(
     r"(?:(?i:best[äa]tigungs-?code|verifizierungs-?code|sicherheits-?code|einmal-?code|anmelde-?code"
-    r"|c[óo]digo[ \t]+de[ \t]+(?:verificaci[óo]n|verifica[çc][ãa]o|seguridad|seguran[çc]a)"
+    r"|c[óo]digo[ \t]+de[ \t]+(?:verificaci[óo]n|verifica[çc][ãa]o|seguridad|seguran[çc]a|acesso|acceso)"
+    r"|clave[ \t]+de[ \t]+un[ \t]+solo[ \t]+uso|código[ \t]+de[ \t]+un[ \t]+solo[ \t]+uso"
     r"|code[ \t]+(?:de[ \t]+v[ée]rification|de[ \t]+s[ée]curit[ée]|[àa][ \t]+usage[ \t]+unique)"
     r"|codice[ \t]+(?:di[ \t]+verifica|di[ \t]+sicurezza|otp)|do[ğg]rulama[ \t]+kod|g[üu]venlik[ \t]+kod"
     r"|verificatiecode|beveiligingscode|kod[ \t]+(?:weryfikacyjny|jednorazowy|sms)"
     r"|код[ \t]+(?:подтверждения|проверки|из[ \t]+смс)|одноразовый[ \t]+код)"
-    r"|رمز[ \t]+(?:التحقق|التأكيد)|كود[ \t]+التحقق|验证码|校验码|動態碼|动态码|認証コード|確認コード|인증[ \t]?(?:번호|코드))"
+    r"|رمز[ \t]+(?:التحقق|التأكيد)|كود[ \t]+التحقق|验证码|校验码|動態碼|动态码|認証コード|認証番号|確認コード|인증[ \t]?(?:번호|코드))"
     r"(?P<gap>[^\d\n]{0,25}?)(?<!\d)(?P<code>\d{3}[ -]\d{3}|\d{4,8})(?![\d-]|[ .]\d)"
 )
 # What the names above start with in ASCII, read in lower case before the patterns are.
-_ABROAD_STEMS = ("digo de", "code de", "code a", "codice", "kod", "prufnummer", "cryptogram", "bestatigung",
+_ABROAD_STEMS = ("digo de", "code de", "code a", "codice", "kod", "clave de un", "prufnummer", "cryptogram", "bestatigung",
                  "verifizierung", "sicherheits", "einmal", "anmelde", "dogrulama", "guvenlik", "verificatie",
                  "beveiliging", "veiligheid")
 _THREE_DIGITS = re.compile(r"\d{3}")

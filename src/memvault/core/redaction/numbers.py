@@ -19,8 +19,8 @@ SSN = "ssn"
 _DIGITS = re.compile(r"\d+")
 _DOUBLED = str.maketrans("0123456789", "0246813579")  # a doubled digit, less 9 when over 9
 _GROUPS = re.compile(
-    r"(?<![A-Za-z0-9_])(?<!\d[ .\n-])(?<!\d[ .\n-]{2})(?<!\d[ .\n-]{3})"
-    r"\d+(?:(?: {1,2}| ?[.-] ?|[ \t]*\r?\n[ \t]*)\d+)*"
+    r"(?<![A-Za-z0-9_])(?<!\d[ .\n/_\t-])(?<!\d[ .\n-]{2})(?<!\d[ .\n-]{3})"
+    r"\d+(?:(?: {1,2}| ?[./_-] ?|\t|[ \t]*\r?\n[ \t]*)\d+)*"
 )
 
 # A card run together with the word before it, as a form or a chat may paste it (``visa4111…``):
@@ -105,11 +105,15 @@ def _ssn_shape(match: re.Match[str]) -> bool:
     return area not in {"000", "666"} and not area.startswith("9") and group != "00" and serial != "0000"
 
 
-_SSN_PARTS = r"(?P<area>\d{3})(?P<sep>[-. ]?)(?P<group>\d{2})(?P=sep)(?P<serial>\d{4})"
+_SSN_PARTS = r"(?P<area>\d{3})(?P<sep>[-. /_]?)(?P<group>\d{2})(?P=sep)(?P<serial>\d{4})"
+# Each digit apart, as a form or a voice transcript writes them ("5 9 8 2 3 2 1 7 6").
+_SSN_SPACED = (r"(?P<area>\d [ ]?\d [ ]?\d)[ ]{1,2}(?P<sep>)(?P<group>\d [ ]?\d)[ ]{1,2}(?P<serial>\d [ ]?\d [ ]?\d [ ]?\d)")
 _SSNS = (
     re.compile(  # after a label, in any of its spellings: SSN, SS#, Soc Sec No, social security number
         r"(?<![A-Za-z])(?i:ssn|ss#|soc(?:ial|\.)?[ \t]*sec(?:urity|\.)?(?:[ \t]*(?:number|num\.?|no\.?|#))?)"
-        r"[^\d\n]{0,30}?(?<!\d)(?P<secret>" + _SSN_PARTS + r")(?!\d)"),
+        r"[^\d\n]{0,30}?(?<!\d)(?P<secret>(?:" + _SSN_PARTS + r"))(?!\d)"),
+    re.compile(r"(?<![A-Za-z])(?i:ssn|ss#|soc(?:ial|\.)?[ \t]*sec(?:urity|\.)?(?:[ \t]*(?:number|num\.?|no\.?|#))?)"
+               r"[^\d\n]{0,30}?(?<!\d)(?P<secret>" + _SSN_SPACED + r")(?![ ]?\d)"),
     re.compile(r"(?<![\w.-])(?P<secret>(?P<area>\d{3})(?P<sep>[-.])(?P<group>\d{2})(?P=sep)(?P<serial>\d{4}))"
                r"(?![\w-]|\.\d)"),
     re.compile(r"(?<![\w.-])(?<!\d )(?P<secret>(?P<area>\d{3})(?P<sep> )(?P<group>\d{2}) (?P<serial>\d{4}))"

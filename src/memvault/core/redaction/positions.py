@@ -125,6 +125,7 @@ _LOGIN_CALL = re.compile(
     r"[ \t]*(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|[\w.]{1,100})[ \t]*,[ \t]*(?:Some\([ \t]*)?(?P<quote>[\"'])"
     r"(?P<value>[^\"'\s]{1,300}|[A-Za-z0-9]{4}(?:[ \t][A-Za-z0-9]{4}){3})(?P=quote)"
 )
+_APP_PASSWORD_GROUPS = re.compile(r"[a-z]{4}(?:[ \t][a-z]{4}){3}|[A-Z]{4}(?:[ \t][A-Z]{4}){3}")
 # A user and password given together as one literal under a name that says so (curl's
 # ``CURLOPT_USERPWD, "user:…"``, ``userpass = "user:…"``).
 _USER_AND_PASSWORD = re.compile(
@@ -292,7 +293,9 @@ def _statements_and_calls(text: str) -> Iterator[Hit]:
     # Most text calls nothing and quotes no argument, and a scan for the call's name costs more than this.
     if "(" in text or "', " in text or '", ' in text:
         for match in _LOGIN_CALL.finditer(text):
-            if generated(match.group("value").replace(" ", "").replace("\t", ""), 6):
+            # An app password's four groups of four letters are its shape, however plain each looks.
+            if _APP_PASSWORD_GROUPS.fullmatch(match.group("value")) \
+                    or generated(match.group("value").replace(" ", "").replace("\t", ""), 6):
                 yield Hit(match.start("value"), match.end("value"), PASSWORD)
     for match in _USER_AND_PASSWORD.finditer(text) if "ser" in text or "SER" in text else ():
         if not placeholder(match.group("value")):

@@ -26,6 +26,9 @@ _ANSWER = re.compile(
     r"(?i:(?<![a-z])(?:" + _ASKED + r"))(?:[^\n.:?=]{0,40}?)(?:[ \t]+(?:is|was|=)[ \t]+|[ \t]*[:=][ \t]*)"
     r"(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))"
 )
+# "… has the answer Biscuit2004": the answer named with no "is" or colon.
+_HAS_ANSWER = re.compile(r"(?i:(?:has|with|had)[ \t]+(?:the[ \t]+|an[ \t]+)?answer)[ \t]+"
+                         r"(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))")
 _ASKED_OF_SECURITY = _ASKED.split("|", 1)[1]
 _QUESTION_AND_ANSWER = re.compile(
     r"(?im)^[ \t]*Q[:.)][^\n?]{0,80}?(?<![a-z])(?:" + _ASKED_OF_SECURITY + r")[^\n?]{0,60}\?[ \t]*\r?\n"
@@ -50,6 +53,9 @@ def security_answers(text: str) -> Iterator[Hit]:
             continue
         start, reach = max(question.end(), scanned), min(len(text), question.end() + _REACH)
         scanned = max(scanned, reach)
+        for named in _HAS_ANSWER.finditer(text, start, reach):
+            if _answer(value := named.group("value")) and (value[0].isupper() or value[0].isdigit()):
+                yield Hit(named.start("value"), named.end("value"), SECURITY_ANSWER)
         # An answer that the sentence goes on from ("answer: my first pet was …") holds the next one.
         while (found := _ANSWER.search(text, start, reach)) is not None:
             start = found.start("value")

@@ -57,6 +57,8 @@ _NOT_SECRET_BEFORE = re.compile(r"(?i)(?:commit|sha\d*|hash|digest|checksum|rev(
 _VAULTED = re.compile(r"\s*[:=]?\s*(?:!vault|ENC\[|\$ANSIBLE_VAULT)")
 _NEARBY = 120
 _ENCRYPTED_REACH = 400
+_FRAME_REACH = 8000
+_PUBLIC_FRAME = re.compile(r"-----BEGIN (?:(?:RSA |EC |SSH2 )?PUBLIC KEY|CERTIFICATE(?: REQUEST)?|X509 CRL)-----")
 _ARN_SECRET = re.compile(r"arn:aws[\w-]*:secretsmanager:[^\s\"']{0,80}:secret:\Z")
 _ARN_REACH = 120
 # A deployment's pod: its name, its replica set's hash and five characters of its own.
@@ -147,10 +149,14 @@ def near_credential_words(text: str) -> Iterator[Hit]:
 
 
 def _named_elsewhere(text: str, start: int, value: str) -> bool:
-    """A run that is no secret where it stands: inside sops' ``ENC[…]`` (ciphertext), a secret's name
+    """A run that is no secret where it stands: inside sops' ``ENC[…]`` (ciphertext) or a public key's
+    or a certificate's PEM frame, a secret's name
     in an ARN, a Kubernetes pod's name, or a UUID (``Idempotency-Key``, a request's id)."""
     opened = text.rfind("ENC[", max(0, start - _ENCRYPTED_REACH), start)
     if opened >= 0 and "]" not in text[opened:start]:
+        return True
+    framed = text.rfind("-----BEGIN ", max(0, start - _FRAME_REACH), start)
+    if framed >= 0 and _PUBLIC_FRAME.match(text, framed) and "-----END " not in text[framed:start]:
         return True
     if _ARN_SECRET.search(text, max(0, start - _ARN_REACH), start):
         return True

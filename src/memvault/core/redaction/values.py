@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from urllib.parse import unquote
 from collections import Counter
 
 PLACEHOLDER_WORDS = frozenset(
@@ -116,8 +117,11 @@ def documented_example(value: str) -> bool:
 
 
 def placeholder(value: str) -> bool:
-    """Stands for a secret without being one (a template, a mask, a reference, a documented example)."""
+    """Stands for a secret without being one (a template, a mask, a reference, a documented example),
+    read unescaped when a URL escaped it (``%3Cyour-password%3E``)."""
     text = value.strip().strip("\"'`")
+    if "%3" in text or "%7" in text:
+        text = unquote(text)
     # A schema's type is the same word marked required or optional (GraphQL's ``String!``, ``Int?``).
     if not text or text.lower() in PLACEHOLDER_WORDS or text.rstrip("!?").lower() in PLACEHOLDER_WORDS:
         return True

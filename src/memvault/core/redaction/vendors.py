@@ -154,6 +154,8 @@ _WEBHOOKS = re.compile(
     r"|[?&]appid=(?P<appid>[0-9a-f]{32})(?![0-9A-Za-z])"
 )
 _PARTS = re.compile(r"[A-Za-z0-9]+")
+_AWS_PAIR = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])[ \t]*(?:[,:;|/]|\t)?[ \t]*"
+                       r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 _SPACED_OUT = re.compile(r"(?<![^\s\"'`])(?:[!-~] ){19,299}[!-~](?![^\s\"'`])")
 
 
@@ -187,6 +189,11 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
             token = match.group(0)
             if _shaped(token):
                 yield Hit(match.start(), match.end(), kind)
+    if "AKIA" in text or "ASIA" in text:
+        for pair in _AWS_PAIR.finditer(text):
+            # An access key's id and its secret given side by side, with no label for the second.
+            if random_enough(pair.group("secret")):
+                yield Hit(pair.start("secret"), pair.end("secret"), API_KEY)
     for spaced in _SPACED_OUT.finditer(text):
         # A token printed a character at a time (``sed 's/./& /g'``, to slip past a log's mask).
         joined = spaced.group(0).replace(" ", "")

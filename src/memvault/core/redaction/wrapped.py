@@ -48,8 +48,17 @@ def _unwrapped(literal: str) -> str | None:
     return decoded if decoded.isprintable() or decoded.strip().isprintable() else None
 
 
+# LDIF gives an attribute's value in base64 after two colons (``userPassword:: …``): a password's is
+# the password, whatever it decodes to (a hash's scheme is in braces, which base64 hides).
+_LDIF_PASSWORD = re.compile(r"(?im)^[ \t]*[\w-]*password[\w-]*::[ \t]*(?P<value>[A-Za-z0-9+/]{4,}={0,2})[ \t]*\r?$")
+
+
 def base64_wrapped(text: str) -> Iterator[Hit]:
     from memvault.core.redaction import redact
+
+    if "::" in text:
+        for attribute in _LDIF_PASSWORD.finditer(text):
+            yield Hit(attribute.start("value"), attribute.end("value"), PASSWORD)
 
     named = [*_DECODED.finditer(text), *islice(_MAPPED.finditer(text), _MOST_MAPPED)]
     # A run standing alone that a decoding call or a mapping already names is opened once, as theirs.
