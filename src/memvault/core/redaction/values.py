@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 import re
-from urllib.parse import unquote
 from collections import Counter
+from urllib.parse import unquote
 
 PLACEHOLDER_WORDS = frozenset(
     "changeme change_me change-me changeit changethis password passwd passphrase pass pwd secret token apikey "
