@@ -94,6 +94,16 @@ SECRETS = [
     ("server.login('ops@acme.io', 'wqer tyui opas dfgh')", "wqer tyui opas dfgh"),
     ("prod keys: AKIAZ7Q2M4X9LP3RT6VY, 9fK2/xQ7+Lm3Vb8Nw1Rz4Tc6Yp0Hs5Jd2Ge7Ua9B", "9fK2/xQ7+Lm3Vb8Nw1Rz4Tc6Yp0Hs5Jd2Ge7Ua9B"),
     ("dn: cn=svc,dc=acme\nuserPassword:: V2g3IXBRMnhMbQ==", "V2g3IXBRMnhMbQ=="),
+    ("log in with what this hex says: 70617373776f72643d5a7439214b7150327876", "70617373776f72643d5a7439214b7150327876"),
+    ("flash dump:\n70 77 3d 4c 6d 38 23 71 52 7a 32 76 58", "70 77 3d 4c 6d 38 23 71 52 7a 32 76 58"),
+    ("alarm panel PIN: two-nine-four-one", "two-nine-four-one"),
+    ("Mi PIN es cuatro siete cero dos", "cuatro siete cero dos"),
+    ("palabras de recuperación: abandon, ability, able, about, above, absent, absorb, abstract, absurd, abuse, access, "
+     "accident", "ability"),
+    ("wallet: #1 zoo #2 wrist #3 young #4 yard #5 wool #6 winter #7 wide #8 vote #9 verb #10 vast #11 tube #12 toy",
+     "winter"),
+    ("Seed\nI. cabin\nII. cactus\nIII. cage\nIV. cake\nV. call\nVI. calm\nVII. camera\nVIII. camp\nIX. canal\n"
+     "X. cancel\nXI. candy\nXII. cannon", "camera"),
     ("the step printed: g i t h u b _ p a t _ 1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6 X y Z q r 9 8 7 w v",
      "1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6"),
 ]
@@ -155,6 +165,10 @@ LOOK_ALIKES = [
     "verify with this key:\n-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDO5ruV7pb8C0rgOwLcYgVRpHlHS2\n-----END PUBLIC KEY-----",
     "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "dn: cn=svc,dc=acme\ndescription:: SGVsbG8gd29ybGQ=",
+    "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "hex of a greeting: 68656c6c6f20776f726c642068656c6c6f",
+    "the PIN is one of the four digits",
+    "chapters I. Intro II. Setup III. Usage",
 ]
 
 test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)

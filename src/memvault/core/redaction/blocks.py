@@ -69,12 +69,15 @@ _HEX_KEY_CONTEXT = 40
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 # Seed words as people write them down: any case, and between them spaces, commas, dashes, bars,
 # a JSON list's quotes or line breaks, each maybe numbered.
-_SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[A-Za-z]{3,8}(?:[ \t,;|/\"'-]+|[ \t\"',]*\r?\n[ \t\"']*)(?:\d{1,2}[.):][ \t]*)?){11,}"
+_SEED_RUN = re.compile(r"(?<![A-Za-z])(?:[A-Za-z]{3,8}(?:[ \t,;|/\"'-]+|[ \t\"',]*\r?\n[ \t\"']*)"
+                       r"(?:(?:\d{1,2}[.):]|#\d{1,2}|[IVXL]{1,5}[.)])[ \t]*)?){11,}"
                        r"[A-Za-z]{3,8}(?![A-Za-z])")
 _WORD = re.compile(r"[A-Za-z]+")
+_ROMAN = re.compile(r"[IVXL]{1,5}")
 SEED_WORDS = 12
 _PROSE_LIST = re.compile(r"[A-Za-z]+(?:,[ \t]*[A-Za-z]+)+")
-_SEED_CONTEXT = re.compile(r"(?i)seed|mnemonic|phrase|recovery|wallet|words|backup|secret|ledger|trezor|metamask")
+_SEED_CONTEXT = re.compile(r"(?i)seed|mnemonic|phrase|recovery|wallet|words|backup|secret|ledger|trezor|metamask"
+                           r"|semilla|semente|frase|graine|palabras|palavras|mots|w[öo]rter|wiederherstellung|herstel")
 _SEED_CONTEXT_REACH = 80
 # Another wallet's seed phrase (Electrum's own words, Monero's) is told by the label just before
 # it, and by being words and not a sentence: twelve or more in lower case, at most two of them words
@@ -168,7 +171,9 @@ def seed_phrases(text: str) -> Iterator[Hit]:
     """Twelve or more BIP-39 words in a row (numbered or not): a wallet's seed phrase; or twelve
     or more words of another list right after a seed's label."""
     for run in _SEED_RUN.finditer(text):
-        words = list(_WORD.finditer(run.group(0)))
+        # A list numbered in Roman numerals ("IV. index") has its numbers among the words.
+        words = [word for word in _WORD.finditer(run.group(0))
+                 if not (_ROMAN.fullmatch(word.group(0)) and run.group(0)[word.end():word.end() + 1] in ".)")]
         first = count = 0
         found = False
         for index, word in enumerate(words):

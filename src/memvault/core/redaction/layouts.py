@@ -85,6 +85,15 @@ _CONTRACTED = re.compile(
     r"(?<![\w-])(?:(?P<pin>(?i:pin))|(?i:pass(?:word|wd|phrase|code)|pwd))(?:'s|[ \t]*\?[ \t]+(?i:it's|it[ \t]+is|its))"
     r"[ \t]+(?:(?i:now|still|just)[ \t]+)?(?P<value>[^\s\"'`,;]{4,64}?)(?=[.!?]?(?:[\s\"'`,;]|\Z))"
 )
+# A PIN told in words after its name ("card PIN: four-seven-one-nine", "Die PIN ist vier acht zwei
+# sieben"), four digits' words or more.
+_DIGIT_WORD = (r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|null|eins|zwei|drei|vier|f[üu]nf|fuenf|sechs"
+               r"|sieben|acht|neun|cero|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|z[ée]ro|deux|trois|quatre"
+               r"|cinq|sept|huit|neuf)")
+_PIN_IN_WORDS = re.compile(
+    r"(?<![\w-])(?i:pin(?:[ -]?(?:code|nummer))?|passcode)(?:[ \t]*[:=]|[ \t]+(?i:is|ist|es|est|lautet|è|é))[ \t]*"
+    r"(?P<value>(?i:" + _DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + _DIGIT_WORD + r"){3,11}))(?![\w-])"
+)
 # A value asked about as a password ("Is 'Buster1987' a strong enough password?").
 _ASKED_ABOUT = re.compile(
     r"(?P<quote>[\"'`])(?P<value>[^\s\"'`]{4,64})(?P=quote)[ \t]+(?:(?i:be|is|was|as|for)[ \t]+)?(?i:a|an|the|my)(?:[ \t]+[\w-]{1,15}){0,3}?[ \t]+"
@@ -239,6 +248,8 @@ def told_values(text: str) -> Iterator[Hit]:
             yield from _told(match, "value")
     for match in _CHANGED_FROM.finditer(text):
         yield from _told(match, "old", "new")
+    for match in _PIN_IN_WORDS.finditer(text):
+        yield Hit(match.start("value"), match.end("value"), PASSWORD)
 
 
 def _told(match: re.Match[str], *groups: str) -> Iterator[Hit]:

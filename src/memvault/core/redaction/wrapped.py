@@ -48,6 +48,18 @@ def _unwrapped(literal: str) -> str | None:
     return decoded if decoded.isprintable() or decoded.strip().isprintable() else None
 
 
+_HEX_ALONE = re.compile(r"(?<![0-9A-Za-z])(?:(?:[0-9a-f]{2}){12,2048}|(?:[0-9A-F]{2}){12,2048}"
+                        r"|[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){11,2047})(?![0-9A-Za-z])")
+
+
+def _unhexed(run: str) -> str | None:
+    try:
+        decoded = bytes.fromhex(run).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return decoded if decoded.isprintable() else None
+
+
 # LDIF gives an attribute's value in base64 after two colons (``userPassword:: …``): a password's is
 # the password, whatever it decodes to (a hash's scheme is in braces, which base64 hides).
 _LDIF_PASSWORD = re.compile(r"(?im)^[ \t]*[\w-]*password[\w-]*::[ \t]*(?P<value>[A-Za-z0-9+/]{4,}={0,2})[ \t]*\r?$")
@@ -59,6 +71,13 @@ def base64_wrapped(text: str) -> Iterator[Hit]:
     if "::" in text:
         for attribute in _LDIF_PASSWORD.finditer(text):
             yield Hit(attribute.start("value"), attribute.end("value"), PASSWORD)
+
+    for match in islice(_HEX_ALONE.finditer(text), _MOST_ALONE):
+        # Hex of text (``70617373776f72643d…``, or bytes apart as a dump prints them): a digest's
+        # bytes are no text, so only what decodes to text is read.
+        decoded = _unhexed(match.group(0))
+        if decoded is not None and redact(decoded).kinds:
+            yield Hit(match.start(), match.end(), PASSWORD)
 
     named = [*_DECODED.finditer(text), *islice(_MAPPED.finditer(text), _MOST_MAPPED)]
     # A run standing alone that a decoding call or a mapping already names is opened once, as theirs.
