@@ -104,6 +104,11 @@ SECRETS = [
      "winter"),
     ("Seed\nI. cabin\nII. cactus\nIII. cage\nIV. cake\nV. call\nVI. calm\nVII. camera\nVIII. camp\nIX. canal\n"
      "X. cancel\nXI. candy\nXII. cannon", "camera"),
+    ("const t = 'ghp_' + 'Xq7Lm2Vb9Nc4' +\n  'Rk1Wp3Hy6Zt8Qm2Lx9Vb4Nc7Rk1W';", "Rk1Wp3Hy6Zt8Qm2Lx9Vb4Nc7Rk1W"),
+    ("TOKEN = (\n    \"xoxp-41235\"\n    \"67890123-4567890123-9876543210-\"\n    \"a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6\"\n)",
+     "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6"),
+    ("card 4556 7375 8689 9855 - the cvv is three one four", "three one four"),
+    ("Security Q&A\nQ: Name of your first pet\nA: Pickles\nQ: Town where you were born\nA: Ghent", "Ghent"),
     ("the step printed: g i t h u b _ p a t _ 1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6 X y Z q r 9 8 7 w v",
      "1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6"),
 ]
@@ -169,6 +174,9 @@ LOOK_ALIKES = [
     "hex of a greeting: 68656c6c6f20776f726c642068656c6c6f",
     "the PIN is one of the four digits",
     "chapters I. Intro II. Setup III. Usage",
+    'print("hello" + "world")',
+    "msg = 'sk-' + 'is the prefix of a key'",
+    "Q: favourite season\nA: winter",
 ]
 
 test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)

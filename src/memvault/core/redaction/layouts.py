@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import LABEL_WORDS, PASSWORD, STRONG, kind_of, label_strength, value_is_secret
+from memvault.core.redaction.labels import CARD_CODE, LABEL_WORDS, PASSWORD, STRONG, kind_of, label_strength, value_is_secret
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, generated, prose
 
@@ -93,6 +93,10 @@ _DIGIT_WORD = (r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|null|ei
 _PIN_IN_WORDS = re.compile(
     r"(?<![\w-])(?i:pin(?:[ -]?(?:code|nummer))?|passcode)(?:[ \t]*[:=]|[ \t]+(?i:is|ist|es|est|lautet|è|é))[ \t]*"
     r"(?P<value>(?i:" + _DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + _DIGIT_WORD + r"){3,11}))(?![\w-])"
+)
+_CARD_CODE_IN_WORDS = re.compile(
+    r"(?<![\w-])(?i:cvv2?|cvc2?)(?:[ \t]*[:=]|[ \t]+(?i:is|es|est|ist))[ \t]*"
+    r"(?P<value>(?i:" + _DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + _DIGIT_WORD + r"){2,3}))(?![\w-])"
 )
 # A value asked about as a password ("Is 'Buster1987' a strong enough password?").
 _ASKED_ABOUT = re.compile(
@@ -232,7 +236,7 @@ def told_values(text: str) -> Iterator[Hit]:
     """A password a sentence tells in passing, away from its label: "one" standing for it, a value
     asked about as one, after "'s" or its name asked and answered, or its old and new values."""
     lowered = text.lower()  # one pass in C spares most text the patterns' scans
-    if not any(word in lowered for word in ("passw", "passc", "passp", "pwd")) and _PIN_WORD.search(lowered) is None:
+    if not any(word in lowered for word in ("passw", "passc", "passp", "pwd", "cvv", "cvc")) and _PIN_WORD.search(lowered) is None:
         return
     for match in _ONE_IS.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
@@ -250,6 +254,8 @@ def told_values(text: str) -> Iterator[Hit]:
         yield from _told(match, "old", "new")
     for match in _PIN_IN_WORDS.finditer(text):
         yield Hit(match.start("value"), match.end("value"), PASSWORD)
+    for match in _CARD_CODE_IN_WORDS.finditer(text) if "cv" in lowered else ():
+        yield Hit(match.start("value"), match.end("value"), CARD_CODE)
 
 
 def _told(match: re.Match[str], *groups: str) -> Iterator[Hit]:

@@ -20,7 +20,8 @@ _QUESTION = re.compile(r"(?i)(?<![a-z])(?:security|secret|challenge|verification
 _REACH = 160
 # What the questions ask, then "is", "was" or a colon, then the answer up to the end of its clause.
 _ASKED = (r"answer|maiden[ \t]+name|first[ \t]+(?:pet|car|school|teacher|job|boss|street|concert)|pet'?s?[ \t]+name"
-          r"|(?:city|town|place)[ \t]+(?:of[ \t]+birth|(?:you|I)[ \t]+(?:were|was)[ \t]+born)|born[ \t]+in"
+          r"|(?:city|town|place)[ \t]+(?:of[ \t]+birth|(?:where[ \t]+|in[ \t]+which[ \t]+)?(?:you|I)[ \t]+(?:were|was)[ \t]+born)"
+          r"|born[ \t]+in"
           r"|favou?rite[ \t]+[a-z]{2,12}|(?:childhood|best)[ \t]+friend|street[ \t]+(?:you|I)[ \t]+grew[ \t]+up[ \t]+on")
 _ANSWER = re.compile(
     r"(?i:(?<![a-z])(?:" + _ASKED + r"))(?:[^\n.:?=]{0,40}?)(?:[ \t]+(?:is|was|=)[ \t]+|[ \t]*[:=][ \t]*)"
@@ -31,7 +32,7 @@ _HAS_ANSWER = re.compile(r"(?i:(?:has|with|had)[ \t]+(?:the[ \t]+|an[ \t]+)?answ
                          r"(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))")
 _ASKED_OF_SECURITY = _ASKED.split("|", 1)[1]
 _QUESTION_AND_ANSWER = re.compile(
-    r"(?im)^[ \t]*Q[:.)][^\n?]{0,80}?(?<![a-z])(?:" + _ASKED_OF_SECURITY + r")[^\n?]{0,60}\?[ \t]*\r?\n"
+    r"(?im)^[ \t]*Q[:.)][^\n?]{0,80}?(?<![a-z])(?:" + _ASKED_OF_SECURITY + r")[^\n?]{0,60}\??[ \t]*\r?\n"
     r"[ \t]*A[:.)][ \t]*(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))"
 )
 _LABELLED = re.compile(r"[^\n:=]{0,60}?[ \t]*[:=][ \t]*(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))")

@@ -154,6 +154,10 @@ _WEBHOOKS = re.compile(
     r"|[?&]appid=(?P<appid>[0-9a-f]{32})(?![0-9A-Za-z])"
 )
 _PARTS = re.compile(r"[A-Za-z0-9]+")
+# String literals and what joins two of them in code: a ``+`` or, inside brackets, only space.
+_STRING_LITERAL = re.compile(r"(?P<quote>[\"'])(?P<content>[A-Za-z0-9_+/=.-]{1,300})(?P=quote)")
+_LITERAL_JOIN = re.compile(r"[ \t]*(?:\+|\.)?[ \t]*(?:\\?\r?\n[ \t]*(?:\+|\.)?[ \t]*)?")
+_JOINED_LITERALS = re.compile(r"[\"'][ \t]*(?:\+|\.)?[ \t]*(?:\\?\r?\n[ \t]*(?:\+|\.)?[ \t]*)?[\"']")
 _AWS_PAIR = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])[ \t]*(?:[,:;|/]|\t)?[ \t]*"
                        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 _SPACED_OUT = re.compile(r"(?<![^\s\"'`])(?:[!-~] ){19,299}[!-~](?![^\s\"'`])")
@@ -183,6 +187,36 @@ def _shaped(token: str) -> bool:
     return random_enough(token)
 
 
+def _concatenated(text: str) -> Iterator[Hit]:
+    """A token cut into string literals that code joins (``"sk-" + "proj-…" + "…"``, Python's
+    ``("xoxb-…" "…")`` over lines), to slip past a scanner that reads each literal alone: the
+    literals of one chain are read joined, and each part of a token found so goes."""
+    chain: list[re.Match[str]] = []
+    for literal in (*_STRING_LITERAL.finditer(text), None):
+        if literal is not None and chain and _LITERAL_JOIN.fullmatch(text, chain[-1].end(), literal.start()):
+            chain.append(literal)
+            continue
+        if len(chain) > 1:
+            yield from _tokens_across(chain)
+        chain = [] if literal is None else [literal]
+
+
+def _tokens_across(chain: list[re.Match[str]]) -> Iterator[Hit]:
+    joined = "".join(part.group("content") for part in chain)
+    offsets = [0]
+    for part in chain:
+        offsets.append(offsets[-1] + len(part.group("content")))
+    for pattern, kind in ((_KEY_SHAPES, API_KEY), (_TOKEN_SHAPES, TOKEN)):
+        for found in pattern.finditer(joined):
+            if not _shaped(found.group(0)):
+                continue
+            for index, part in enumerate(chain):
+                low, high = max(found.start(), offsets[index]), min(found.end(), offsets[index + 1])
+                if low < high:
+                    start = part.start("content") + low - offsets[index]
+                    yield Hit(start, start + high - low, kind)
+
+
 def vendor_tokens(text: str) -> Iterator[Hit]:
     for pattern, kind in ((_KEY_SHAPES, API_KEY), (_TOKEN_SHAPES, TOKEN)):
         for match in pattern.finditer(text):
@@ -194,6 +228,8 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
             # An access key's id and its secret given side by side, with no label for the second.
             if random_enough(pair.group("secret")):
                 yield Hit(pair.start("secret"), pair.end("secret"), API_KEY)
+    if ("\"" in text or "'" in text) and _JOINED_LITERALS.search(text):
+        yield from _concatenated(text)
     for spaced in _SPACED_OUT.finditer(text):
         # A token printed a character at a time (``sed 's/./& /g'``, to slip past a log's mask).
         joined = spaced.group(0).replace(" ", "")
