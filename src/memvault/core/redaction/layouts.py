@@ -16,7 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import CARD_CODE, LABEL_WORDS, PASSWORD, STRONG, kind_of, label_strength, value_is_secret
+from memvault.core.redaction.labels import (
+    CARD_CODE,
+    LABEL_WORDS,
+    PASSWORD,
+    STRONG,
+    kind_of,
+    label_strength,
+    value_is_secret,
+)
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, generated, prose
 
