@@ -156,8 +156,9 @@ _WEBHOOKS = re.compile(
 _PARTS = re.compile(r"[A-Za-z0-9]+")
 # String literals and what joins two of them in code: a ``+`` or, inside brackets, only space.
 _STRING_LITERAL = re.compile(r"(?P<quote>[\"'])(?P<content>[A-Za-z0-9_+/=.-]{1,300})(?P=quote)")
-_LITERAL_JOIN = re.compile(r"[ \t]*(?:\+|\.)?[ \t]*(?:\\?\r?\n[ \t]*(?:\+|\.)?[ \t]*)?")
-_JOINED_LITERALS = re.compile(r"[\"'][ \t]*(?:\+|\.)?[ \t]*(?:\\?\r?\n[ \t]*(?:\+|\.)?[ \t]*)?[\"']")
+_JOIN = r"[ \t]*(?:\+|\.)?[ \t]*(?:\\?\r?\n[ \t]*(?:\+|\.)?[ \t]*)?"
+_LITERAL_JOIN = re.compile(_JOIN)
+_JOINED_LITERALS = re.compile(r"[\"']" + _JOIN + r"[\"']")
 _AWS_PAIR = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])[ \t]*(?:[,:;|/]|\t)?[ \t]*"
                        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 _SPACED_OUT = re.compile(r"(?<![^\s\"'`])(?:[!-~] ){19,299}[!-~](?![^\s\"'`])")
