@@ -8,8 +8,8 @@ SQL's ``INSERT`` value under one; a value a sentence sets a credential's name to
 `SMTP_PASSWORD` to `…`"); and what a shell or a notebook prints for an expression that reads a
 credential (``In [3]:`` and an environment lookup, then ``Out[3]: '…'``; ``$ echo $DB_PASSWORD``
 then the value); and a password a chat tells in passing: as "one" after its label ("my Target
-password is … and my Walmart one is …"), asked about ("is 'Buster1987' a strong password?"), or
-changed ("my password from … to …")."""
+password is … and my Walmart one is …"), asked about ("is 'Buster1987' a strong password?"),
+changed ("my password from … to …"), or a PIN or a card's code told in words."""
 
 from __future__ import annotations
 
@@ -49,10 +49,10 @@ _LABEL_BEFORE_SEPARATOR = re.compile(
 )
 _LABEL_REACH = 80
 _NEXT_LINE = re.compile(r"(?P<blank>[ \t]*\r?\n)?[ \t]*(?P<value>\S{3,300}?)[ \t]*(?=\r?\n|\Z)")
-# A password's label alone on its line, no separator after it, and the value alone on the next.
 # A PIN's label on a line of its own and its digits alone on the next ("PIN" and ``4419`` below it).
 _PIN_LINE = re.compile(r"(?m)^[ \t]*(?:[A-Za-z]{1,20}[ \t]){0,2}(?i:pin(?:[ -]?code)?|passcode)[ \t]*\r?\n[ \t]*"
                        r"(?P<value>\d{4,12})[ \t]*(?=\r?\n|\Z)")
+# A password's label alone on its line, no separator after it, and the value alone on the next.
 _LABEL_LINE = re.compile(
     r"(?m)^[ \t]*(?P<label>(?:[A-Za-z]{1,20}[ \t]){0,2}(?i:pass(?:word|wd|phrase|code)|pwd|pw))[ \t]*\r?\n"
     r"[ \t]*(?P<value>\S{6,300}?)[ \t]*(?=\r?\n|\Z)"
