@@ -151,7 +151,8 @@ def one_time_codes(text: str) -> Iterator[Hit]:
             if not names_no_secret_code(text, match.start()):
                 yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
     lowered = text.lower()  # one pass in C spares most text the patterns' scans
-    if _THREE_DIGITS.search(text) and (not text.isascii() or any(stem in lowered for stem in _ABROAD_STEMS)):
+    digits = _THREE_DIGITS.search(text) is not None
+    if digits and (not text.isascii() or any(stem in lowered for stem in _ABROAD_STEMS)):
         for match in _CODE_ABROAD.finditer(text):
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
         for match in _CARD_CODE_ABROAD.finditer(text):
@@ -159,7 +160,7 @@ def one_time_codes(text: str) -> Iterator[Hit]:
     if "code" in lowered:
         for match in _CHECK_CODE.finditer(text):
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
-    if _THREE_DIGITS.search(text):
+    if digits:
         for word in _SECOND_FACTOR_WORD.finditer(text):
             code = _FACTOR_CODE.match(text, word.end())
             if code is not None:

@@ -149,9 +149,9 @@ def near_credential_words(text: str) -> Iterator[Hit]:
 
 
 def _named_elsewhere(text: str, start: int, value: str) -> bool:
-    """A run that is no secret where it stands: inside sops' ``ENC[…]`` (ciphertext) or a public key's
-    or a certificate's PEM frame, a secret's name
-    in an ARN, a Kubernetes pod's name, or a UUID (``Idempotency-Key``, a request's id)."""
+    """A run that is no secret where it stands: inside sops' ``ENC[…]`` (ciphertext) or a public
+    key's or a certificate's PEM frame, a secret's name in an ARN, a Kubernetes pod's name, or a
+    UUID (``Idempotency-Key``, a request's id)."""
     opened = text.rfind("ENC[", max(0, start - _ENCRYPTED_REACH), start)
     if opened >= 0 and "]" not in text[opened:start]:
         return True
