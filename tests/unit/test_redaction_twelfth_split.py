@@ -109,6 +109,9 @@ SECRETS = [
      "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6"),
     ("card 4556 7375 8689 9855 - the cvv is three one four", "three one four"),
     ("Security Q&A\nQ: Name of your first pet\nA: Pickles\nQ: Town where you were born\nA: Ghent", "Ghent"),
+    ("Agent: And the three digits on the back, the security code?\nCaller: 482.", "482"),
+    ("what's the CVV on that card?\n0917", "0917"),
+    ("Amex 3411 111111 11111 exp 02/29, CID 7723 - ship overnight", "7723"),
     ("the step printed: g i t h u b _ p a t _ 1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6 X y Z q r 9 8 7 w v",
      "1 1 A B C D E F G 0 a b c d e f 1 2 3 4 5 6"),
 ]
@@ -177,6 +180,8 @@ LOOK_ALIKES = [
     'print("hello" + "world")',
     "msg = 'sk-' + 'is the prefix of a key'",
     "Q: favourite season\nA: winter",
+    "Agent: What is the zip code?\nCaller: 927.",
+    "ticket CID 2817 escalated to tier 2",
 ]
 
 test_each_shape_loses_its_secret, test_each_look_alike_comes_back_verbatim = shape_checks(SECRETS, LOOK_ALIKES)

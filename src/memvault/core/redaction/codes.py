@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import CARD_CODE, ONE_TIME_CODE
+from memvault.core.redaction.labels import ONE_TIME_CODE
+from memvault.core.redaction.numbers import CARD_CODE
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import NOT_SECRET_CODES, names_no_secret_code
 

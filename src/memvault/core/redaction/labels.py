@@ -27,6 +27,7 @@ from memvault.core.redaction.languages import (
     SECRET_CODE_WORDS_ABROAD,
     TOKEN_ABROAD,
 )
+from memvault.core.redaction.numbers import CARD_CODE
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, code, generated, placeholder, prose
 
@@ -43,7 +44,6 @@ _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pw
 _AMBIGUOUS_WORDS = frozenset({"pass", "pw"})
 _DIGITS_ONLY_WORDS = {"pin": (4, 12), "cvv": (3, 4), "cvc": (3, 4), "cvv2": (3, 4), "cvc2": (3, 4), "puk": (4, 10),
                       "otp": (4, 8), "geheimzahl": (4, 12), "geheimnummer": (4, 12), "pincode": (4, 12)}
-CARD_CODE = "card_code"
 _STRONG_WORDS = _PASSWORD_WORDS | {"secret", "token", "credential", "credentials", "creds", "apikey", "cvv", "cvc", "cvv2",
                                    "cvc2", "puk", "otp"}
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")

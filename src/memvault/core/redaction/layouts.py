@@ -17,7 +17,6 @@ import re
 from collections.abc import Iterator
 
 from memvault.core.redaction.labels import (
-    CARD_CODE,
     LABEL_WORDS,
     PASSWORD,
     STRONG,
@@ -25,6 +24,7 @@ from memvault.core.redaction.labels import (
     label_strength,
     value_is_secret,
 )
+from memvault.core.redaction.numbers import CARD_CODE
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, generated, prose
 

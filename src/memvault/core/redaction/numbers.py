@@ -1,4 +1,4 @@
-"""Payment cards and US social security numbers. A card is 13 to 19 digits that pass Luhn and
+"""Payment cards, their codes' kind, and US social security numbers. A card is 13 to 19 digits that pass Luhn and
 start as some card network's numbers do (Visa 4, Mastercard 51-55 and 2221-2720, Amex 34 and 37,
 Discover, JCB, Diners, UnionPay, Maestro), in one run or grouped by spaces, dots, hyphens or line
 breaks (Unicode spaces and dashes are already plain ones here). Numbers that merely look similar
@@ -15,6 +15,7 @@ from memvault.core.redaction.spans import Hit
 
 CARD_NUMBER = "card_number"
 SSN = "ssn"
+CARD_CODE = "card_code"
 
 _DIGITS = re.compile(r"\d+")
 _DOUBLED = str.maketrans("0123456789", "0246813579")  # a doubled digit, less 9 when over 9
@@ -26,6 +27,9 @@ _GROUPS = re.compile(
 # A card run together with the word before it, as a form or a chat may paste it (``visa4111…``):
 # one run of digits that ends the word.
 _GLUED = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]{1,12}(?P<digits>\d{13,19})(?![A-Za-z0-9_])")
+
+
+_CID_AFTER = re.compile(r"[^\n]{0,40}?(?<![A-Za-z])CID[ \t]*[:#]?[ \t]*(?P<code>\d{4})(?!\d)")
 
 
 def luhn_valid(digits: str) -> bool:
@@ -86,13 +90,16 @@ def _card_windows(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
 
 def cards(text: str) -> Iterator[Hit]:
     """A run of digit groups may hold a card among other numbers (a CVV, an expiry, a reference):
-    each window that is a card is a hit, its breadcrumb keeping the last four digits."""
+    each window that is a card is a hit, its breadcrumb keeping the last four digits. An Amex
+    card's code goes by ``CID`` a few words after it (a customer's id elsewhere)."""
     for run in _GROUPS.finditer(text):
         if run.end() - run.start() < 13:
             continue
         spans = [(m.start() + run.start(), m.end() + run.start()) for m in _DIGITS.finditer(run.group(0))]
         for first, last, ending in _card_windows(text, spans):
             yield Hit(spans[first][0], spans[last][1], CARD_NUMBER, f"[redacted:{CARD_NUMBER} ending {ending}]")
+            if (cid := _CID_AFTER.match(text, spans[last][1])) is not None:
+                yield Hit(cid.start("code"), cid.end("code"), CARD_CODE)
     for glued in _GLUED.finditer(text):
         digits = glued.group("digits")
         if luhn_valid(digits) and card_network(digits):

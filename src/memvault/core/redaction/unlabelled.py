@@ -43,7 +43,7 @@ _NOT_A_PASSWORD = re.compile(r"://|\*\*|[/\\=]|&&|\|\||%[sd]|^[#@$%&*~^!?]|^[a-z
 # What a question asks for when it asks for a credential: its word, in English or another language
 # ("¿cuál es la contraseña?"), or what it opens ("what's the router admin one?").
 _CREDENTIAL_ASKED = re.compile(
-    r"(?i)(?<![a-z])(?:pass(?:word|wd|code|phrase)?|pwd?|pin|wi-?fi|log[ -]?in|creds|credentials?|secret|token|key|code"
+    r"(?i)(?<![a-z])(?:pass(?:word|wd|code|phrase)?|pwd?|pin|cvv2?|cvc2?|wi-?fi|log[ -]?in|creds|credentials?|secret|token|key|code"
     r"|admin|router|vpn|" + "|".join(re.escape(word) for word in PASSWORD_ABROAD) + r")s?(?![a-z])"
 )
 _ASKING_WORDS = r"(?i:(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell)(?![a-z]))"
@@ -57,7 +57,8 @@ _CODE_OR_LINK = re.compile(r"[=(){}\[\];<>`]|://")
 # Words before a credential's name that make it a particular one, and how far back they count.
 _PARTICULAR = frozenset("the your my our his her their its this that which".split())
 _NAMED_WORDS, _NAMED_REACH = 4, 40
-_DIGITS_ASKED = re.compile(r"(?i)(?<![a-z])(?:pin|pass)?code|(?<![a-z])pin(?![a-z])")
+_CARD_CODE_ASKED = re.compile(r"(?i)(?<![a-z])(?:security[ \t]+code|cvv2?|cvc2?|card[ \t]+code|code[ \t]+on[ \t]+the[ \t]+back)(?![a-z])")
+_DIGITS_ASKED = re.compile(r"(?i)(?<![a-z])(?:pin|pass)?code|(?<![a-z])(?:pin|cvv2?|cvc2?)(?![a-z])")
 # The lines after a question that its answer may take: a blank line, a greeting and a speaker's
 # header ("Lena Fischer 9:15 AM") may come first.
 _ANSWER_LINES = 4
@@ -178,17 +179,19 @@ def answers(text: str) -> Iterator[Hit]:
         if index < answered_up_to or not asks_for_credential(line):
             continue
         digits_asked = any(not names_no_secret_code(line, asked.start()) for asked in _DIGITS_ASKED.finditer(line))
+        # A card's code is three digits or four ("And the security code on the back?").
+        fewest = 3 if digits_asked and _CARD_CODE_ASKED.search(line) else 4
         for offset in range(index + 1, min(len(lines), index + 1 + _ANSWER_LINES)):
             if "?" in lines[offset]:
                 continue  # a question back is no answer
-            hits = list(_answered(lines[offset], starts[offset], digits_asked))
+            hits = list(_answered(lines[offset], starts[offset], digits_asked, fewest))
             if hits:
                 yield from hits
                 answered_up_to = offset + 1
                 break
 
 
-def _answered(line: str, start: int, digits_asked: bool) -> Iterator[Hit]:
+def _answered(line: str, start: int, digits_asked: bool, fewest: int = 4) -> Iterator[Hit]:
     speaker = _SPEAKER.match(line)
     said = line[speaker.end():] if speaker else line
     at = start + len(line) - len(said)
@@ -196,7 +199,7 @@ def _answered(line: str, start: int, digits_asked: bool) -> Iterator[Hit]:
     # An SSH public key's line (``ssh-ed25519 AAAA… alice@laptop``) is public, whatever was asked.
     if not words or len(words) > _MOST_WORDS or PUBLIC_KEY_TYPE.match(words[0]):
         return
-    if digits_asked and len(words) == 1 and words[0].rstrip(".").isdigit() and 4 <= len(words[0].rstrip(".")) <= 8:
+    if digits_asked and len(words) == 1 and words[0].rstrip(".").isdigit() and fewest <= len(words[0].rstrip(".")) <= 8:
         yield Hit(at + said.index(words[0]), at + said.index(words[0]) + len(words[0].rstrip(".")), PASSWORD)
         return
     if (pair := _ANSWERED_PAIR.match(said)) is not None and generated(pair.group("secret"), 6):
