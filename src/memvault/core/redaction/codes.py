@@ -103,7 +103,7 @@ _CODE_ABROAD = re.compile(
     r"|verificatiecode|beveiligingscode|kod[ \t]+(?:weryfikacyjny|jednorazowy|sms)"
     r"|код[ \t]+(?:подтверждения|проверки|из[ \t]+смс)|одноразовый[ \t]+код)"
     r"|رمز[ \t]+(?:التحقق|التأكيد)|كود[ \t]+التحقق|验证码|校验码|動態碼|动态码|認証コード|認証番号|確認コード|인증[ \t]?(?:번호|코드))"
-    r"(?P<gap>[^\d\n]{0,25}?)(?<!\d)(?P<code>\d{3}[ -]\d{3}|\d{4,8})(?![\d-]|[ .]\d)"
+    r"[^\d\n]{0,25}?(?<!\d)(?P<code>\d{3}[ -]\d{3}|\d{4,8})(?![\d-]|[ .]\d)"
 )
 # What the names above start with in ASCII, read in lower case before the patterns are.
 _ABROAD_STEMS = ("digo de", "code de", "code a", "codice", "kod", "clave de un", "prufnummer", "cryptogram", "bestatigung",

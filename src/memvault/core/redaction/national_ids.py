@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from memvault.core.redaction.numbers import luhn_valid
 from memvault.core.redaction.spans import Hit
 
 NATIONAL_ID = "national_id"
@@ -26,13 +27,7 @@ def _digits(value: str) -> list[int]:
 
 
 def _luhn(value: str) -> bool:
-    digits = _digits(value)
-    total = 0
-    for place, digit in enumerate(reversed(digits)):
-        if place % 2:
-            digit = digit * 2 - 9 if digit > 4 else digit * 2
-        total += digit
-    return total % 10 == 0
+    return luhn_valid("".join(c for c in value if c.isdigit()))
 
 
 def _tfn(value: str) -> bool:
@@ -99,7 +94,7 @@ def _bsn(value: str) -> bool:
 def _personnummer(value: str) -> bool:
     digits = _digits(value)[-10:]
     month, day = digits[2] * 10 + digits[3], digits[4] * 10 + digits[5]
-    return 1 <= month <= 12 and (1 <= day <= 31 or 61 <= day <= 91) and _luhn("".join(map(str, digits)))
+    return 1 <= month <= 12 and (1 <= day <= 31 or 61 <= day <= 91) and luhn_valid("".join(map(str, digits)))
 
 
 def _steuer_id(value: str) -> bool:

@@ -207,23 +207,24 @@ def _tokens_across(chain: list[re.Match[str]]) -> Iterator[Hit]:
     offsets = [0]
     for part in chain:
         offsets.append(offsets[-1] + len(part.group("content")))
+    for found in _shaped_tokens(joined):
+        for index, part in enumerate(chain):
+            low, high = max(found.start, offsets[index]), min(found.end, offsets[index + 1])
+            if low < high:
+                start = part.start("content") + low - offsets[index]
+                yield Hit(start, start + high - low, found.kind)
+
+
+def _shaped_tokens(text: str) -> Iterator[Hit]:
+    """The vendors' keys and tokens found by their shape in ``text``."""
     for pattern, kind in ((_KEY_SHAPES, API_KEY), (_TOKEN_SHAPES, TOKEN)):
-        for found in pattern.finditer(joined):
-            if not _shaped(found.group(0)):
-                continue
-            for index, part in enumerate(chain):
-                low, high = max(found.start(), offsets[index]), min(found.end(), offsets[index + 1])
-                if low < high:
-                    start = part.start("content") + low - offsets[index]
-                    yield Hit(start, start + high - low, kind)
+        for match in pattern.finditer(text):
+            if _shaped(match.group(0)):
+                yield Hit(match.start(), match.end(), kind)
 
 
 def vendor_tokens(text: str) -> Iterator[Hit]:
-    for pattern, kind in ((_KEY_SHAPES, API_KEY), (_TOKEN_SHAPES, TOKEN)):
-        for match in pattern.finditer(text):
-            token = match.group(0)
-            if _shaped(token):
-                yield Hit(match.start(), match.end(), kind)
+    yield from _shaped_tokens(text)
     if "AKIA" in text or "ASIA" in text:
         for pair in _AWS_PAIR.finditer(text):
             # An access key's id and its secret given side by side, with no label for the second.
@@ -234,11 +235,9 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
     for spaced in _SPACED_OUT.finditer(text):
         # A token printed a character at a time (``sed 's/./& /g'``, to slip past a log's mask).
         joined = spaced.group(0).replace(" ", "")
-        for pattern, kind in ((_KEY_SHAPES, API_KEY), (_TOKEN_SHAPES, TOKEN)):
-            found = pattern.match(joined)
-            if found is not None and found.end() >= len(joined) - 1 and _shaped(found.group(0)):
-                yield Hit(spaced.start(), spaced.end(), kind)
-                break
+        whole = next((hit for hit in _shaped_tokens(joined) if hit.start == 0 and hit.end >= len(joined) - 1), None)
+        if whole is not None:
+            yield Hit(spaced.start(), spaced.end(), whole.kind)
     for match in _WEBHOOKS.finditer(text):
         group = next(name for name in ("secret", "discord", "teams", "telegram", "zapier", "hook", "link", "code", "appid")
                      if match.group(name) is not None)
