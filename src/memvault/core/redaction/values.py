@@ -118,10 +118,13 @@ def documented_example(value: str) -> bool:
 
 def placeholder(value: str) -> bool:
     """Stands for a secret without being one (a template, a mask, a reference, a documented example),
-    read unescaped when a URL escaped it (``%3Cyour-password%3E``)."""
+    as written or, when a URL escaped it, unescaped (``%3Cyour-password%3E``; ``%DB_PASSWORD%`` is
+    Windows' variable as written)."""
     text = value.strip().strip("\"'`")
-    if "%3" in text or "%7" in text:
-        text = unquote(text)
+    return _stands_for_one(text) or ("%" in text and _stands_for_one(unquote(text)))
+
+
+def _stands_for_one(text: str) -> bool:
     # A schema's type is the same word marked required or optional (GraphQL's ``String!``, ``Int?``).
     if not text or text.lower() in PLACEHOLDER_WORDS or text.rstrip("!?").lower() in PLACEHOLDER_WORDS:
         return True
