@@ -267,6 +267,18 @@ ADVERSARIAL = {
     "prose lists": _fill("apple, "),
     "storepass": _fill("-storepass -keypass "),
     "mixed": _fill("4111-1111 password=x SSN 123 eyJ.a sk-aB3 secret access key AKIA 1Z xoxb- ghp_ "),
+    "characters apart": _fill("a "),
+    "hex": _fill("ab") + "g",
+    "hex bytes apart": _fill("ab "),
+    "string literals joined": _fill('"ab" + '),
+    "spaced SSN": "SSN " + _fill("5 "),
+    "national numbers": "SIN " + _fill("1 2 3 "),
+    "PIN in words": "PIN: " + _fill("one "),
+    "one standing for it": "password my " + _fill("x "),
+    "account pairs": "root=" + _fill("A1!"),
+    "codes abroad": "código de verificación " + _fill("x"),
+    "seeds numbered": _fill("#1 abandon "),
+    "cards and CIDs": _fill("4111 1111 1111 1111 CID "),
 }
 
 

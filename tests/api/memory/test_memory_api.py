@@ -160,6 +160,22 @@ async def test_a_pin_given_as_the_answer_to_the_message_before_is_redacted_befor
     assert not any("7305" in content for content in contents)
 
 
+async def test_identity_numbers_codes_and_split_keys_are_redacted_before_storage_and_never_searched_back(
+    memvault: Memvault,
+) -> None:
+    said = ["For the tax form my SIN is 046 454 286, and the Steam Guard code: 4HQ7T",
+            "Here's the config: TOKEN = (\"ghp_Xq7Lm2Vb9Nc4\"\n  \"Rk1Wp3Hy6Zt8Qm2Lx9Vb4Nc7Rk1W\")",
+            "And the security code on the back?\nCaller: 482."]
+    result = await store(memvault, [{"role": "user", "content": text, "timestamp": NOW + i} for i, text in enumerate(said)])
+    assert {"national_id", "one_time_code", "api_key", "password"} <= set(result["redactions"])
+    found = await memvault.client.post("/v1/memory/search", json={"query": "SIN Steam Guard token security code"},
+                                       headers=memvault.auth)
+    listed = await memvault.client.get("/v1/memory", headers=memvault.auth)
+    everything = found.text + listed.text
+    for secret in ("046 454 286", "4HQ7T", "Rk1Wp3Hy6Zt8Qm2Lx9Vb4Nc7Rk1W", "482."):
+        assert secret not in everything
+
+
 async def test_oversized_provider_call_is_refused_in_the_providers_own_envelope(memvault: Memvault) -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "z" * 70_000}]}
     response = await memvault.client.post("/v1/chat/completions", json=body, headers={"X-Memory-Key": memvault.key})

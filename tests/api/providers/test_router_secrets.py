@@ -86,3 +86,19 @@ def test_a_pin_the_user_gives_as_the_answer_to_the_assistants_question_is_not_st
     router.wait_served(secret, served + 1)
     wait_until(lambda: "[redacted:password]" in router.stored_texts(key_id), "the user's answer stored")
     assert not any("8362" in text for text in router.stored_texts(key_id))
+
+
+def test_an_identity_number_and_a_card_code_in_a_routed_call_are_not_stored(
+    router: Router, key: tuple[str, str]
+) -> None:
+    key_id, secret = key
+    messages = [{"role": "user", "content": "Please fill the form: my social insurance number is 130 692 544 and the "
+                                            "card's cryptogramme visuel : 318"}]
+    served = router.served(secret)
+    response = httpx.post(f"{router.url}/v1/chat/completions", json={"model": "test-model", "messages": messages},
+                          timeout=30, trust_env=False, headers={"X-Memory-Key": secret})
+    assert response.status_code == 200
+    router.wait_served(secret, served + 1)
+    wait_until(lambda: "[redacted:national_id]" in " ".join(router.stored_texts(key_id)), "the user's turn stored")
+    stored = " ".join(router.stored_texts(key_id))
+    assert "130 692 544" not in stored and "318" not in stored and "[redacted:card_code]" in stored
