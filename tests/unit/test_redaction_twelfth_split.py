@@ -170,6 +170,7 @@ LOOK_ALIKES = [
     "2FA: 123 456 789 is my phone",
     "released 2024/11/27, build 2024_11_27_1234",
     "example body: username=%3Cyour-username%3E&password=%3Cyour-password%3E",
+    "login?user=ana&password=%24%7BDB_PASSWORD%7D",
     "verify with this key:\n-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDO5ruV7pb8C0rgOwLcYgVRpHlHS2\n-----END PUBLIC KEY-----",
     "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "dn: cn=svc,dc=acme\ndescription:: SGVsbG8gd29ybGQ=",
