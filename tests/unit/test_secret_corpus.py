@@ -279,6 +279,17 @@ ADVERSARIAL = {
     "codes abroad": "código de verificación " + _fill("x"),
     "seeds numbered": _fill("#1 abandon "),
     "cards and CIDs": _fill("4111 1111 1111 1111 CID "),
+    "ROT13 and its words": _fill("cnffjbeq vf "),
+    "reversed words": _fill("drowssap ym si "),
+    "character references": _fill("&#112;"),
+    "references with text between": _fill("&#112;a"),
+    "cards in words": _fill("four "),
+    "digits a digit at a time": _fill("4 "),
+    "cards in bars": _fill("4539|"),
+    "safe combinations": _fill("safe combination 1-"),
+    "corrections": "password: Xy7!abcd " + _fill("no wait, "),
+    "keys cut over lines": "token: ghp_" + _fill("A1b2\n"),
+    "maiden names": _fill("mother's maiden name is Ab "),
 }
 
 

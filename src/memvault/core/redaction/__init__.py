@@ -23,7 +23,7 @@ rule that looks around a word looks within a fixed distance."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
 
@@ -37,6 +37,7 @@ from memvault.core.redaction.blocks import (
     seed_phrases,
 )
 from memvault.core.redaction.codes import one_time_codes
+from memvault.core.redaction.disguised import disguised
 from memvault.core.redaction.labels import PASSWORD, TOKEN, assignments, elements, kind_of, value_is_secret
 from memvault.core.redaction.layouts import (
     csv_columns,
@@ -57,13 +58,13 @@ from memvault.core.redaction.questions import security_answers
 from memvault.core.redaction.spans import Hit, merged, normalise
 from memvault.core.redaction.unlabelled import answers, answers_to, misspelt_labels, rule_shaped, spaced_groups
 from memvault.core.redaction.urls import near_credential_words, userinfo
-from memvault.core.redaction.values import CIPHERTEXT, encrypted_mappings
+from memvault.core.redaction.values import CIPHERTEXT, classes, encrypted_mappings, generated, random_token
 from memvault.core.redaction.vendors import API_KEY, vendor_tokens
 from memvault.core.redaction.wrapped import base64_wrapped
 
 __all__ = [
     "API_KEY", "CARD_NUMBER", "NATIONAL_ID", "PASSWORD", "PRIVATE_KEY", "SEED_PHRASE", "SSN", "TOKEN", "Redaction", "breadcrumb",
-    "luhn_valid", "redact", "redact_field", "refuse_secret",
+    "hits_in", "luhn_valid", "redact", "redact_field", "refuse_secret",
 ]
 
 RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
@@ -72,7 +73,7 @@ RULES: tuple[Callable[[str], Iterable[Hit]], ...] = (
     login_pairs,
     one_time_codes, elements, near_credential_words, ssns, national_ids, cards, base64_wrapped, table_cells, security_answers,
     csv_columns, inserted_values, set_to, printed_values, told_values, rule_shaped, answers, misspelt_labels,
-    spaced_groups,
+    spaced_groups, disguised,
 )
 
 
@@ -102,6 +103,20 @@ def redact(text: str, asked: str | None = None) -> Redaction:
     """``text`` through the gate; with ``asked``, the message said before it, as its reply too: the
     digits given alone in reply to a message whose last line asks for a PIN or a code ("What's the
     alarm code?", then "7305") are found, as on the lines after that question within one text."""
+    hits = hits_in(text, asked)
+    if not hits:
+        return Redaction(text, ())
+    pieces: list[str] = []
+    done = 0
+    for hit in hits:
+        pieces += [text[done:hit.start], hit.replacement or breadcrumb(hit.kind)]
+        done = hit.end
+    pieces.append(text[done:])
+    return Redaction("".join(pieces), tuple(sorted({hit.kind for hit in hits})))
+
+
+def hits_in(text: str, asked: str | None = None) -> list[Hit]:
+    """The secrets ``redact`` cuts from ``text``, where they stand in it, in order and apart."""
     normal = normalise(text)
     # A breadcrumb already in the text reads as a mask, so redacting twice changes nothing.
     scanned = _BREADCRUMB.sub(lambda crumb: "*" * len(crumb.group(0)), normal.text)
@@ -110,16 +125,40 @@ def redact(text: str, asked: str | None = None) -> Redaction:
     hits = merged(hit for hit in found
                   if not (any(start <= hit.start and hit.end <= end for start, end in ciphertext)
                           and CIPHERTEXT.fullmatch(scanned, hit.start, hit.end)))
-    if not hits:
-        return Redaction(text, ())
-    pieces: list[str] = []
-    done = 0
+    hits = merged([*hits, *_continued(scanned, hits), *_corrected(scanned, hits)])
+    return [Hit(*normal.original(hit.start, hit.end), hit.kind, hit.replacement) for hit in hits]
+
+
+# The rest of a key or token cut over two lines: the next line is a random run alone, or one that
+# says it is the rest ("and the rest: …", "part 2: …").
+_REST_OF_KEY = re.compile(
+    r"[ \t]*\r?\n[ \t]*(?:(?i:(?:and[ \t]+)?(?:the[ \t]+)?(?:rest|remainder|second[ \t]+(?:half|part)|part[ \t]+(?:2|two|ii)"
+    r"|continued|cont'?d))[ \t]*[:=-]?[ \t]*)?(?P<rest>[A-Za-z0-9_+/.-]{12,512}={0,2})[ \t]*(?=\r?\n|\Z)"
+)
+
+
+# A password told and then put right ("… is zebra9320 no wait, it's orbitMatcha88").
+_CORRECTED = re.compile(
+    r"[ \t,.;-]*(?:(?i:(?:no|oh)[ \t,]+wait|wait[ \t,]+no|sorry|i[ \t]+mean|actually|correction|oops|scratch[ \t]+that)"
+    r"[ \t,.!:;-]*){1,2}(?:(?i:it's|its|it[ \t]+is|it[ \t]+was|make[ \t]+that)[ \t]+)?"
+    r"(?P<value>[^\s\"'`,;]{4,64}?)(?=[.!?]?(?:[\s\"'`,;]|\Z))"
+)
+
+
+def _corrected(text: str, hits: list[Hit]) -> Iterator[Hit]:
     for hit in hits:
-        start, end = normal.original(hit.start, hit.end)
-        pieces += [text[done:start], hit.replacement or breadcrumb(hit.kind)]
-        done = end
-    pieces.append(text[done:])
-    return Redaction("".join(pieces), tuple(sorted({hit.kind for hit in hits})))
+        if hit.kind == PASSWORD and (correction := _CORRECTED.match(text, hit.end)) is not None:
+            value = correction.group("value")
+            if value_is_secret(PASSWORD, value, sentence=True) and generated(value, 6):
+                yield Hit(correction.start("value"), correction.end("value"), PASSWORD)
+
+
+def _continued(text: str, hits: list[Hit]) -> Iterator[Hit]:
+    for hit in hits:
+        if hit.kind in (API_KEY, TOKEN) and (rest := _REST_OF_KEY.match(text, hit.end)) is not None:
+            run = rest.group("rest")
+            if random_token(run) or (classes(run) >= 3 and generated(run, 12)):
+                yield Hit(rest.start("rest"), rest.end("rest"), hit.kind)
 
 
 def redact_field(name: str, value: str) -> Redaction:

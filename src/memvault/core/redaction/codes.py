@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import ONE_TIME_CODE
+from memvault.core.redaction.labels import ONE_TIME_CODE, PASSWORD
 from memvault.core.redaction.numbers import CARD_CODE
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import NOT_SECRET_CODES, names_no_secret_code
@@ -58,6 +58,7 @@ _CODE = re.compile(
     r"(?![\w-])[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*)?"
 )
 _CODE_DIGITS = re.compile(r"\d{3}[ -]?\d")
+_A_DIGIT = re.compile(r"\d")
 # A bank's transaction number (``TAN``, ``mTAN``, ``pushTAN``), in capitals as banks write it: the
 # lower-case word is a colour or a tangent.
 _TAN = re.compile(
@@ -116,11 +117,22 @@ _FACTOR_CODE = re.compile(r"[^\d\n]{0,40}?(?<![\d.,:/-])(?P<code>\d{6}|\d{3} \d{
 # A card's security code under its name in other languages ("cryptogramme 412", "Prüfnummer 903",
 # "código de seguridad 556", "セキュリティコード 271"), as "CVV" is read.
 _CARD_CODE_ABROAD = re.compile(
-    r"(?:(?i:cryptogramme(?:[ \t]+visuel)?|(?:karten)?pr[üu]fnummer|c[óo]digo[ \t]+de[ \t]+(?:seguridad|seguran[çc]a)"
+    r"(?:(?i:cryptogramme(?:[ \t]+visuel)?|(?:karten)?pr[üu]f(?:nummer|ziffer|zahl|code)|c[óo]digo[ \t]+de[ \t]+(?:seguridad|seguran[çc]a)"
     r"|codice[ \t]+di[ \t]+sicurezza|veiligheidscode|kod[ \t]+zabezpieczaj[ąa]cy)|セキュリティコード|보안[ \t]?코드|安全码|安全碼)"
     r"[^\d\n]{0,12}?(?<!\d)(?P<code>\d{3,4})(?!\d)"
 )
 _MOST_CODES = 32
+
+
+# A safe's combination guards valuables as a PIN does (a lock's, like a door's code, is household
+# knowledge and kept): named before the safe ("the combination to the wall safe is …") or after it
+# ("Safe in the study: combination …"), its numbers in groups or in one run.
+_SAFE_COMBINATION = re.compile(
+    r"(?i:(?<![a-z])(?:(?:safe|tresor|gun[ \t]+cabinet)(?![a-z])[^\n.;]{0,30}?(?:combination|combo|kombination)"
+    r"|(?:combination|combo)[ \t]+(?:to|for|of|on)[ \t]+(?:(?:the|my|our|your|his|her|their)[ \t]+)?(?:[\w-]+[ \t]+){0,2}?"
+    r"(?:safe|tresor)(?![a-z])))[^\d\n]{0,16}?(?<!\d)"
+    r"(?P<code>\d{1,3}(?:[ \t]*[-/,.][ \t]*\d{1,3}){2,5}|\d{1,3}(?:[ \t]+\d{1,3}){2,5}|\d{3,8})(?!\d)"
+)
 
 
 def one_time_codes(text: str) -> Iterator[Hit]:
@@ -158,6 +170,9 @@ def one_time_codes(text: str) -> Iterator[Hit]:
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
         for match in _CARD_CODE_ABROAD.finditer(text):
             yield Hit(match.start("code"), match.end("code"), CARD_CODE)
+    if ("combination" in lowered or "combo" in lowered or "kombination" in lowered) and _A_DIGIT.search(text):
+        for match in _SAFE_COMBINATION.finditer(text):
+            yield Hit(match.start("code"), match.end("code"), PASSWORD)
     if "code" in lowered:
         for match in _CHECK_CODE.finditer(text):
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)

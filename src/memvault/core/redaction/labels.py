@@ -110,7 +110,7 @@ _VALUE = (r"(?:(?:\([ \t]*)?\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300})\\?\"|\\?
 # ``&'static str``), a quoted name passed with its value (``define('DB_PASSWORD', '…')``) and a
 # percent-escaped ``=`` (a query string inside another URL's parameter).
 _SEP = (r"(?P<sep>[ \t]*(?::=|=>|->|=|:[ \t]*&?(?:'\w+[ \t]+)?[A-Za-z_][\w.<>?\[\]]{0,40}[ \t]+=(?!=)"
-        r"|(?<=[\"'])[ \t]*,(?=[ \t]*[\"'])|%3[Dd]|:(?!//))[ \t]*)")
+        r"|(?<=[\"'])[ \t]*,(?=[ \t]*[\"'])|%3[Dd]|:(?!//)|\.{3})[ \t]*)")
 # "is", how a sentence says a password was changed ("is now", "got changed to", "was reset to"), and
 # how a log tells one given ("given as", "entered as").
 _IS = (r"(?:(?:(?:is|was|has[ \t]+been|have[ \t]+been|got|just)[ \t]+)?(?:changed|set|updated|reset)[ \t]+to"
@@ -142,7 +142,9 @@ _ASSIGNMENT = re.compile(
     # Which part of a password split over lines this one gives ("password part 1: …").
     r"|[ \t]+(?i:part|half)[ \t]+(?:\d|one|two|three|i{1,3})(?!\w)|[ \t]+(?i:begins|starts|ends)[ \t]+with"
     # The encoding it is given in ("db password hex-encoded: …").
-    r"|[ \t]+(?i:hex|base64|b64|base32|rot13|url)(?:[ \t-]?(?i:encoded|escaped|d))?(?![\w-])"
+    r"|[ \t]+(?i:in[ \t]+)?(?i:hex|base64|b64|base32|rot-?13|url)(?:[ \t-]?(?i:encoded|escaped|d))?(?![\w-])"
+    # Or written backwards, perhaps with a remark why ("pw backwards (so the bot doesn't see it): …").
+    r"|[ \t]+(?i:backwards|reversed|in[ \t]+reverse)(?:[ \t]*\([^()\n]{1,60}\))?"
     # A remark in brackets between the label and its separator ("password (case sensitive): …").
     r"|[ \t]*\([^()\n]{1,60}\))(?:" + _SEP + "|" + _PROSE + r")"
     r"|" + _SEP.replace("sep", "sep2") + "|"
@@ -213,6 +215,9 @@ _NEXT_SETTING = re.compile(r"[A-Za-z_][\w.-]{0,60}=")
 _SPELLED_OUT = re.compile(r"\S(?:[ \t]\S(?![^\s.,;:)])){5,63}")
 # A PIN or a code said a digit or a few at a time ("the PIN is 4 7 1 9", "OTP 841 927").
 _SPELLED_DIGITS = re.compile(r"\d{1,4}(?:[ \t]\d{1,4}){1,11}(?![ \t]?\d)")
+# The words of ``PASSWORD_ABROAD`` and ``TOKEN_ABROAD`` that are not English ones as well.
+_FOREIGN_WORDS = tuple(word for word in PASSWORD_ABROAD + TOKEN_ABROAD
+                       if word not in ("pincode", "safe combination", "pin-nummer", "pinnummer", "parole"))
 # A value that is a credential's word itself names it ("'password' in Japanese is パスワード").
 _CREDENTIAL_WORD_VALUES = frozenset(word.lower() for word in PASSWORD_ABROAD + TOKEN_ABROAD) | _PASSWORD_WORDS
 # An ARN's resource type (``arn:aws:secretsmanager:…:secret:prod/db``) names the kind of what the ARN
@@ -449,7 +454,11 @@ def assignments(text: str) -> Iterator[Hit]:
         # "valueFrom": …``), not a value passed beside its name.
         if passed and (any(c.isspace() for c in value) or _NEXT_KEY.match(text, end)):
             continue
-        abroad = passed or match.group("abroad", "abroad2", "cjk", "cjk2", "own") != (None,) * 5
+        # English's "is" after another language's word is that language's too (Dutch "Het
+        # wachtwoord is verlopen"), whose sentence no English list of words tells from a value.
+        # After an ellipsis the sentence may go on in words ("password... forgot it again").
+        abroad = passed or separator == "..." or match.group("abroad", "abroad2", "cjk", "cjk2", "own") != (None,) * 5 or (
+            match.group("prose", "prose2") != (None, None) and label.lower().endswith(_FOREIGN_WORDS))
         # A word the sentence goes on after (a capitalised one too, under a token's label: a
         # machine's secret is never a plain word) is prose; so is a value an expression goes on from.
         worded = value.islower() or prose(value) or (value.istitle() and kind_of(label) != PASSWORD)

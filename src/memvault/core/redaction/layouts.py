@@ -24,7 +24,7 @@ from memvault.core.redaction.labels import (
     label_strength,
     value_is_secret,
 )
-from memvault.core.redaction.numbers import CARD_CODE
+from memvault.core.redaction.numbers import CARD_CODE, DIGIT_WORD
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import classes, generated, prose
 
@@ -95,16 +95,13 @@ _CONTRACTED = re.compile(
 )
 # A PIN told in words after its name ("card PIN: four-seven-one-nine", "Die PIN ist vier acht zwei
 # sieben"), four digits' words or more.
-_DIGIT_WORD = (r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|null|eins|zwei|drei|vier|f[üu]nf|fuenf|sechs"
-               r"|sieben|acht|neun|cero|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|z[ée]ro|deux|trois|quatre"
-               r"|cinq|sept|huit|neuf)")
 _PIN_IN_WORDS = re.compile(
     r"(?<![\w-])(?i:pin(?:[ -]?(?:code|nummer))?|passcode)(?:[ \t]*[:=]|[ \t]+(?i:is|ist|es|est|lautet|è|é))[ \t]*"
-    r"(?P<value>(?i:" + _DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + _DIGIT_WORD + r"){3,11}))(?![\w-])"
+    r"(?P<value>(?i:" + DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + DIGIT_WORD + r"){3,11}))(?![\w-])"
 )
 _CARD_CODE_IN_WORDS = re.compile(
-    r"(?<![\w-])(?i:cvv2?|cvc2?)(?:[ \t]*[:=]|[ \t]+(?i:is|es|est|ist))[ \t]*"
-    r"(?P<value>(?i:" + _DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + _DIGIT_WORD + r"){2,3}))(?![\w-])"
+    r"(?<![\w-])(?i:cvv2?|cvc2?)(?:[ \t]*[:=]|[ \t]+(?i:is|es|est|ist))?[ \t]*"
+    r"(?P<value>(?i:" + DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + DIGIT_WORD + r"){2,3}))(?![\w-])"
 )
 # A value asked about as a password ("Is 'Buster1987' a strong enough password?").
 _ASKED_ABOUT = re.compile(

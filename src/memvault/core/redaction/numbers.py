@@ -21,15 +21,35 @@ _DIGITS = re.compile(r"\d+")
 _DOUBLED = str.maketrans("0123456789", "0246813579")  # a doubled digit, less 9 when over 9
 _GROUPS = re.compile(
     r"(?<![A-Za-z0-9_])(?<!\d[ .\n/_\t-])(?<!\d[ .\n-]{2})(?<!\d[ .\n-]{3})"
-    r"\d+(?:(?: {1,2}| ?[./_-] ?|\t|[ \t]*\r?\n[ \t]*)\d+)*"
+    r"\d+(?:(?: {1,2}| ?[./_-] ?|\||\t|[ \t]*\r?\n[ \t]*)\d+)*"
 )
+# Two runs of eight, as a card is copied over two lines or boxes, only after the card's name: ids
+# of eight digits are listed one a line often enough that a pair of them may pass Luhn.
+_CARD_NAMED = re.compile(r"(?i:card|karte|carte|tarjeta|cart[ãa]o|carta|visa|mastercard|amex|cc)[^\n\d]{0,20}\Z")
 
 # A card run together with the word before it, as a form or a chat may paste it (``visa4111…``):
 # one run of digits that ends the word.
 _GLUED = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]{1,12}(?P<digits>\d{13,19})(?![A-Za-z0-9_])")
 
 
-_CID_AFTER = re.compile(r"[^\n]{0,40}?(?<![A-Za-z])CID[ \t]*[:#]?[ \t]*(?P<code>\d{4})(?!\d)")
+_CID_AFTER = re.compile(r"[^\n]{0,40}?(?<![A-Za-z])(?i:CID)[ \t]*[:#]?[ \t]*(?P<code>\d{4})(?!\d)")
+
+
+# Digits said in words, in the languages a PIN and a card are told in ("four one three five …").
+DIGIT_WORDS = {
+    **dict.fromkeys(("zero", "oh", "null", "zéro", "cero"), "0"), **dict.fromkeys(("one", "eins", "uno"), "1"),
+    **dict.fromkeys(("two", "zwei", "dos", "deux"), "2"), **dict.fromkeys(("three", "drei", "tres", "trois"), "3"),
+    **dict.fromkeys(("four", "vier", "cuatro", "quatre"), "4"),
+    **dict.fromkeys(("five", "fünf", "funf", "fuenf", "cinco", "cinq"), "5"),
+    **dict.fromkeys(("six", "sechs", "seis"), "6"), **dict.fromkeys(("seven", "sieben", "siete", "sept"), "7"),
+    **dict.fromkeys(("eight", "acht", "ocho", "huit"), "8"), **dict.fromkeys(("nine", "neun", "nueve", "neuf"), "9"),
+}
+DIGIT_WORD = "(?:" + "|".join(sorted(DIGIT_WORDS, key=len, reverse=True)) + ")"
+_CARD_IN_WORDS = re.compile(
+    r"(?<![\w-])(?i:" + DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + DIGIT_WORD + r"){12,18})(?![\w-])")
+_WORD = re.compile(r"[^\W\d_]+")
+# A card written backwards, as the text says ("card number backwards: …").
+_CARD_REVERSED = re.compile(r"(?i:backwards|reversed|in[ \t]+reverse)[^\d\n]{0,20}?(?<!\d)(?P<digits>\d{13,19})(?!\d)")
 
 
 def luhn_valid(digits: str) -> bool:
@@ -51,11 +71,17 @@ def card_network(digits: str) -> bool:
         four == 6011 or 644 <= three <= 649 or two in (65, 62, 81, 50, 56, 57, 58, 63, 67) or 3528 <= four <= 3589)
 
 
-def _card_ends(lengths: list[int]) -> list[int]:
+def _card_ends(lengths: list[int], named: bool) -> list[int]:
     """Where a card starting at the first of these groups can end (indexes into ``lengths``):
-    one run of 13-19 digits, Amex 4-6-5, Diners 4-6-4, or groups of four and a shorter rest."""
+    one run of 13-19 digits, Amex 4-6-5, Diners 4-6-4, groups of four and a shorter rest, a digit
+    at a time (as it is read out), or two runs of eight after the card's name (``named``)."""
     if 13 <= lengths[0] <= 19:
         return [0]
+    if lengths[0] == 1:
+        ones = next((index for index, length in enumerate(lengths) if length != 1), len(lengths))
+        return [ones - 1] if 13 <= ones <= 19 else []
+    if named and lengths[:2] == [8, 8]:
+        return [1]
     if lengths[:2] == [4, 6]:
         return [2] if lengths[2:3] in ([5], [4]) else []
     # Groups of four: 4-4-4-(1 to 4) holds 13-16 digits, 4-4-4-4-(1 to 3) holds 17-19.
@@ -78,9 +104,11 @@ def _card_windows(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
     offsets = list(accumulate(lengths, initial=0))
     hits = []
     for first, (start, _) in enumerate(spans):
-        if text[start] not in "23456" or lengths[first] < 4:
+        # A digit at a time is a card only as a whole run: within a longer one it is counting.
+        if text[start] not in "23456" or 1 < lengths[first] < 4 or (lengths[first] == 1 and first > 0):
             continue
-        for end in _card_ends(lengths[first: first + 5]):
+        named = lengths[first] == 8 and _CARD_NAMED.search(text, max(0, start - 40), start) is not None
+        for end in _card_ends(lengths[first: first + 19], named):
             low, high = offsets[first], offsets[first + end + 1]
             series = sums[(high - 1) % 2]
             if (series[high] - series[low]) % 10 == 0 and card_network(digits[low:high]):
@@ -100,6 +128,14 @@ def cards(text: str) -> Iterator[Hit]:
             yield Hit(spans[first][0], spans[last][1], CARD_NUMBER, f"[redacted:{CARD_NUMBER} ending {ending}]")
             if (cid := _CID_AFTER.match(text, spans[last][1])) is not None:
                 yield Hit(cid.start("code"), cid.end("code"), CARD_CODE)
+    for said in _CARD_IN_WORDS.finditer(text):
+        digits = "".join(DIGIT_WORDS[word.lower()] for word in _WORD.findall(said.group(0)))
+        if luhn_valid(digits) and card_network(digits):
+            yield Hit(said.start(), said.end(), CARD_NUMBER, f"[redacted:{CARD_NUMBER} ending {digits[-4:]}]")
+    for turned in _CARD_REVERSED.finditer(text) if "rever" in text or "backw" in text else ():
+        digits = turned.group("digits")[::-1]
+        if luhn_valid(digits) and card_network(digits):
+            yield Hit(turned.start("digits"), turned.end("digits"), CARD_NUMBER)
     for glued in _GLUED.finditer(text):
         digits = glued.group("digits")
         if luhn_valid(digits) and card_network(digits):

@@ -4,7 +4,8 @@ ties it to a security question: after an ``answer`` label or "security answer", 
 name, a place or a number, after what such a question asks ("my mother's maiden name is …", "first
 pet: …") within a short reach after the words "security question", or on the "A:" line after a
 "Q:" line asking it, the form a security question is written down in. The same facts told without that context are a memory's ordinary
-content and are kept."""
+content and are kept, but for a mother's maiden name: so many banks ask it that it is an answer
+wherever it is told."""
 
 from __future__ import annotations
 
@@ -38,7 +39,18 @@ _QUESTION_AND_ANSWER = re.compile(
 _LABELLED = re.compile(r"[^\n:=]{0,60}?[ \t]*[:=][ \t]*(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))")
 
 
+# A mother's maiden name is asked by so many banks that it is an answer wherever it is told.
+_MAIDEN_NAME = re.compile(
+    r"(?i:(?<![a-z])(?:mother|mom|mum|mama|mommy)(?:'s|s)?[ \t]+maiden[ \t]+name)(?:[ \t]+(?:is|was|=)[ \t]+|[ \t]*[:=][ \t]*)"
+    r"(?P<value>[A-Z\u00c0-\u024f][^\s,.;!?()\"]{1,30}(?:[ \t]+[A-Z][^\s,.;!?()\"]{1,30})?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z)|[ \t]+[a-z])"
+)
+
+
 def security_answers(text: str) -> Iterator[Hit]:
+    if "aiden" in text:
+        for told in _MAIDEN_NAME.finditer(text):
+            if _answer(told.group("value")):
+                yield Hit(told.start("value"), told.end("value"), SECURITY_ANSWER)
     if "Q" in text and "A" in text:
         for pair in _QUESTION_AND_ANSWER.finditer(text):
             value = pair.group("value")

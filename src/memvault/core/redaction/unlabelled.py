@@ -46,7 +46,8 @@ _CREDENTIAL_ASKED = re.compile(
     r"(?i)(?<![a-z])(?:pass(?:word|wd|code|phrase)?|pwd?|pin|cvv2?|cvc2?|wi-?fi|log[ -]?in|creds|credentials?|secret|token|key|code"
     r"|admin|router|vpn|" + "|".join(re.escape(word) for word in PASSWORD_ABROAD) + r")s?(?![a-z])"
 )
-_ASKING_WORDS = r"(?i:(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell)(?![a-z]))"
+_ASKING_WORDS = (r"(?i:(?<![a-z])(?:what(?:'s|s)?|which|send|give|need|tell|quel|quelle|cu[áa]l|qué|wie|welche[rs]?|qual|quale"
+                 r"|wat|hoe)(?![a-z]))")
 _ASKING = re.compile(r"\?|" + _ASKING_WORDS)
 _ASKING_WORD = re.compile(_ASKING_WORDS)
 _SHORT_QUESTION_WORDS = 6
@@ -55,9 +56,20 @@ _SHORT_QUESTION_WORDS = 6
 _LONGEST_QUESTION = 200
 _CODE_OR_LINK = re.compile(r"[=(){}\[\];<>`]|://")
 # Words before a credential's name that make it a particular one, and how far back they count.
-_PARTICULAR = frozenset("the your my our his her their its this that which".split())
+_PARTICULAR = frozenset("the your my our his her their its this that which das der die dein deine mein meine unser "
+                        "le la les ton ta mon ma notre votre el tu mi su lo il tuo tua mio mia het de je jouw mijn".split())
 _NAMED_WORDS, _NAMED_REACH = 4, 40
 _CARD_CODE_ASKED = re.compile(r"(?i)(?<![a-z])(?:security[ \t]+code|cvv2?|cvc2?|card[ \t]+code|code[ \t]+on[ \t]+the[ \t]+back)(?![a-z])")
+# What a one-word reply may be the password of: a question naming a password or a key, not a
+# network or an account (whose name is asked as often).
+# The word ends the question, or its clause ("the password for the NAS?"): "the password policy?"
+# asks about something else.
+_PASSWORD_ASKED = re.compile(
+    r"(?i)(?<![a-z])(?:pass(?:word|wd|code|phrase)?|pwd?|secret|token|"
+    + "|".join(re.escape(word) for word in PASSWORD_ABROAD) + r")s?(?![a-z])"
+    r"(?=[ \t]*(?:[?,.!:;]|\Z)|[ \t]+(?:for|to|of|on|at|in|again|now|please|pls|then|you|we|they|he|she|du|de|des|del|della|von|vom|für|fürs|zum|zur|para|pour)(?![a-z]))"
+)
+_SPACED_DIGITS = re.compile(r"\d{1,4}(?:[ -]\d{1,4}){1,7}")
 _DIGITS_ASKED = re.compile(r"(?i)(?<![a-z])(?:pin|pass)?code|(?<![a-z])(?:pin|cvv2?|cvc2?)(?![a-z])")
 # The lines after a question that its answer may take: a blank line, a greeting and a speaker's
 # header ("Lena Fischer 9:15 AM") may come first.
@@ -153,11 +165,29 @@ def answers_to(reply: str, asked: str) -> Iterator[Hit]:
     reply. Only digits that are the whole reply count: a made-looking word given after a question
     is as often a version, a hash or a name (one holding a symbol is found alone), and a setting's
     number ("max_tokens: 1024") is no answer."""
-    if not reply.strip().rstrip(".").isdigit():
+    said = reply.strip().rstrip(".")
+    spaced = _SPACED_DIGITS.fullmatch(said) is not None
+    worded = not spaced and not said.isdigit() and 6 <= len(said) <= 64 and not any(c.isspace() for c in said)
+    if not (said.isdigit() or spaced or worded):
         return
     question = asked.rstrip()[-_LONGEST_QUESTION - 1:].rsplit("\n", 1)[-1]
     if not question.strip() or len(question) > _LONGEST_QUESTION or _CODE_OR_LINK.search(question) \
             or not asks_another_for_credential(question):
+        return
+    at = reply.index(said)
+    if spaced:
+        # Digits read out a few at a time ("4 7 1 9") after a question asking for a PIN or a code.
+        if any(not names_no_secret_code(question, word.start()) for word in _DIGITS_ASKED.finditer(question)) \
+                and 4 <= len(said.replace(" ", "").replace("-", "")) <= 8:
+            yield Hit(at, at + len(said), PASSWORD)
+        return
+    if worded:
+        # One word alone in reply to a question asking for a password ("What's the wifi password?",
+        # then "Pretzel1984"), when it holds a digit or a symbol as a chosen password does.
+        if _PASSWORD_ASKED.search(question) and (classes(said) >= 3 or (classes(said) == 2 and _DIGIT.search(said))) \
+                and generated(said, 6) and not prose(said) and not placeholder(said) and not _TIME_OR_DATE.match(said) \
+                and not _NOT_A_PASSWORD.search(said.rstrip("!?")):
+            yield Hit(at, at + len(said), PASSWORD)
         return
     offset = len(question) + 1
     for hit in answers(question + "\n" + reply):

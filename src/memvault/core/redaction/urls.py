@@ -18,7 +18,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from memvault.core.redaction.labels import PASSWORD, PUBLIC_KEY_VALUE, TOKEN
+from memvault.core.redaction.labels import PASSWORD, PUBLIC_KEY_VALUE, TOKEN, label_strength
 from memvault.core.redaction.spans import Hit
 from memvault.core.redaction.values import generated, placeholder, random_token, shannon
 
@@ -65,6 +65,7 @@ _ARN_REACH = 120
 _POD_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[a-z0-9]{8,10}-[a-z0-9]{5}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z_.-]*=")
+_SETTING_BEFORE = re.compile(r"[ \t]*(?:export[ \t]+)?[\"']?(?P<name>[A-Za-z_][\w.-]{0,60})[\"']?[ \t]*[:=][ \t]*[\"']?")
 # Go's MySQL driver names its server without a scheme: ``user:password@tcp(host:port)/db``.
 # Found by its rare ``@tcp(`` and read back from there, so that no run of text is read twice.
 _DRIVER_ADDRESS = re.compile(r"@(?:tcp|tcp6|unix|udp)\(")
@@ -142,10 +143,33 @@ def near_credential_words(text: str) -> Iterator[Hit]:
             if alone and (not _MIXED.match(value) or value.startswith("AAAA")
                           or _OTHER_KEY_BEFORE.search(text, max(0, word.start() - 20), word.start())):
                 continue
+            if _own_setting(text, word.end(), start):
+                continue
             if random_token(value) and not PUBLIC_KEY_VALUE.match(value) \
                     and not _NOT_SECRET_BEFORE.search(text, max(0, start - 12), start) \
                     and not _named_elsewhere(text, start, value):
                 yield Hit(start, run.end(), TOKEN)
+
+
+def _own_setting(text: str, word_end: int, start: int) -> bool:
+    """A run on a line after the credential's word that a setting of its own names, and no
+    credential's name (``ANTHROPIC_MODEL=claude-3-5-sonnet-20241022`` below an API key's line).
+    A setting indented under the word's line is one of its fields (``secret:`` then ``  value: …``)."""
+    if text.find("\n", word_end, start) < 0:
+        return False
+    line = text.rfind("\n", 0, start) + 1
+    setting = _SETTING_BEFORE.fullmatch(text, line, start)
+    if setting is None or label_strength(name := setting.group("name")) is not None or _CREDENTIAL_WORD.search(name):
+        return False
+    word_line = text.rfind("\n", 0, word_end) + 1
+    return _indent(text, line) <= _indent(text, word_line)
+
+
+def _indent(text: str, line: int) -> int:
+    end = line
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return end - line
 
 
 def _named_elsewhere(text: str, start: int, value: str) -> bool:

@@ -62,6 +62,9 @@ _CODE = re.compile(
 _LABEL_WORD = re.compile(r"pass(?:word|wd|phrase)?|token|secret|key|pwd", re.IGNORECASE)
 # A name in kebab case ending in a credential's word names where one is kept (``--secret=db-password``).
 _CREDENTIAL_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:pass(?:word|wd|phrase)?|secret|token|key|pwd|credentials?)$")
+# Kinds of symbol an expression that reads a secret uses at most (``os.environ["DB_PASSWORD"]``
+# five); a generated salt mixes a dozen and more.
+_MOST_CODE_SYMBOLS = 9
 # A validator's rules joined by bars (Laravel's ``'required|string|min:12'``).
 _RULE_LIST = re.compile(r"^[a-z_]+(?::[\w,.]+)?(?:\|[a-z_]+(?::[\w,.]+)?){2,}$")
 # Codes that are no secret, named by the word before "code": a place's, an order's or a booking's,
@@ -134,7 +137,10 @@ def _stands_for_one(text: str) -> bool:
 
 
 def code(value: str) -> bool:
-    """Code that reads a secret (``get_password()``, ``self.token``, ``db_password``) holds none itself."""
+    """Code that reads a secret (``get_password()``, ``self.token``, ``db_password``) holds none itself.
+    A run of many kinds of symbol is no code however it starts (WordPress's salts, ``Tj[Mn…``)."""
+    if len({c for c in value if not c.isalnum()}) >= _MOST_CODE_SYMBOLS:
+        return False
     if _CODE.match(value) or _CREDENTIAL_NAME.match(value) or _RULE_LIST.match(value):
         return True
     return not any(c.isdigit() for c in value) and ("_" in value or "." in value) and bool(_LABEL_WORD.search(value)) \

@@ -99,7 +99,8 @@ _TOKENS = (
     r"\d{6,12}:[" + _URL64 + r"]{35}(?![" + _URL64 + r"])",
     r"hv[sbr]\.[" + _URL64 + r"]{20,}|s\.[A-Za-z0-9]{24}(?![A-Za-z0-9])|b\.AAAAAQ[" + _URL64 + r"]{40,}",
     r"[A-Za-z0-9]{14}\.atlasv1\.[" + _URL64 + r"=]{60,}",
-    r"sk\.eyJ[" + _URL64 + r"]{50,}(?:\.[" + _URL64 + r"]{20,})?|ops_eyJ[" + _B64 + r"_-]{50,}",
+    # Mapbox's secret tokens: a short user name makes a short first part.
+    r"sk\.eyJ[" + _URL64 + r"]{30,}\.[" + _URL64 + r"]{20,}|sk\.eyJ[" + _URL64 + r"]{50,}|ops_eyJ[" + _B64 + r"_-]{50,}",
     r"AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}",
     r"y0_[" + _URL64 + r"]{50,}",
     r"sl\.(?:[A-Za-z]\.)?[" + _URL64 + r"]{100,}",
