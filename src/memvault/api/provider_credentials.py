@@ -10,6 +10,9 @@ memory key, and it is never forwarded upstream."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from collections.abc import Mapping, Sequence
 from urllib.parse import parse_qsl, urlencode
 
@@ -23,6 +26,11 @@ _ACCOUNT_OF = {"openai-responses": "openai"}
 PROVIDER_KEY_HEADER = "X-Provider-Key"
 
 
+# A memory key or brain credential inside a longer value (their secret part is URL-safe base64).
+_CREDENTIAL_INSIDE = re.compile(r"(?<![A-Za-z0-9_-])(?:" + re.escape(keys.PREFIX) + "|" + re.escape(keys.BRAIN_PREFIX)
+                                + r")[A-Za-z0-9_-]{16,}")
+
+
 def _bare(value: str) -> str:
     scheme, _, rest = value.strip().partition(" ")
     return rest.strip() if scheme.lower() == "bearer" and rest.strip() else value.strip()
@@ -34,9 +42,19 @@ def holds_memory_key(value: str) -> bool:
 
 
 def holds_memvault_credential(value: str) -> bool:
-    """Whether a header's or query parameter's value is a memvault secret (a memory key or a stored
-    brain credential, bare or as a bearer): such a value never goes to the provider, a third party."""
-    return holds_memory_key(value) or _bare(value).startswith(keys.BRAIN_PREFIX)
+    """Whether a header's or query parameter's value is or holds a memvault secret (a memory key or
+    a stored brain credential: bare, as a bearer, inside another value such as ``token=mk_…``, or in
+    a Basic credential's base64): such a value never goes to the provider, a third party."""
+    if holds_memory_key(value) or _bare(value).startswith(keys.BRAIN_PREFIX) or _CREDENTIAL_INSIDE.search(value):
+        return True
+    scheme, _, encoded = value.strip().partition(" ")
+    if scheme.lower() != "basic":
+        return False
+    try:
+        decoded = base64.b64decode(encoded.strip() + "=" * (-len(encoded.strip()) % 4)).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return _CREDENTIAL_INSIDE.search(decoded) is not None
 
 
 def query_without_credentials(query: str) -> str:

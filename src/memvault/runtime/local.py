@@ -7,6 +7,7 @@ import contextlib
 import gc
 import importlib.util
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -54,8 +55,7 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
     benchmark sweep passes another."""
     tuning = tuning or Tuning()
     one_blas_thread()
-    data = Path(settings.data_dir)
-    data.mkdir(parents=True, exist_ok=True)
+    data = private_folder(Path(settings.data_dir))
     stores = with_retries(SqliteDatabase(data / DATABASE_FILE), LocalVectorIndex(data / "vectors.sqlite3"),
                           make_embedder(settings.embedder), LocalBlobStore(data / BLOBS_FOLDER))
     return Deps(
@@ -73,6 +73,20 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
         llm=_brain_llm(settings),
         cipher=AesGcmCipher(),
     )
+
+
+def private_folder(data: Path) -> Path:
+    """The data folder, made readable by its owner alone when it is made: it holds every key's
+    memory and every brain scope, and the walls between them mean nothing to another account of
+    the machine that can read the files. A folder that exists is left as it is, with a warning
+    when others may read it (it may be one the owner shares on purpose)."""
+    if not data.exists():
+        data.mkdir(parents=True, mode=0o700, exist_ok=True)
+        data.chmod(0o700)  # whatever the process's umask left of the mode
+    elif os.name == "posix" and data.stat().st_mode & 0o077:
+        log.warning("the data folder %s can be read by other accounts of this machine; "
+                    "`chmod 700 %s` makes it its owner's alone", data, data)
+    return data
 
 
 def _brain_llm(settings: Settings) -> OpenAICompatibleChat | None:

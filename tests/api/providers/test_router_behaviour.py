@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import asyncio
 import json
 import logging
@@ -267,6 +268,22 @@ def test_provider_key_is_forwarded_in_the_native_header_and_never_stored_or_logg
     for path in Path(router.data_dir).rglob("*"):
         if path.is_file():
             assert provider_key.encode() not in path.read_bytes(), path.name
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_memory_key_inside_any_header_never_reaches_the_provider(
+    router: Router, key: tuple[str, str], call: Callable[..., httpx.Response], provider: str
+) -> None:
+    """However the caller wraps its key in a header of its own (a parameter of a value, a Basic
+    credential), the header stays behind: the provider is a third party."""
+    _, secret = key
+    basic = "Basic " + base64.b64encode(f"{secret}:".encode()).decode()
+    response = call(provider, secret, body_of(provider, ["Wrapped keys stay home."]),
+                    X_Baz=f"token={secret}", X_Bar=basic, X_Kept="plain value")
+    assert response.status_code == 200
+    sent = router.upstream.received[-1].headers
+    assert "x-baz" not in sent and "x-bar" not in sent and sent["x-kept"] == "plain value"
+    assert all(secret not in value for value in sent.values())
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

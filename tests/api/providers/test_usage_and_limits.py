@@ -260,3 +260,22 @@ def test_concurrent_calls_at_a_limit_never_pass_it_and_other_keys_go_on(site: Si
     # A minute may turn during the burst: at most one more minute's worth then.
     assert limited.count(200) in (limit, 2 * limit) and set(limited) == {200, 429}
     assert others == [200] * 8
+
+
+def test_brain_calls_made_with_a_memory_key_count_against_its_limit_and_its_usage_stays_readable(site: Site) -> None:
+    made = httpx.post(f"{site.url}/v1/admin/keys", json={"label": "brain-limited", "brain_scopes": ["personal"]},
+                      headers=ADMIN_AUTH)
+    assert made.status_code == 200, made.text
+    key_id, secret = made.json()["id"], made.json()["key"]
+    assert site.set_limits(key_id, requests_per_minute=1).status_code == 200
+    bearer = {"Authorization": f"Bearer {secret}"}
+    assert site.chat(secret, "first").status_code == 200
+    search = httpx.post(f"{site.url}/v1/brain/facts/search", json={"query": "anything"}, headers=bearer)
+    if search.status_code == 200:  # the UTC minute turned between the two calls: this one is its first
+        search = httpx.post(f"{site.url}/v1/brain/facts/search", json={"query": "anything"}, headers=bearer)
+    assert search.status_code == 429 and search.json()["error"]["code"] == "rate_limited", search.text
+    assert search.headers["retry-after"]
+    # Reading its own usage is never refused: a client at its limit can see why.
+    assert httpx.get(f"{site.url}/v1/usage", headers={"X-Memory-Key": secret}).status_code == 200
+    assert site.set_limits(key_id).status_code == 200
+    assert httpx.post(f"{site.url}/v1/brain/facts/search", json={"query": "anything"}, headers=bearer).status_code == 200

@@ -16,6 +16,7 @@ from memvault.core.credentials import keys
 from memvault.core.credentials.access import AccessIdentity, access_enabled, access_identity
 from memvault.core.deps import Deps
 from memvault.core.errors import Forbidden, Unauthorized
+from memvault.core.usage.limits import admit
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,13 @@ def _granted_memory_key(tokens: CallerTokens) -> str | None:
 
 
 async def _grant_of(deps: Deps, secret: str) -> Credential:
-    credential = credential_of(await keys.authenticate(deps.db, secret, deps.key_reads, deps.clock()), deps.settings)
+    key = await keys.authenticate(deps.db, secret, deps.key_reads, deps.clock())
+    credential = credential_of(key, deps.settings)
     if credential is None:
         # As for any token that is no brain credential: a key without a grant opens no brain.
         raise Unauthorized("a brain credential is required; this memory key is granted no brain scope")
+    # A brain call made with a memory key is one of the key's calls: its limits count it.
+    await admit(deps.db, key, deps.clock())
     return credential
 
 
