@@ -114,3 +114,17 @@ def test_a_group_without_a_command_shows_its_help(shell: Shell) -> None:
         ran = shell(*args)
         assert ran.code == 2 and "Commands:" in ran.err and ran.errors == [] and ran.out == ""
     assert "create" in shell("keys").err
+
+
+def test_an_import_warns_of_messages_past_retention_and_maintenance_counts_them_purged(shell: Shell) -> None:
+    key = shell("keys", "create").out.strip()
+    old = {"role": "user", "content": "The boiler was serviced.", "id": "aged", "timestamp": "2020-01-05T09:00:00Z"}
+    new = {"role": "user", "content": "The boiler is due again.", "id": "fresh"}
+    imported = shell("import", str(write_jsonl(Path("old.jsonl"), [old, new])), "--key", key)
+    assert imported.code == 0 and "warning: 1 message said more than 90 days ago" in imported.err, imported.err
+    ran = shell("maintenance")
+    assert ran.code == 0 and json.loads(ran.out)["rows_purged"] == 1, ran.out  # the pending message counts
+    assert [r["id"] for r in records(shell("export", "--key", key).out)] == ["fresh"]
+    archived = shell("keys", "create", "--keep-archive").out.strip()
+    kept = shell("import", str(write_jsonl(Path("old2.jsonl"), [{**old, "id": "aged2"}])), "--key", archived)
+    assert kept.code == 0 and "warning" not in kept.err

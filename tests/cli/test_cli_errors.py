@@ -38,12 +38,12 @@ def test_bad_lines_are_refused_before_anything_is_stored(shell: Shell, tmp_path:
     good = [json.dumps(line) for line in conversation()]
     cases = {
         "not JSON": [*good[:3], "{oops", *good[3:]],
-        "line 2.role must be one of": [good[0], json.dumps({"role": "robot", "content": "hi"})],
-        "line 1.content must be non-empty text": [json.dumps({"role": "user", "content": " "})],
-        "line 1.vault must be 'core' or 'session:<id>'": [json.dumps({"role": "user", "content": "x", "vault": "attic"})],
-        "line 1.type must be one of pending, message, chunk": [json.dumps({"type": "fact", "role": "user", "content": "x"})],
-        "line 1.said_again must be a list of ids": [json.dumps({"role": "user", "content": "x", "said_again": "y"})],
-        "line 1.source_ids must hold the one id": [json.dumps({"type": "message", "role": "user", "text": "x"})],
+        "line 2: role must be one of": [good[0], json.dumps({"role": "robot", "content": "hi"})],
+        "line 1: content must be non-empty text": [json.dumps({"role": "user", "content": " "})],
+        "line 1: vault must be 'core' or 'session:<id>'": [json.dumps({"role": "user", "content": "x", "vault": "attic"})],
+        "line 1: type must be one of pending, message, chunk": [json.dumps({"type": "fact", "role": "user", "content": "x"})],
+        "line 1: said_again must be a list of ids": [json.dumps({"role": "user", "content": "x", "said_again": "y"})],
+        "line 1: source_ids must hold the one id": [json.dumps({"type": "message", "role": "user", "text": "x"})],
     }
     for fragment, lines in cases.items():
         source = tmp_path / "bad.jsonl"
@@ -123,3 +123,15 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     err = process.stderr.read().decode()
     assert json.loads(first)["type"] in ("chunk", "message") and process.returncode is not None
     assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_serve_on_a_port_something_listens_on_is_one_error_line_before_it_says_it_serves(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        ran = memvault("serve", "--port", str(port), "--data-dir", str(tmp_path / "data"), cwd=tmp_path)
+    assert_fails(ran, 2, f"cannot serve on 127.0.0.1:{port}", "--port N")
+    assert "serving on" not in ran.err

@@ -58,7 +58,7 @@ def provider_of(path: str) -> str | None:
 
 def render(path: str, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     provider = provider_of(path)
-    body = error_body(code, message) if provider is None else CODECS[provider].error_body(status, message)
+    body = error_body(code, message) if provider is None else CODECS[provider].error_body(status, message, code)
     return JSONResponse(body, status_code=status, headers=headers)
 
 

@@ -71,7 +71,7 @@ def error_response(codec: ProviderCodec, error: MemvaultError, memory: PreparedM
     input is a 400 to every provider's clients, whichever field it was."""
     status = 400 if isinstance(error, InvalidInput) else error.status
     headers = {**memory_headers(memory or off()), **error_headers(error)}
-    return JSONResponse(codec.error_body(status, error.message), status_code=status, headers=headers)
+    return JSONResponse(codec.error_body(status, error.message, error.code), status_code=status, headers=headers)
 
 
 def upstream_headers(incoming: Sequence[tuple[str, str]], codec: ProviderCodec) -> list[tuple[str, str]]:

@@ -75,9 +75,9 @@ def revoke(key_id: str, as_json: bool, url: str | None, data_dir: Path | None) -
 
     KEY_ID as `memvault keys list` shows it; the key is refused from then on."""
     revoked = admin_call(url, data_dir, REVOKE_KEY, {"id": key_id})
-    # Another process's read cache may still hold the key's lookup, for at most its TTL.
-    say(f"revoked key {key_id}; a running server refuses it within its read cache's TTL "
-        "(MEMVAULT_CACHE_TTL_SECONDS)" if url is None else f"revoked key {key_id}")
+    # A local server looks a key up on every call (docs/settings.md), so the next call is refused.
+    say(f"revoked key {key_id}; a server on this data folder refuses it from its next call"
+        if url is None else f"revoked key {key_id}")
     if as_json:
         emit_json(revoked)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -54,15 +55,25 @@ def import_messages(file: BinaryIO, session: str | None, key: str | None, data_d
         try:
             held = [h for where, raw in lines if (h := held_from(raw, now, where, session)) is not None]
         except MemvaultError as exc:
-            raise CommandError(f"{name}: {exc.message}; nothing was imported") from exc
+            # "line 2.role must be …" names the field as a path; a person reads "line 2: role must be …".
+            message = _LINE_FIELD.sub(r"\1: ", exc.message, count=1)
+            raise CommandError(f"{name}: {message}; nothing was imported") from exc
         with tqdm(total=len(held), unit="msg", file=sys.stderr, disable=None) as progress:
             accepted = await store_held(deps, owner.id, held, IMPORT_BATCH, progress.update)
         emit_json({"messages_read": len(held), "messages_accepted": accepted})
         kept = len(held) - accepted
         say(f"imported {counted(accepted, 'new message')} of {len(held)} read into {_vaults(held)} of key {owner.id}"
             + (f" ({kept} held already, or repeating a text already held)" if kept else ""))
+        aged = sum(1 for h in held if h.message.timestamp < now - deps.settings.long_term_window_days)
+        if aged and not owner.keep_archive:
+            say(f"warning: {counted(aged, 'message')} said more than {deps.settings.long_term_window_days / 86400:g} "
+                "days ago (MEMVAULT_LONG_TERM_WINDOW_DAYS) will be purged by the next maintenance pass; a key created "
+                "with --keep-archive keeps them")
 
     with_deps(data_dir, work)
+
+
+_LINE_FIELD = re.compile(r"^(line \d+)\.")
 
 
 def _json_lines(file: BinaryIO, name: str) -> Iterator[tuple[str, object]]:

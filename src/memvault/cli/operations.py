@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import click
@@ -12,6 +13,7 @@ from memvault.cli.shell import (
     CommandError,
     counted,
     data_dir_option,
+    data_folder,
     emit,
     emit_json,
     json_option,
@@ -36,7 +38,7 @@ def maintenance(data_dir: Path | None) -> int:
 
         report = await run_cron(deps, "manual", new_pass=True)  # prints the report line on stdout
         state = "the pass is finished" if report.finished else f"stopped at {report.stopped_at}; run it again to go on"
-        say(f"maintenance: {counted(report.vaults_seen, 'vault')} tended, {counted(report.rows_purged, 'row')} purged; {state}")
+        say(f"maintenance: {counted(report.vaults_seen, 'vault')} tended, {counted(report.rows_purged, 'row')} and pending messages past retention purged; {state}")
         if report.errors:
             say(f"error: {counted(len(report.errors), 'step')} failed: {'; '.join(report.errors)}")
             return FOUND_PROBLEMS
@@ -84,6 +86,9 @@ def restore(path: Path, force: bool, data_dir: Path | None) -> int:
     if not parts:
         raise CommandError(f"no backup at {path}: expected a backup's JSONL file or a folder of part-*.jsonl files")
     lines = [line for part in parts for line in _text_of(part).splitlines()]
+    # The command to run again names the folder this one opened: without it, it would open the
+    # default folder (perhaps the one a server is using) instead.
+    again = f"memvault restore {shlex.quote(str(path))} --data-dir {shlex.quote(str(data_folder(data_dir)))} --force"
 
     async def work(deps: Deps) -> int:
         from memvault.core.operations.restore import restore_backup
@@ -91,14 +96,14 @@ def restore(path: Path, force: bool, data_dir: Path | None) -> int:
         try:
             report = await restore_backup(deps, lines, force=force)
         except Conflict as exc:
-            raise CommandError(f"{exc.message} (memvault restore {path} --force)") from exc
+            raise CommandError(f"{exc.message} ({again})") from exc
         emit(json.dumps(report.to_dict(), sort_keys=True))
         say(f"restored backup {report.backup_id}: {counted(sum(report.rows.values()), 'row')}, "
             f"{counted(report.messages, 'message')} ({report.messages_stored} stored anew), "
             f"{counted(report.mirrors_rebuilt, 'mirror')} rebuilt")
         if report.errors:
             say(f"error: the restore is incomplete ({'; '.join(report.errors)}); "
-                f"finish it with: memvault restore {path} --force")
+                f"finish it with: {again}")
             return FOUND_PROBLEMS
         return 0
 

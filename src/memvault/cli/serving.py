@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from memvault.cli.shell import data_dir_option, environment, key_option, open_folder, say, with_deps
+from memvault.cli.shell import CommandError, data_dir_option, environment, key_option, open_folder, say, with_deps
 from memvault.core.credentials.callers import CallerTokens
 from memvault.core.deps import Deps
 
@@ -28,6 +28,7 @@ def serve(host: str, port: int, data_dir: Path | None) -> None:
     from memvault.runtime.local import create_local_app
 
     folder, settings = open_folder(data_dir, create=True)
+    _require_free(host, port)
     budget = fd_budget(settings.open_vaults)
     if budget.open_vaults < settings.open_vaults:
         say(f"warning: the open-file limit ({budget.fd_limit}) leaves room for {budget.open_vaults} open vaults, "
@@ -39,6 +40,25 @@ def serve(host: str, port: int, data_dir: Path | None) -> None:
                 http=bounded_protocol(budget.connections, settings.idle_connection_seconds),
                 timeout_keep_alive=max(1, round(settings.idle_connection_seconds)),
                 log_config=logging_config(settings.log_level))
+
+
+def _require_free(host: str, port: int) -> None:
+    """Refuse to start on an address something else listens on, before saying it serves there: a
+    newcomer's calls would otherwise reach that other server (and its keys) instead."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise CommandError(f"cannot serve on {host}: {exc.strerror or exc}") from exc
+    family, kind, _, _, address = infos[0]
+    with socket.socket(family, kind) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server's own socket does
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise CommandError(f"cannot serve on {host}:{port}: {exc.strerror or exc}; stop what listens there, "
+                               "or serve on another port with --port N (scripts/dev --port N)") from exc
 
 
 @click.command("mcp")

@@ -127,7 +127,9 @@ class WholeNumber(Rule):
 
     def from_text(self, text: str) -> object:
         digits = text.strip()
-        return int(digits) if digits.isdecimal() and digits.isascii() else text
+        # A sign is read too, so "-5" is refused as out of range rather than as no number at all.
+        unsigned = digits[1:] if digits[:1] in ("-", "+") else digits
+        return int(digits) if unsigned.isdecimal() and unsigned.isascii() else text
 
     def schema(self) -> dict[str, Any]:
         bounds = {"minimum": self.least} | ({} if self.most is None else {"maximum": self.most})

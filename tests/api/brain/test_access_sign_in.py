@@ -164,7 +164,7 @@ async def test_without_access_configured_the_token_is_ignored(tmp_path: Path, ke
     brain = await open_brain(tmp_path, MEMVAULT_ACCESS_USERS=json.dumps(USERS))
     try:
         response = await signed_in(brain, team.token(brain.clock.now))
-        assert response.status_code == 401 and "brain credential is required" in response.text
+        assert response.status_code == 401 and "brain credential (or a memory key granted brain scopes) is required" in response.text
     finally:
         await close_brain(brain)
 

@@ -227,3 +227,21 @@ def test_a_memory_key_in_the_query_names_no_caller_and_says_where_it_goes(setup:
     assert listing.status_code == 401 and "query string" in listing.json()["error"]["message"]
     assert len(setup.upstream.received) == before
     assert setup.memory_key not in setup.log.read_text(encoding="utf-8", errors="replace")
+
+
+def test_a_server_without_the_secret_says_why_it_cannot_use_a_stored_key(setup: Setup) -> None:
+    """Forwarded without the stored key, the call would meet the provider's own 401 and no word why."""
+    env = {name: value for name, value in setup.env.items() if name != "MEMVAULT_PROVIDER_KEY_SECRET"}
+    with memvault_serve(env) as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key=setup.memory_key, max_retries=0)
+        forwarded = len(setup.upstream.received)
+        with pytest.raises(openai.APIStatusError) as refused:
+            client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "Hello?"}])
+        assert refused.value.status_code == 503
+        assert "MEMVAULT_PROVIDER_KEY_SECRET" in refused.value.message
+        assert refused.value.body["code"] == "not_configured"  # type: ignore[index]
+        assert len(setup.upstream.received) == forwarded
+        # A key with nothing stored goes on as before: the provider answers it.
+        bare = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-own", max_retries=0,
+                             default_headers={"X-Memory-Key": setup.bare_key})
+        assert bare.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "Hi"}]).choices

@@ -92,7 +92,7 @@ class AnthropicCodec:
         found = json_of(event) if _STOP in event.data else None
         return found is not None and found.get("type") == _STOP
 
-    def error_body(self, status: int, message: str) -> Json:
+    def error_body(self, status: int, message: str, code: str | None = None) -> Json:
         kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 

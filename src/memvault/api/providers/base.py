@@ -72,8 +72,9 @@ class ProviderCodec(Protocol):
         turn is complete once it has reached the client, however long the connection stays open."""
         ...
 
-    def error_body(self, status: int, message: str) -> Json:
-        """``message`` in this provider's own error envelope."""
+    def error_body(self, status: int, message: str, code: str | None = None) -> Json:
+        """``message`` in this provider's own error envelope, with memvault's ``code`` where the
+        envelope has a field for one."""
         ...
 
 

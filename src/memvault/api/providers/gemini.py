@@ -148,6 +148,6 @@ class GeminiCodec:
         found = json_of(event) if "finishReason" in event.data else None
         return found is not None and _first_candidate_text(found)[1]
 
-    def error_body(self, status: int, message: str) -> Json:
+    def error_body(self, status: int, message: str, code: str | None = None) -> Json:
         state = _STATUSES.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")
         return {"error": {"code": status, "message": message, "status": state}}

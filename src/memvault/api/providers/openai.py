@@ -89,9 +89,9 @@ class OpenAICodec:
         # A choice's finish_reason already completes the answer, but a usage chunk may follow it.
         return event.data.strip() == "[DONE]"
 
-    def error_body(self, status: int, message: str) -> Json:
+    def error_body(self, status: int, message: str, code: str | None = None) -> Json:
         kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def _usage(body: Json) -> Tokens:

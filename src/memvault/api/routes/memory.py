@@ -69,6 +69,8 @@ async def forget_many(deps: DepsParam, key: KeyParam, body: JsonBody = None) -> 
 @router.delete("/{message_id:any_text}", response_model=None, openapi_extra=documented(FORGET, query=("session_id",)))
 async def forget(message_id: str, request: Request, deps: DepsParam, key: KeyParam) -> dict[str, Any]:
     """Forget one message (its id as stored, or as search items list it in `source_ids`), percent-encoded in the path."""
+    if not message_id:
+        raise InvalidField("DELETE /v1/memory/ needs a message id after the slash; DELETE /v1/memory clears all memory")
     data = {**request.query_params, "ids": [message_id]}
     return plain_object(await perform(deps, key, FORGET, data, text=True))
 

@@ -147,7 +147,7 @@ async def auth_of(token: object, deps: Deps) -> Credential:
             raise Forbidden("this Cloudflare Access user is granted no brain credential")
         return granted
     if not isinstance(token, str) or not token.strip():
-        raise Unauthorized("a brain credential is required")
+        raise Unauthorized("a brain credential (or a memory key granted brain scopes) is required")
     digest = token_hash(token)
     found: Credential | None = None
     # Compare against every configured hash, so timing does not reveal which one was close.

@@ -78,7 +78,7 @@ async def memory_caller(deps: Deps, tokens: CallerTokens) -> keys.MemoryKey:
 async def brain_caller(deps: Deps, tokens: CallerTokens) -> Credential:
     credential = (await resolve_caller(deps, tokens, Need.BRAIN)).credential
     if credential is None:  # resolve_caller answers BRAIN with a credential or raises
-        raise Unauthorized("a brain credential is required")
+        raise Unauthorized("a brain credential (or a memory key granted brain scopes) is required")
     return credential
 
 

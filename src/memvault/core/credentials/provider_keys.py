@@ -94,15 +94,18 @@ async def list_keys(deps: Deps, key_id: str) -> list[ProviderKey]:
 
 
 async def key_for_call(deps: Deps, key_id: str, provider: str) -> str | None:
-    """The key stored for ``key_id`` and ``provider``, opened, for one routed call; None where the
-    deployment stores none (no secret) or none is stored. ``Undecryptable`` when the stored value
-    does not open (altered, or sealed under a secret the deployment no longer has)."""
-    if not enabled(deps):
-        return None
+    """The key stored for ``key_id`` and ``provider``, opened, for one routed call; None where none
+    is stored. ``Undecryptable`` when the stored value does not open (altered, or sealed under a
+    secret the deployment no longer has); ``NotConfigured`` when one is stored and this process has no
+    secret to open it with: forwarded without it, the call would meet the provider's refusal with no
+    word why."""
     rows = await deps.db.query("SELECT sealed FROM provider_keys WHERE key_id = ? AND provider = ?",
                                (key_id, provider))
     if not rows:
         return None
+    if not enabled(deps):
+        raise NotConfigured(f"a {provider} key is stored for this memory key, but this server has no "
+                            f"{SECRET_SETTING} to open it: start it with that secret, or send the provider's key with the call")
     assert deps.cipher is not None  # enabled() says so
     return await unseal(deps.cipher, _secrets(deps), str(rows[0]["sealed"]), _binding(key_id, provider))
 

@@ -367,19 +367,22 @@ class VaultStore:
         return changelog.head(self._sql)
 
     def delete_older_than(self, cutoff: float) -> list[str]:
-        def work() -> list[str]:
+        """Delete what was said before ``cutoff``: the ids of the rows deleted, then of the pending
+        messages (not yet in a row) deleted."""
+        def work() -> tuple[list[str], list[str]]:
             ids = [r["id"] for r in self._sql.execute("SELECT id FROM rows WHERE ts_end < ?", (cutoff,))]
             self._sql.execute("DELETE FROM rows WHERE ts_end < ?", (cutoff,))
             changelog.log(self._sql, changelog.DELETE, ids)
-            if self._sql.execute("SELECT 1 AS hit FROM buffer WHERE ts < ? LIMIT 1", (cutoff,)):
+            pending = [str(r["id"]) for r in self._sql.execute("SELECT id FROM buffer WHERE ts < ?", (cutoff,))]
+            if pending:
                 self._sql.execute("DELETE FROM buffer WHERE ts < ?", (cutoff,))
                 self._state((), 0)
-            return ids
+            return ids, pending
 
-        ids = self._sql.transaction(work)
+        ids, pending = self._sql.transaction(work)
         if ids:
             self._codes.drop()
-        return ids
+        return ids + pending
 
     def changes(self, after: int, max_entries: int, max_rows: int) -> ChangeBatch:
         return self._sql.transaction(lambda: changelog.read(self._sql, after, max_entries, max_rows))
