@@ -1,7 +1,8 @@
-"""The blocks of docs/brain.md and docs/brain-sync.md, run as a reader runs them from the clone: the
-brain-token commands of "Walls" on a data folder of their own, and the folder sync of "Push and
-pull" against the real local server, with the reader's URL and token where the page shows placeholders; the
-credential examples of "Walls" read by memvault's own parsers."""
+"""The blocks of docs/brain.md, docs/brain-sync.md and docs/clients.md, run as a reader runs them
+from the clone: the brain-token commands of "Walls" on a data folder of their own, the folder sync of
+"Push and pull" and the Python client of "Over HTTP from Python" against the real local server, with
+the reader's URL and token where the page shows placeholders; the credential examples of "Walls"
+read by memvault's own parsers."""
 
 from __future__ import annotations
 
@@ -96,3 +97,20 @@ def test_the_credential_examples_are_what_memvault_reads() -> None:
     assert parsed["telegram-bot"].scopes == {"family", "shared"} and parsed["brain-writer"].scopes == set(scopes)
     mapped = parse_access_users(users, credentials, scopes)
     assert mapped == {"alice@example.com": parsed["telegram-bot"], "bob@example.com": "key_3f9c0d1e2a4b5c6d"}
+
+
+CLIENTS_PAGE = DOCS / "clients.md"
+
+
+def test_the_http_client_example_runs_as_written(tmp_path: Path) -> None:
+    (block,) = blocks_under(CLIENTS_PAGE, "Over HTTP from Python")
+    data = tmp_path / "data"
+    env = reader_shell(data)
+    key = run("memvault keys create --label client", tmp_path, env).stdout.strip()
+    with server(data, free_port(), env) as url:
+        script = block.text.replace("http://127.0.0.1:8787", url)
+        assert script != block.text
+        done = subprocess.run([str(VENV_BIN / "python"), "-c", script], cwd=tmp_path,
+                              env={**env, "MEMVAULT_KEY": key}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "My cat is called Biscuit."

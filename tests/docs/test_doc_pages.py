@@ -28,6 +28,7 @@ RUN_BY: dict[tuple[str, str], str] = {
     ("brain.md", "Walls"): "tests/docs/test_doc_commands.py",
     ("brain-sync.md", "Push and pull"): "tests/docs/test_doc_commands.py",
     ("cli.md", "A first session"): "tests/cli/test_cli_reference.py",
+    ("clients.md", "Over HTTP from Python"): "tests/docs/test_doc_commands.py",
     ("providers.md", "Pointing each SDK at memvault"): "tests/api/providers/test_docs_snippets.py",
     ("providers.md", "Gemini from JavaScript and from curl"): "tests/api/providers/test_docs_snippets.py",
     # The recipe's steps run through scripts/workers_dev.py's own functions, its curl from the README.

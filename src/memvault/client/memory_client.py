@@ -87,7 +87,7 @@ class MemoryClient:
         return await self._call(lambda: self._transport.save_memory(session_id, ready, metadata))
 
     async def search(self, query: str, limit: int | None = None, session_id: str | None = None) -> dict[str, Any]:
-        """The best items of the key's memory for ``query``: ``{items, tokens, metrics}``."""
+        """The best items of the key's memory for ``query``: ``{items, tokens, metrics, facts, receipt}``."""
         return await self._call(lambda: self._transport.search_memory(query, limit, session_id))
 
     async def remember(self, fact: str, *, scope: str, source: str) -> dict[str, Any]:
