@@ -8,6 +8,7 @@ before a vault is opened or named."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -42,9 +43,14 @@ def messages_of(cases: list[Case]) -> list[dict[str, Any]]:
     ]
 
 
+# A run of printable characters in a file: a stored text is one (SQLite keeps a value's bytes
+# together), where three digits between two binary bytes (a search index's numbers) are chance.
+_TEXT_RUN = re.compile(r"[^\x00-\x1f\x7f\ufffd]{4,}")
+
+
 def stored(data_dir: Path) -> str:
-    """Everything the data folder holds: each file's name and bytes."""
-    return "\n".join(f"{path.name}\n{path.read_bytes().decode('utf-8', 'replace')}"
+    """Everything the data folder holds, as the runs of text in each file, under its name."""
+    return "\n".join(f"{path.name}\n" + "\n".join(_TEXT_RUN.findall(path.read_bytes().decode("utf-8", "replace")))
                      for path in sorted(data_dir.rglob("*")) if path.is_file())
 
 

@@ -90,7 +90,7 @@ def test_cli_import_takes_timestamp_zero_and_skips_memory_false(
     assert {r["content"]: r["timestamp"] for r in records} == {"at the epoch": 0.0, "an iso one": 1_704_067_200.0}
     source.write_text(json.dumps({"role": "user", "content": "x", "timestamp": "NaN"}) + "\n")
     assert cli.main(["import", str(source), "--key", key]) == 2
-    assert "line 1.timestamp" in capsys.readouterr().err
+    assert "line 1: timestamp" in capsys.readouterr().err
 
 
 async def test_identifiers_carrying_a_secret_are_refused_before_anything_is_stored(memvault: Memvault) -> None:
