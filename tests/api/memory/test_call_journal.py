@@ -14,7 +14,7 @@ import pytest
 from memvault.core import memory
 from memvault.core.credentials.keys import create_key
 from memvault.core.deps import Deps
-from memvault.core.errors import StorageUnavailable
+from memvault.core.errors import StorageUnavailable, WriteRaced
 from memvault.core.memory import journal, routed_calls
 from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, Reply, Turn
 from memvault.core.memory.routed_calls import RoutedCall, settle_leftovers
@@ -380,3 +380,31 @@ async def test_a_forget_the_settling_could_not_repeat_is_repeated_by_the_next_se
     vault_away[0] = False
     assert await leftovers(deps) == 1
     await nothing_of_the_turn(deps, key_id, call)
+
+
+async def test_a_store_another_write_raced_is_planned_again_and_else_its_row_stays(
+        deps: Deps, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process writing the same new vault can race the turn's store: it is tried again at
+    once, and a row whose store raced twice is kept for a later settling, never dropped."""
+    key_id = await new_key(deps)
+    races = [1]
+
+    async def raced(*args: object, **kwargs: object) -> object:
+        if races[0] > 0:
+            races[0] -= 1
+            raise WriteRaced("another write changed these rows first")
+        return await store_conversation(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(routed_calls, "store_conversation", raced)
+    call = await routed(deps, key_id)
+    await call.answer(Reply(ANSWER, 5, 5), 1.0)
+    await call.settle(Reply(ANSWER, 5, 5), True, 1.0)
+    assert sorted(await texts(deps, key_id)) == sorted([QUESTION, ANSWER])
+
+    races[0] = 2
+    again = await routed(deps, key_id, text="And the second question?")
+    await again.answer(Reply("The second answer.", 5, 5), 1.0)
+    await again.settle(Reply("The second answer.", 5, 5), True, 1.0)
+    assert await journal.read(deps.db, again.call.id) is not None  # raced twice: the row stays
+    assert await leftovers(deps) == 1
+    assert "The second answer." in await texts(deps, key_id)

@@ -29,7 +29,7 @@ from memvault.core.memory.chat_calls import (
     prepare,
     turn_messages,
 )
-from memvault.core.memory.recall_query import recall_query, refers_back
+from memvault.core.memory.recall_query import QUERY_CHARS, recall_query, refers_back
 from memvault.core.models import Message
 from memvault.core.settings import load_settings
 from memvault.runtime.local import build_local_deps, close_local_deps
@@ -190,3 +190,11 @@ async def test_an_answer_resumed_while_its_first_part_is_being_stored_never_reca
     context = (await prepare(deps, key_id, resumed, options)).context
     assert landed.is_set() and "fridge" in context
     assert "Chapter one" not in context
+
+
+def test_a_message_of_megabytes_is_searched_by_its_end_alone() -> None:
+    """A pasted document with a question after it: the query is the question's end of it, bounded,
+    so recalling for it costs every call on the server the same as a short one."""
+    pasted = "lorem ipsum dolor sit amet " * 200_000 + "So what did the plumber say about the boiler?"
+    query = recall_query([("user", pasted)])
+    assert len(query) <= QUERY_CHARS and query.endswith("what did the plumber say about the boiler?")

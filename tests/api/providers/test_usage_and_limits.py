@@ -130,6 +130,21 @@ def test_memory_searches_and_stores_are_counted(site: Site) -> None:
     assert usage["rows"][0]["day"] == usage["to_day"]
 
 
+def test_a_batch_sent_again_is_counted_once(site: Site) -> None:
+    """A client retrying a store (after a timeout, a crash) sends the same ids again: the vault
+    takes them once, and the key's usage counts them once."""
+    _, secret = site.new_key()
+    headers = {"X-Memory-Key": secret}
+    batch = {"messages": [{"role": "user", "content": f"Bee hive number {n} is by the hedge.", "id": f"hive{n}"}
+                          for n in range(5)]}
+    for _ in range(3):
+        assert httpx.post(f"{site.url}/v1/memory", json=batch, headers=headers).status_code == 200
+    probe = {"messages": [{"role": "user", "content": "The last store of the test.", "id": "probe"}]}
+    assert httpx.post(f"{site.url}/v1/memory", json=probe, headers=headers).status_code == 200
+    usage = wait_until(lambda: (u := site.usage(secret))["total"]["messages_stored"] >= 6 and u, "the stores accounted")
+    assert usage["total"]["messages_stored"] == 6
+
+
 @pytest.mark.parametrize("query", [
     {"group_by": "week"}, {"group_by": "key"}, {"from": "2026-13-01"}, {"to": "yesterday"},
     {"from": "2026-05-02", "to": "2026-05-01"}, {"from": "2020-01-01", "to": "2026-01-01"}, {"from": "2026-5-1"},

@@ -26,8 +26,15 @@ from memvault.core.ports import UpstreamResponse
 
 log = logging.getLogger("memvault.router")
 
-# A reply this large is relayed in full but not remembered; a chat turn is far smaller.
+# A reply this large, as the provider sends it (a stream's events and framing count), is relayed in
+# full but not remembered: the tap holds what it reads in memory until the answer ends, and a chat
+# turn is far smaller.
 MAX_TAPPED_BYTES = 4 * 1024 * 1024
+
+
+def _too_large() -> Reply:
+    log.warning("an answer of more than %d bytes as sent was relayed but is not remembered", MAX_TAPPED_BYTES)
+    return Reply(complete=False)
 _LINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -120,7 +127,7 @@ class SseTap:
 
     def reply(self) -> Reply:
         if self._size > MAX_TAPPED_BYTES:
-            return Reply(complete=False)
+            return _too_large()
         return self._codec.stream_reply(self._events + self._parser.close())
 
 
@@ -148,7 +155,7 @@ class JsonTap:
 
     def reply(self) -> Reply:
         if len(self._body) > MAX_TAPPED_BYTES:
-            return Reply(complete=False)
+            return _too_large()
         body = json.loads(self._body)
         if isinstance(body, list):
             # A stream sent as one JSON array (Gemini without `alt=sse`): the same chunks, framed

@@ -21,6 +21,10 @@ _MOMENTS = re.compile(r"\b(?:this|that|these|those|last|next) (?:morning|afterno
 MIN_TERMS = 2
 # How much of each earlier turn joins the query.
 EARLIER_TURN_TOKENS = 60
+# Characters of the last user message searched with, from its end (where a question after a pasted
+# document stands): the query's embedding reads 256 tokens at most, and a megabyte message would
+# otherwise be read whole by the keyword channel on every call's path.
+QUERY_CHARS = 4000
 
 
 def refers_back(text: str) -> bool:
@@ -40,7 +44,7 @@ def recall_query(turns: Sequence[tuple[str, str]]) -> str:
     last = next((i for i in range(len(spoken) - 1, -1, -1) if spoken[i][0] == "user"), None)
     if last is None:
         return ""
-    text = spoken[last][1]
+    text = spoken[last][1][-QUERY_CHARS:]
     if not refers_back(text):
         return text
     context: list[str] = []

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Literal
 
 from memvault.core.deps import Deps
-from memvault.core.errors import MemvaultError
+from memvault.core.errors import MemvaultError, WriteRaced
 from memvault.core.memory import journal
 from memvault.core.memory.accounting import stored_usage
 from memvault.core.memory.chat_calls import STATUS_OK, Conversation, MemoryOptions, PreparedMemory, Reply, turn_messages
@@ -137,20 +137,31 @@ async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
     with metering() as meter:
         try:
             if call.turn:
-                await store_conversation(deps, call.key_id, call.turn, session_id=call.session_id)
+                await _stored(deps, call)
                 stored = call.turn
             if written != "none" and (stored or call.forgotten):
                 await _forget_again(deps, call, stored)
         except Exception as exc:
             log.warning("storing the routed turn failed: %s", type(exc).__name__)
-            # A store that may work later keeps the row; a turn the store refuses never will.
-            if written != "none" and not (isinstance(exc, MemvaultError) and exc.status < 500):
+            # A store that may work later keeps the row (one another write raced, too); a turn the
+            # store refuses never will.
+            if written != "none" and (isinstance(exc, WriteRaced)
+                                      or not (isinstance(exc, MemvaultError) and exc.status < 500)):
                 return
     usage = call.usage + stored_usage(stored) + meter.usage
     try:
         await deps.db.batch(journal.settling(call, usage, pending=written != "none"))
     except Exception as exc:
         log.warning("recording a routed call's usage failed: %s", type(exc).__name__)
+
+
+async def _stored(deps: Deps, call: PendingCall) -> None:
+    """Store the call's turn; a write another one raced is planned again once, seeing what the
+    other did (another process writing the same new vault, say)."""
+    try:
+        await store_conversation(deps, call.key_id, call.turn, session_id=call.session_id)
+    except WriteRaced:
+        await store_conversation(deps, call.key_id, call.turn, session_id=call.session_id)
 
 
 async def _forget_again(deps: Deps, call: PendingCall, stored: list[Message]) -> None:

@@ -124,11 +124,16 @@ def migrate(sql: SyncSql) -> list[str]:
         if name in done:
             continue
 
-        def apply(statements: tuple[str, ...] = statements, name: str = name) -> None:
+        def apply(statements: tuple[str, ...] = statements, name: str = name) -> bool:
+            # Asked again inside the write lock: another process opening the same new file may
+            # have applied it since it was read above (a second ALTER TABLE would fail).
+            if sql.execute("SELECT 1 AS hit FROM schema_migrations WHERE name = ?", (name,)):
+                return False
             for statement in statements:
                 sql.execute(statement)
             sql.execute("INSERT INTO schema_migrations (name) VALUES (?)", (name,))
+            return True
 
-        sql.transaction(apply)
-        applied.append(name)
+        if sql.transaction(apply):
+            applied.append(name)
     return applied

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from memvault.core.errors import Conflict, InvalidInput
 from memvault.core.memory import changelog, vault_vectors
+from memvault.core.memory.accounting import stored_usage
 from memvault.core.memory.buffer_channel import PendingBuffer
 from memvault.core.memory.chunking import ChunkPlan, plan_chunks
 from memvault.core.memory.codes import VaultCodes
@@ -174,14 +175,17 @@ class VaultStore:
     ) -> AppendResult:
         """Take messages into the buffer (cutting chunks when it is full), and hand the new ones out
         for embedding (``to_embed``). With ``model``, refuse first, in the same transaction, if the
-        vault holds another model's vectors. ``usage`` goes into the change log in that transaction."""
+        vault holds another model's vectors. ``usage`` goes into the change log in that transaction,
+        its messages and their tokens as many as the vault took: a batch sent again (a client's
+        retry) is stored once and counted once."""
 
         def work() -> AppendResult:
             if model is not None:
                 self._refuse_other_model(model)
-            if usage is not None:
-                changelog.log_usage(self._sql, usage)
-            fresh = [message.id for message, _ in self._take(new_messages(self._sql, messages))]
+            taken = self._take(new_messages(self._sql, messages))
+            if usage is not None and (note := _taken_usage(usage, [message for message, _ in taken])) is not None:
+                changelog.log_usage(self._sql, note)
+            fresh = [message.id for message, _ in taken]
             created, earlier = self._cut(flush=False)
             return self._state(created, len(fresh), [*fresh, *earlier])
 
@@ -412,3 +416,11 @@ class VaultStore:
             newest=newest,
             search_memory_bytes=self._codes.memory_bytes + self._resident.memory_bytes,
         )
+
+
+def _taken_usage(usage: UsageNote, taken: Sequence[Message]) -> UsageNote | None:
+    """``usage`` with its stored messages and tokens those of ``taken``; None when it counts nothing."""
+    stored = stored_usage(taken)
+    counts = {**usage.counts, "messages_stored": stored.messages_stored, "tokens_stored": stored.tokens_stored}
+    counts = {name: count for name, count in counts.items() if count}
+    return UsageNote(usage.at, counts) if counts else None
