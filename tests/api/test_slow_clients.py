@@ -5,6 +5,7 @@ not as a failure; nothing of either is stored, and the server answers the next c
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import time
@@ -53,3 +54,28 @@ def test_bodies_that_stop_or_are_left_half_way_store_nothing_and_log_no_failure(
         assert page.status_code == 200 and page.json()["items"] == []
     log = printed.read_text(errors="replace")
     assert "ERROR" not in log and "Exception in ASGI application" not in log, log[-2000:]
+
+
+def test_a_body_trickled_a_byte_at_a_time_is_cut_off_without_a_credential(tmp_path: Path) -> None:
+    """A byte every so often restarts no clock that matters: past the idle time, a body must come
+    at a floor rate, or the caller (with no credential at all) could hold a connection for days."""
+    env = {**environment(tmp_path), "MEMVAULT_IDLE_CONNECTION_SECONDS": "1"}
+    with server(tmp_path, free_port(), env) as url:
+        host, port = url.removeprefix("http://").split(":")
+        sock = socket.create_connection((host, int(port)), timeout=DEADLINE_SECONDS)
+        sock.sendall(b"POST /v1/memory HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100000\r\n\r\n{")
+        answer = b""
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while not answer and time.monotonic() < deadline:
+            time.sleep(0.3)
+            with contextlib.suppress(OSError):  # closed by the server: its answer is waiting to be read
+                sock.sendall(b" ")
+            sock.settimeout(0.05)
+            try:
+                answer = sock.recv(4096)
+            except TimeoutError:
+                continue
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        assert httpx.get(f"{url}/health", timeout=30).status_code == 200

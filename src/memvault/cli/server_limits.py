@@ -34,6 +34,10 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n
 _STALLED_BODY = json.dumps(error_body("timeout", "the request body stopped arriving; send it again")).encode()
 STALLED = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nConnection: close\r\n"
            b"Content-Length: %d\r\n\r\n%s" % (len(_STALLED_BODY), _STALLED_BODY))
+# A body must arrive at this many bytes a second on average, once it has had the idle time to
+# start: a body trickled a byte at a time would otherwise hold its connection for days, and enough
+# of them, sent with no credential at all, every connection the server serves.
+MIN_BODY_BYTES_PER_SECOND = 1024
 # A request line and headers longer than this are refused as they arrive: the parser would hold
 # them whole (h11, uvicorn's other parser, allows as much by default).
 MAX_HEAD_BYTES = 16 * 1024
@@ -123,7 +127,8 @@ def _head_end(data: bytes) -> int:
 def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpToolsProtocol]:
     """uvicorn's HTTP/1.1 protocol over the compiled parser (httptools) with four bounds: a
     connection that has not sent a whole request's headers within ``idle_seconds`` of opening or of
-    its last response is closed; a request whose body stops arriving for ``idle_seconds`` is
+    its last response is closed; a request whose body stops arriving for ``idle_seconds``, or
+    arrives slower than ``MIN_BODY_BYTES_PER_SECOND`` once ``idle_seconds`` have passed, is
     answered 408 and closed; a request line and headers over ``MAX_HEAD_BYTES`` are answered 431 and
     closed; and past ``max_connections`` open at once a new connection takes the place of the one
     that has waited longest for a request, or is closed as it arrives when every other is serving
@@ -137,6 +142,9 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
         # that begins in the read where the request before it ended is counted from the next read.
         _head_bytes: int | None = 0
         _head_tail = b""
+        # When the current request's body began (its headers' end), and its bytes so far.
+        _body_began = 0.0
+        _body_bytes = 0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -170,12 +178,23 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
             cycle = self.cycle
             if cycle is not None and not cycle.response_complete:
                 self._disarm()  # a request is being served: its handler's own limits apply
+                arriving = cycle.more_body and not cycle.response_started
+                if arriving and self._trickling(len(data)):
+                    self._close_stalled(trickled=True)
+                    return
                 # Each arrival restarts the body's clock, so only a body that stops is cut off.
-                self._watch_body(cycle.more_body and not cycle.response_started)
+                self._watch_body(arriving)
 
         def on_headers_complete(self) -> None:
             self._head_bytes = None
+            self._body_began, self._body_bytes = self.loop.time(), 0
             super().on_headers_complete()
+
+        def _trickling(self, arrived: int) -> bool:
+            """Whether the body, ``arrived`` bytes more of it now, comes slower than the floor."""
+            self._body_bytes += arrived
+            elapsed = self.loop.time() - self._body_began
+            return elapsed > idle_seconds and self._body_bytes < MIN_BODY_BYTES_PER_SECOND * elapsed
 
         def on_message_complete(self) -> None:
             self._head_bytes, self._head_tail = 0, b""
@@ -191,7 +210,7 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
                 self._stalling.cancel()
             self._stalling = self.loop.call_later(idle_seconds, self._close_stalled) if arriving else None
 
-        def _close_stalled(self) -> None:
+        def _close_stalled(self, trickled: bool = False) -> None:
             self._stalling = None
             cycle = self.cycle
             if cycle is None or not cycle.more_body or cycle.response_started or self.transport.is_closing():
@@ -199,7 +218,11 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
             if self.flow.read_paused or cycle.waiting_for_100_continue:
                 self._watch_body(True)  # the server is the one not reading yet: nothing stalled
                 return
-            log.info("closed a connection whose request body stopped arriving for %.0f s", idle_seconds)
+            if trickled:
+                log.info("closed a connection whose request body arrived slower than %d bytes a second",
+                         MIN_BODY_BYTES_PER_SECOND)
+            else:
+                log.info("closed a connection whose request body stopped arriving for %.0f s", idle_seconds)
             self.transport.write(STALLED)
             self.transport.close()
 
