@@ -193,10 +193,3 @@ async def test_read_memory_pages_messages_newest_first_pending_included(memvault
     assert {entry["state"] for entry in page} == {"pending", "stored"}
     assert [e["id"] for e in await read_memory(memvault.deps, memvault.key_id, None, 5, 10)] == [f"t{i}" for i in range(39, 34, -1)]
 
-
-async def test_a_forget_with_no_id_after_the_slash_says_so_and_clears_nothing(memvault: Memvault) -> None:
-    await store(memvault, [{"role": "user", "content": "The shed key hangs by the back door.", "id": "k1"}])
-    refused = await memvault.client.delete("/v1/memory/", headers=memvault.auth)
-    assert refused.status_code == 422 and "needs a message id" in refused.json()["error"]["message"], refused.text
-    listed = await memvault.client.get("/v1/memory", headers=memvault.auth)
-    assert "The shed key hangs by the back door." in listed.text
