@@ -11,11 +11,14 @@ puts in a credential's place (``positions``); URL userinfo and random runs besid
 (``urls``); private keys of every common format and wallet seeds (``blocks``); authenticator
 setup keys, recovery and one-time codes (``codes``); answers to security questions (``questions``);
 values set apart from their label (``layouts``); base64
-that the text decodes (``wrapped``); values no label names, known by their shape, by the question
+that the text decodes (``wrapped``); a secret in a disguise the text gives away, ROT13, backwards or
+in HTML's character references (``disguised``); values no label names, known by their shape, by the question
 they answer or by a label written wrong (``unlabelled``). What does not —
 placeholders, masks, references, code, prose, vendors' documented example keys and ciphertext under
 a mapping named encrypted — is decided in ``values``. Rules read the text normalised (``spans``: NFKC, format characters dropped, Unicode
-spaces and dashes made plain), and what they find is cut from the text as it was sent.
+spaces and dashes made plain), and what they find is cut from the text as it was sent. What they
+found leads to two more things here: a key's rest on the line after it, and a password put right
+after it in the same breath.
 
 Every rule is linear in the text: variable runs are anchored where they start and bounded, and a
 rule that looks around a word looks within a fixed distance."""
