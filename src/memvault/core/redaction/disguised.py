@@ -14,6 +14,7 @@ import html
 import re
 import threading
 from collections.abc import Callable, Iterator
+from itertools import islice
 
 from memvault.core.redaction.spans import Hit
 
@@ -23,8 +24,10 @@ _WORDS = ("password", "passwort", "passcode", "passphrase", "secret", "token", "
           "credentials", "pin code", "pincode", "my pin", "the pin")
 _ROT13_WORDS = tuple(codecs.encode(word, "rot13") for word in _WORDS)
 _REVERSED_WORDS = tuple(word[::-1] for word in _WORDS)
-# A run of HTML's character references, decimal or hex, perhaps with plain characters among them.
-_REFERENCES = re.compile(r"(?:&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});?){4,}")
+# A run of four or more of HTML's character references, decimal or hex (a word spelled in them).
+_REFERENCE = r"&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});?"
+_REFERENCES = re.compile(f"(?:{_REFERENCE}){{4,}}")
+_ONE_REFERENCE = re.compile(_REFERENCE)
 _MOST_REFERENCE_RUNS = 32
 _inside = threading.local()
 
@@ -55,15 +58,15 @@ def _references(text: str) -> Iterator[Hit]:
     pieces: list[str] = []
     origins: list[tuple[int, int]] = []  # each character of the read text: where it came from
     done = 0
-    for run, _ in zip(_REFERENCES.finditer(text), range(_MOST_REFERENCE_RUNS), strict=False):
+    for run in islice(_REFERENCES.finditer(text), _MOST_REFERENCE_RUNS):
         for index in range(done, run.start()):
             pieces.append(text[index])
             origins.append((index, index + 1))
-        for reference in re.finditer(r"&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});?", text[run.start():run.end()]):
-            read = html.unescape(reference.group(0) if reference.group(0).endswith(";") else reference.group(0) + ";")
-            for character in read:
+        for reference in _ONE_REFERENCE.finditer(text, run.start(), run.end()):
+            written = reference.group(0)
+            for character in html.unescape(written if written.endswith(";") else written + ";"):
                 pieces.append(character)
-                origins.append((run.start() + reference.start(), run.start() + reference.end()))
+                origins.append((reference.start(), reference.end()))
         done = run.end()
     if not origins:
         return
