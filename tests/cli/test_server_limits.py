@@ -129,16 +129,33 @@ def test_a_request_whose_body_stops_arriving_is_answered_408_and_closed(tmp_path
 
 
 def test_a_body_that_keeps_arriving_slowly_is_read_whole(tmp_path: Path) -> None:
+    """Slowly, but above the floor rate: 32 KiB in pieces over 2.4 s (13 KiB a second)."""
+    piece = 4096
+    with bounded_server(tmp_path, fd_limit=256, connections=100, idle=1.0) as (url, _, _), ExitStack() as stack:
+        [slow] = idle_connections(stack, url, 1)
+        slow.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (8 * piece))
+        for _ in range(8):  # 2.4 s in all, longer than the idle limit, never idle for as long
+            time.sleep(0.3)
+            slow.sendall(b"x" * piece)
+        expected = b"\r\n\r\n%d" % (8 * piece)
+        answer = b""
+        while not answer.endswith(expected) and (more := slow.recv(4096)):
+            answer += more
+        assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(expected)
+
+
+def test_a_body_that_trickles_below_the_floor_rate_is_answered_408(tmp_path: Path) -> None:
     with bounded_server(tmp_path, fd_limit=256, connections=100, idle=1.0) as (url, _, _), ExitStack() as stack:
         [slow] = idle_connections(stack, url, 1)
         slow.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\n\r\n")
-        for _ in range(8):  # 2.4 s in all, longer than the idle limit, never idle for as long
-            time.sleep(0.3)
-            slow.sendall(b"x")
         answer = b""
-        while not answer.endswith(b"\r\n\r\n8") and (more := slow.recv(4096)):
+        for _ in range(8):  # a byte every 0.3 s: never idle, far below the floor once the idle time passed
+            time.sleep(0.3)
+            with contextlib.suppress(OSError):
+                slow.sendall(b"x")
+        while more := slow.recv(4096):
             answer += more
-        assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\n8")
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
 
 
 def test_past_its_connection_limit_a_new_caller_takes_the_place_of_an_idle_one(tmp_path: Path) -> None:

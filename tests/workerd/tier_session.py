@@ -52,7 +52,9 @@ class Tier:
             pytest.fail("the main stack was stopped for the snapshot pair: order the tests so it runs first",
                         pytrace=False)
         if self._main is None:
-            upstream = self._servers.enter_context(ServerThread(self.upstream))
+            # As a provider keeps idle connections open for minutes: workerd's pool may otherwise
+            # hand a call the connection uvicorn's 5 s closed a moment before (a 502 on a busy machine).
+            upstream = self._servers.enter_context(ServerThread(self.upstream, keep_alive_seconds=300))
             telegram = self._servers.enter_context(ServerThread(self.telegram))
             try:
                 self._main = build_main_stack(self.work, self.runtime, upstream.url, telegram.url)

@@ -475,7 +475,8 @@ class LoopCapture:
 class ServerThread:
     """Serve an ASGI app with uvicorn on a free 127.0.0.1 port, in a daemon thread."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, keep_alive_seconds: int = 5) -> None:
+        """``keep_alive_seconds``: how long an idle connection is kept (uvicorn's default 5 s)."""
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind(("127.0.0.1", 0))
@@ -483,7 +484,8 @@ class ServerThread:
         self.url = f"http://127.0.0.1:{self.port}"
         # As `memvault serve` runs it: the app dates its own responses, relayed ones keep upstream's.
         config = uvicorn.Config(
-            app, log_level="warning", lifespan="off", access_log=False, server_header=False, date_header=False
+            app, log_level="warning", lifespan="off", access_log=False, server_header=False, date_header=False,
+            timeout_keep_alive=keep_alive_seconds,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
