@@ -419,7 +419,7 @@ class VaultStore:
 
 
 def _taken_usage(usage: UsageNote, taken: Sequence[Message]) -> UsageNote | None:
-    """``usage`` with its stored messages and tokens those of ``taken``; None when it counts nothing."""
+    """``usage`` with the messages of ``taken`` and their tokens counted as stored; None when it counts nothing."""
     stored = stored_usage(taken)
     counts = {**usage.counts, "messages_stored": stored.messages_stored, "tokens_stored": stored.tokens_stored}
     counts = {name: count for name, count in counts.items() if count}

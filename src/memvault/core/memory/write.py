@@ -13,18 +13,16 @@ from dataclasses import replace
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, StorageUnavailable
 from memvault.core.memory import journal
-from memvault.core.memory.accounting import stored_usage
 from memvault.core.memory.embedding import attach_vectors, embed_jobs
 from memvault.core.memory.metadata import redact_metadata
 from memvault.core.memory.mirror import MirrorStore
 from memvault.core.memory.names import vault_name
 from memvault.core.memory.sync import rebuild_mirror, sync_mirror
-from memvault.core.models import AppendResult, EmbeddingModel, Message, StoreResult
+from memvault.core.models import AppendResult, EmbeddingModel, Message, StoreResult, UsageNote
 from memvault.core.ports import VaultClient
 from memvault.core.receipts.store import ReceiptStore
 from memvault.core.redaction import redact
 from memvault.core.redaction.recall import passed_when_written
-from memvault.core.usage.meter import usage_note
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +45,8 @@ async def store_conversation(
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     model = EmbeddingModel(deps.embedder.model_id, deps.embedder.dimension)
-    note = usage_note(deps.clock(), stored_usage(cleaned)) if counted else None
+    # The vault counts the messages it takes (a batch sent again is counted once), into this note.
+    note = UsageNote(deps.clock(), {}) if counted else None
     state = await vault.append(cleaned, model, note)
     await embed_jobs(deps, vault, state.to_embed, counted)
     return StoreResult(
