@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memvault.core.cpu import InlineCpu
 from memvault.core.credentials.access import AccessKeys
 from memvault.core.operations.health import PlatformReport
 from memvault.core.ports import (
@@ -13,6 +14,7 @@ from memvault.core.ports import (
     Cache,
     ChatModel,
     Cipher,
+    CpuWork,
     Database,
     Embedder,
     HttpClient,
@@ -56,6 +58,8 @@ class Deps:
     key_lookups_cached: bool = False
     # These live as long as the process (an isolate on Workers), not one request.
     query_vectors: QueryVectors = field(default_factory=QueryVectors)
+    # Where CPU-heavy work runs (a large write's secret gate): in place unless a runtime has threads.
+    cpu: CpuWork = field(default_factory=InlineCpu)
     access_keys: AccessKeys = field(default_factory=AccessKeys)
     cache_stats: CacheStats = field(default_factory=CacheStats)
 

@@ -191,6 +191,12 @@ class ChatModel(Protocol):
     async def complete(self, system: str, user: str) -> str: ...
 
 
+class CpuWork(Protocol):
+    """Runs CPU-heavy work where it holds up no other caller (``core/cpu.py``)."""
+
+    async def run(self, work: Callable[[], T]) -> T: ...
+
+
 class BackgroundTasks(Protocol):
     """Work that must finish after the response is sent (``waitUntil`` / asyncio tasks)."""
 

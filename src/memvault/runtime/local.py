@@ -18,6 +18,7 @@ from memvault.adapters.local.background import AsyncioBackground
 from memvault.adapters.local.blobs import LocalBlobStore
 from memvault.adapters.local.cache import MemoryCache
 from memvault.adapters.local.cipher import AesGcmCipher
+from memvault.adapters.local.cpu import ThreadCpu
 from memvault.adapters.local.database import SqliteDatabase
 from memvault.adapters.local.embedder import make_embedder
 from memvault.adapters.local.native_threads import one_blas_thread
@@ -72,6 +73,7 @@ def build_local_deps(settings: Settings, tuning: Tuning | None = None) -> Deps:
         clock=time.time,
         llm=_brain_llm(settings),
         cipher=AesGcmCipher(),
+        cpu=ThreadCpu(),
     )
 
 

@@ -12,13 +12,14 @@ from collections.abc import Awaitable
 from dataclasses import replace
 from typing import Literal
 
+from memvault.core.cpu import gated_off_loop
 from memvault.core.deps import Deps
 from memvault.core.errors import MemvaultError, WriteRaced
 from memvault.core.memory import journal
 from memvault.core.memory.accounting import stored_usage
 from memvault.core.memory.chat_calls import STATUS_OK, Conversation, MemoryOptions, PreparedMemory, Reply, turn_messages
 from memvault.core.memory.journal import PendingCall
-from memvault.core.memory.write import forget, gated, store_conversation
+from memvault.core.memory.write import forget, gated, message_chars, store_conversation
 from memvault.core.models import Message
 from memvault.core.receipts.record import keep_routed, new_receipt_id
 from memvault.core.usage.meter import CallUsage, Meter, metering
@@ -69,7 +70,7 @@ class RoutedCall:
         the secret gate) and the provider's counts go into the row. Never raises; waits at most
         ``ANSWER_WAIT_SECONDS``."""
         try:
-            self.call = self._answered(reply, forwarding_ms)
+            self.call = await self._answered(reply, forwarding_ms)
         except Exception as exc:  # the answer goes out whatever happens here; the call settles unanswered
             log.warning("could not read a routed answer for the journal: %s", type(exc).__name__)
             self.call = replace(self.call, answered=True)
@@ -88,10 +89,10 @@ class RoutedCall:
         if self._answering is not None:
             await asyncio.wait((self._answering,))
         elif delivered and not self.call.answered:
-            self.call = self._answered(reply, forwarding_ms)
+            self.call = await self._answered(reply, forwarding_ms)
         await settle(self.deps, self.call, self.written)
 
-    def _answered(self, reply: Reply | None, forwarding_ms: float) -> PendingCall:
+    async def _answered(self, reply: Reply | None, forwarding_ms: float) -> PendingCall:
         messages: list[Message] = []
         if reply is not None and reply.complete:
             kinds: list[str] = []
@@ -99,7 +100,9 @@ class RoutedCall:
             # The user's message is the reply to what was said before it; the answer, to the user's.
             before = {"user": self.conversation.said_before_last_user(),
                       "assistant": next((message.content for message in turn if message.role == "user"), None)}
-            messages = [gated(message, kinds, before.get(message.role)) for message in turn]
+            messages = await gated_off_loop(
+                self.deps, lambda: [gated(message, kinds, before.get(message.role)) for message in turn],
+                sum(message_chars(message) for message in turn))
         counts = CallUsage(input_tokens=(reply and reply.input_tokens) or 0,
                            output_tokens=(reply and reply.output_tokens) or 0,
                            cached_tokens=(reply and reply.cached_tokens) or 0)

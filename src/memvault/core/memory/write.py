@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
+from memvault.core.cpu import gated_off_loop
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, StorageUnavailable
 from memvault.core.memory import journal
@@ -39,9 +40,13 @@ async def store_conversation(
     (messages, tokens, embeddings) is logged with the messages and with each slice of vectors, in
     their transactions, and reaches the key's usage ledger with the mirror."""
     kinds: list[str] = []
-    # Each message is read as the reply to the one before it: a PIN given alone answers a question.
-    cleaned = [gated(message, kinds, messages[index - 1].content if index else None)
-               for index, message in enumerate(messages)]
+
+    def cleaned_messages() -> list[Message]:
+        # Each message is read as the reply to the one before it: a PIN given alone answers a question.
+        return [gated(message, kinds, messages[index - 1].content if index else None)
+                for index, message in enumerate(messages)]
+
+    cleaned = await gated_off_loop(deps, cleaned_messages, sum(message_chars(m) for m in messages))
     name = vault_name(key_id, session_id)
     vault = await _registered(deps, key_id, name)
     model = EmbeddingModel(deps.embedder.model_id, deps.embedder.dimension)
@@ -58,6 +63,11 @@ async def store_conversation(
         redactions=tuple(dict.fromkeys(kinds)),
         mirrored=await _sync(deps, key_id, name),
     )
+
+
+def message_chars(message: Message) -> int:
+    """How much text the gate reads in ``message``."""
+    return len(message.content) + len(message.model or "") + len(message.metadata or "")
 
 
 def gated(message: Message, kinds: list[str], asked: str | None = None) -> Message:
