@@ -290,6 +290,12 @@ ADVERSARIAL = {
     "corrections": "password: Xy7!abcd " + _fill("no wait, "),
     "keys cut over lines": "token: ghp_" + _fill("A1b2\n"),
     "maiden names": _fill("mother's maiden name is Ab "),
+    "URL escapes": _fill("%20a"),
+    "URL escapes of bytes": _fill("%C3"),
+    "literals joined to a password": "password = 'Xy7!ab' " + _fill(". 'ab' "),
+    "cards backwards in groups": _fill("reversed: 4111 1111 "),
+    "tokens wrapped before their dots": _fill("eyJhbGciOiJIUzI1\n.") ,
+    "answers after a dash": "security question " + _fill("first pet - it's "),
 }
 
 

@@ -128,7 +128,7 @@ def hits_in(text: str, asked: str | None = None) -> list[Hit]:
     hits = merged(hit for hit in found
                   if not (any(start <= hit.start and hit.end <= end for start, end in ciphertext)
                           and CIPHERTEXT.fullmatch(scanned, hit.start, hit.end)))
-    hits = merged([*hits, *_continued(scanned, hits), *_corrected(scanned, hits)])
+    hits = merged([*hits, *_continued(scanned, hits), *_corrected(scanned, hits), *_joined_on(scanned, hits)])
     return [Hit(*normal.original(hit.start, hit.end), hit.kind, hit.replacement) for hit in hits]
 
 
@@ -146,6 +146,25 @@ _CORRECTED = re.compile(
     r"[ \t,.!:;-]*){1,2}(?:(?i:it's|its|it[ \t]+is|it[ \t]+was|make[ \t]+that)[ \t]+)?"
     r"(?P<value>[^\s\"'`,;]{4,64}?)(?=[.!?]?(?:[\s\"'`,;]|\Z))"
 )
+
+
+# A string literal joined to the one before it by code's ``+`` or PHP's ``.`` (``'Gq7#' . 'mLz2'``).
+_JOINED_LITERAL = re.compile(r"[\"'][ \t]*[+.][ \t]*(?:\\?\r?\n[ \t]*)?(?P<quote>[\"'])(?P<content>[^\"'\n]{1,200})(?P=quote)")
+_MOST_JOINED = 16
+
+
+def _joined_on(text: str, hits: list[Hit]) -> Iterator[Hit]:
+    """A secret that is a whole string literal takes the literals code joins to it: the value was
+    cut into pieces (``$db_pass = 'Gq7#' . 'mLz2' . 'Xv9!';``)."""
+    for hit in hits:
+        if hit.start > 0 and hit.end < len(text) and text[hit.start - 1] in "\"'" and text[hit.end] == text[hit.start - 1]:
+            at = hit.end
+            for _ in range(_MOST_JOINED):
+                joined = _JOINED_LITERAL.match(text, at)
+                if joined is None:
+                    break
+                yield Hit(joined.start("content"), joined.end("content"), hit.kind)
+                at = joined.end("content")
 
 
 def _corrected(text: str, hits: list[Hit]) -> Iterator[Hit]:

@@ -40,7 +40,7 @@ _GROUPED_BASE32 = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,
 _CODES_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa)(?:[ \t]+[a-z][a-z-]{2,14}[a-z])?[ \t-]+(?:codes?|keys?)"
     r"(?![a-z])(?:\.txt)?"
-    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*-)?(?:[ \t]+(?!id(?![a-z])|identifier)[a-z0-9]{1,15}){1,3}?(?=[ \t]*:))?"
+    r"(?:[ \t]+(?:are|is)(?![a-z])|(?:[ \t]*[-,])?(?:[ \t]+(?!id(?![a-z])|identifier)[a-z0-9]{1,15}){1,3}?(?=[ \t]*:))?"
     r"[ \t]*(?:\([^()\n]{0,40}\))?[ \t]*[:=-]?\s{0,4}(?:[\w.+-]{1,64}@[\w.-]{1,64}[ \t]*(?:\r?\n[ \t]*){1,2})?"
     # A code fence around them, as an assistant formats them for printing.
     r"(?:```[\w-]*[ \t]*\r?\n[ \t]*)?"
@@ -130,7 +130,9 @@ _MOST_CODES = 32
 _SAFE_COMBINATION = re.compile(
     r"(?i:(?<![a-z])(?:(?:safe|tresor|gun[ \t]+cabinet)(?![a-z])[^\n.;]{0,30}?(?:combination|combo|kombination)"
     r"|(?:combination|combo)[ \t]+(?:to|for|of|on)[ \t]+(?:(?:the|my|our|your|his|her|their)[ \t]+)?(?:[\w-]+[ \t]+){0,2}?"
-    r"(?:safe|tresor)(?![a-z])))[^\d\n]{0,16}?(?<!\d)"
+    # Where the safe stands may come between ("the gun safe in the basement is …").
+    r"(?:safe|tresor)(?![a-z])(?:[ \t]+(?:in|at|on|under|behind|upstairs|downstairs)(?:[ \t]+[\w'-]{1,20}){1,5}?(?=[ \t]+(?:is|was|=|:)))?))"
+    r"[^\d\n]{0,16}?(?<!\d)"
     r"(?P<code>\d{1,3}(?:[ \t]*[-/,.][ \t]*\d{1,3}){2,5}|\d{1,3}(?:[ \t]+\d{1,3}){2,5}|\d{3,8})(?!\d)"
 )
 

@@ -1,11 +1,13 @@
 """Secrets written in a disguise the text itself gives away: turned by ROT13 (the text holds a
-credential's word so turned, ``cnffjbeq``), written backwards (``drowssap ym``), or spelled in
-HTML's character references (``&#112;&#97;…``). The text is read undisguised, through the whole
+credential's word so turned, ``cnffjbeq``), written backwards (``drowssap ym``), spelled in
+HTML's character references (``&#112;&#97;…``) or escaped as in a URL (``4409%207932…``, a request
+line pasted from a log). The text is read undisguised, through the whole
 gate, and what the gate finds there is cut where it stood in the disguise: the label's word in
 the disguise is what lets the value's be read, as it is in plain text.
 
 A disguise is only undone where it shows: a word of the list below, turned or reversed, or a run
-of character references. Plain text never pays for it beyond a few substring tests."""
+of character references or of URL escapes. Plain text never pays for it beyond a few substring
+tests."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ import codecs
 import html
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
+from urllib.parse import unquote
 
 from memvault.core.redaction.spans import Hit
 
@@ -28,6 +31,10 @@ _REVERSED_WORDS = tuple(word[::-1] for word in _WORDS)
 _REFERENCE = r"&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});?"
 _REFERENCES = re.compile(f"(?:{_REFERENCE}){{4,}}")
 _ONE_REFERENCE = re.compile(_REFERENCE)
+# A run of URL escapes (``%20``, ``%C3%A9``), read as the characters its bytes spell in UTF-8. The
+# escapes of a URL's own marks (``#%&/:=?``) stay as they are: read, they would turn a parameter's
+# value (``redirect_uri=http%3A%2F%2F…``) into more of the URL, and its parts into other parameters.
+_ESCAPES = re.compile(r"(?:%(?!2[356Ff]|3[AaDdFf])[0-9A-Fa-f]{2})+")
 _MOST_REFERENCE_RUNS = 32
 _inside = threading.local()
 
@@ -43,7 +50,9 @@ def disguised(text: str) -> Iterator[Hit]:
         size = len(text)
         yield from _found(text, text[::-1], lambda start, end: (size - end, size - start))
     if "&#" in text:
-        yield from _references(text)
+        yield from _read_as(text, _REFERENCES.finditer(text), _referenced)
+    if "%" in text:
+        yield from _read_as(text, _ESCAPES.finditer(text), _unescaped)
 
 
 def _found(text: str, undone: str, placed: Callable[[int, int], tuple[int, int]]) -> Iterator[Hit]:
@@ -52,21 +61,19 @@ def _found(text: str, undone: str, placed: Callable[[int, int], tuple[int, int]]
         yield Hit(start, end, hit.kind)
 
 
-def _references(text: str) -> Iterator[Hit]:
-    """The text with each run of character references read as the characters they stand for; a
-    hit inside a run takes the references it covers."""
+def _read_as(text: str, runs: Iterable[re.Match[str]], read: Callable[[re.Match[str]], Iterator[Piece]]) -> Iterator[Hit]:
+    """The text with each of ``runs`` read as the characters ``read`` makes of it; a hit inside a
+    run takes what it covers of the run."""
     pieces: list[str] = []
     origins: list[tuple[int, int]] = []  # each character of the read text: where it came from
     done = 0
-    for run in islice(_REFERENCES.finditer(text), _MOST_REFERENCE_RUNS):
+    for run in islice(runs, _MOST_REFERENCE_RUNS):
         for index in range(done, run.start()):
             pieces.append(text[index])
             origins.append((index, index + 1))
-        for reference in _ONE_REFERENCE.finditer(text, run.start(), run.end()):
-            written = reference.group(0)
-            for character in html.unescape(written if written.endswith(";") else written + ";"):
-                pieces.append(character)
-                origins.append((reference.start(), reference.end()))
+        for character, start, end in read(run):
+            pieces.append(character)
+            origins.append((start, end))
         done = run.end()
     if not origins:
         return
@@ -75,6 +82,29 @@ def _references(text: str) -> Iterator[Hit]:
         origins.append((index, index + 1))
     for hit in _gated("".join(pieces)):
         yield Hit(origins[hit.start][0], origins[hit.end - 1][1], hit.kind)
+
+
+# A character read from a disguise, and where in the text the part that spelled it starts and ends.
+Piece = tuple[str, int, int]
+
+
+def _referenced(run: re.Match[str]) -> Iterator[Piece]:
+    for reference in _ONE_REFERENCE.finditer(run.string, run.start(), run.end()):
+        written = reference.group(0)
+        for character in html.unescape(written if written.endswith(";") else written + ";"):
+            yield character, reference.start(), reference.end()
+
+
+def _unescaped(run: re.Match[str]) -> Iterator[Piece]:
+    # Bytes that spell no UTF-8 text are no escape (``%DB_PASS%`` is a Windows variable): kept as written.
+    try:
+        read = unquote(run.group(0), errors="strict")
+    except UnicodeDecodeError:
+        for index in range(run.start(), run.end()):
+            yield run.string[index], index, index + 1
+        return
+    for character in read:
+        yield character, run.start(), run.end()
 
 
 def _gated(text: str) -> list[Hit]:

@@ -134,7 +134,7 @@ _ASSIGNMENT = re.compile(
     r"|my|meiner|meines|meine|mein|mon|mi|mijn|mitt|της|του|των)(?:[ \t]+[\w@.'-]{1,30}){1,6}?"
     # Who keeps or uses it, or since when ("the password I use for everything: …", "the password
     # you gave me was …", "my password everywhere is …"): the sentence names its value next.
-    r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?:I|(?i:we|you|he|she|they))(?:[ \t]+[\w'-]{1,20}){1,6}?"
+    r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?:I|i(?=[ \t]+[a-z])|(?i:we|you|he|she|they))(?:[ \t]+[\w'-]{1,20}){1,6}?"
     r"|[ \t]+(?i:that|which)(?:[ \t]+[\w'-]{1,20}){1,3}?"
     r"|[ \t]+(?i:everywhere|anywhere|now|today|these[ \t]+days|nowadays|currently|lately|again|too|also)"
     # A preposition elided into the next word (Italian's "dell'admin", French's "d'accès").

@@ -48,8 +48,9 @@ DIGIT_WORD = "(?:" + "|".join(sorted(DIGIT_WORDS, key=len, reverse=True)) + ")"
 _CARD_IN_WORDS = re.compile(
     r"(?<![\w-])(?i:" + DIGIT_WORD + r"(?:[ \t]*[ ,-][ \t]*" + DIGIT_WORD + r"){12,18})(?![\w-])")
 _WORD = re.compile(r"[^\W\d_]+")
-# A card written backwards, as the text says ("card number backwards: …").
-_CARD_REVERSED = re.compile(r"(?i:backwards|reversed|in[ \t]+reverse)[^\d\n]{0,20}?(?<!\d)(?P<digits>\d{13,19})(?!\d)")
+# A card written backwards, as the text says ("card number backwards: …"), in one run or grouped.
+_CARD_REVERSED = re.compile(
+    r"(?i:backwards|reversed|in[ \t]+reverse)[^\d\n]{0,20}?(?<!\d)(?P<digits>\d(?:[ -]?\d){12,18})(?![\d-])")
 
 
 def luhn_valid(digits: str) -> bool:
@@ -133,7 +134,7 @@ def cards(text: str) -> Iterator[Hit]:
         if luhn_valid(digits) and card_network(digits):
             yield Hit(said.start(), said.end(), CARD_NUMBER, f"[redacted:{CARD_NUMBER} ending {digits[-4:]}]")
     for turned in _CARD_REVERSED.finditer(text) if "rever" in text or "backw" in text else ():
-        digits = turned.group("digits")[::-1]
+        digits = turned.group("digits").replace(" ", "").replace("-", "")[::-1]
         if luhn_valid(digits) and card_network(digits):
             yield Hit(turned.start("digits"), turned.end("digits"), CARD_NUMBER)
     for glued in _GLUED.finditer(text):

@@ -25,7 +25,10 @@ _ASKED = (r"answer|maiden[ \t]+name|first[ \t]+(?:pet|car|school|teacher|job|bos
           r"|born[ \t]+in"
           r"|favou?rite[ \t]+[a-z]{2,12}|(?:childhood|best)[ \t]+friend|street[ \t]+(?:you|I)[ \t]+grew[ \t]+up[ \t]+on")
 _ANSWER = re.compile(
-    r"(?i:(?<![a-z])(?:" + _ASKED + r"))(?:[^\n.:?=]{0,40}?)(?:[ \t]+(?:is|was|=)[ \t]+|[ \t]*[:=][ \t]*)"
+    r"(?i:(?<![a-z])(?:" + _ASKED + r"))(?:[^\n.:?=]{0,40}?)(?:[ \t]+(?:is|was|=)[ \t]+|[ \t]*[:=][ \t]*"
+    # Or the answer said after the question, a dash, or both ("first pet? it's Waffles", "first pet - Waffles").
+    r"|[ \t]*\??[ \t]+(?:[-\u2013\u2014][ \t]+)?(?i:it(?:'s|\u2019s|[ \t]+(?:is|was))|that(?:'s|\u2019s|[ \t]+is))[ \t]+"
+    r"|[ \t]+[-\u2013\u2014][ \t]+)"
     r"(?P<value>[^\s,.;!?()\"'][^\n,.;!?()\"]{0,39}?)(?=[ \t]*(?:[,.;!?()\"\n]|\Z))"
 )
 # "… has the answer Biscuit2004": the answer named with no "is" or colon.

@@ -88,7 +88,9 @@ _KEYS = (
     r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
 )
 _TOKENS = (
-    r"eyJ[" + _URL64 + r"]{8,}\.(?:\r?\n[ \t]*)?ey[" + _URL64 + r"]{8,}\.(?:\r?\n[ \t]*)?[" + _URL64 + r"]*",
+    # Wrapped at its dots, each dot ending its line or starting the next.
+    r"eyJ[" + _URL64 + r"]{8,}(?:\r?\n[ \t]*)?\.(?:\r?\n[ \t]*)?ey[" + _URL64 + r"]{8,}(?:\r?\n[ \t]*)?\.(?:\r?\n[ \t]*)?["
+    + _URL64 + r"]*",
     # A JWS's payload need not be JSON: a JSON header and two long segments after it.
     r"eyJ[" + _URL64 + r"]{8,}\.[" + _URL64 + r"]{20,}\.[" + _URL64 + r"]{20,}",
     r"ya29\.[" + _URL64 + r"]{20,}",
