@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from types import UnionType
-from typing import Any, Self, Union, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Self, Union, get_args, get_origin, get_type_hints
 
 
 class Role(StrEnum):
@@ -26,6 +26,9 @@ class Plain:
     """Conversion of a dataclass to and from plain data (what crosses the Durable Object
     RPC boundary): each field by its annotation, nested ``Plain`` values and tuples included; a
     field absent from the data takes its default."""
+
+    # Every subclass is a dataclass (frozen, but for a search's many candidates).
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: to_plain(getattr(self, f.name)) for f in fields(self)}
