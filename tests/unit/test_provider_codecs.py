@@ -153,6 +153,24 @@ def test_gemini_injects_into_system_instruction() -> None:
     assert "systemInstruction" not in snake
 
 
+def test_gemini_takes_one_entry_where_a_list_of_one_is_meant() -> None:
+    # Gemini's JSON reads a repeated field given one entry; REST callers send it so.
+    codec = CODECS["gemini"]
+    single = {"contents": {"role": "user", "parts": {"text": "My dog is Rex."}, "memory": False},
+              "system_instruction": {"parts": {"text": "You are a cat."}}}
+    assert codec.extract(single).turns == (Turn("user", "My dog is Rex.", False),)
+    injected = codec.inject(single, CONTEXT)
+    assert injected["system_instruction"] == {"parts": [{"text": "You are a cat."}, {"text": CONTEXT}]}
+    stripped, changed = codec.strip_memory_flags(single)
+    assert changed and stripped["contents"] == {"role": "user", "parts": {"text": "My dog is Rex."}}
+    as_text = codec.inject({**GEMINI, "systemInstruction": "Be brief."}, CONTEXT)
+    assert as_text["systemInstruction"] == {"parts": [{"text": "Be brief."}, {"text": CONTEXT}]}
+    # A system field of a shape not known here stays the caller's; the memory leads the user's turn.
+    odd = codec.inject({**GEMINI, "systemInstruction": {"role": "system"}}, CONTEXT)
+    assert odd["systemInstruction"] == {"role": "system"}
+    assert CONTEXT in json.dumps(odd["contents"])
+
+
 def test_replies_and_usage_from_whole_bodies() -> None:
     openai_body = {"choices": [{"message": {"content": "A"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
     assert CODECS["openai"].reply(openai_body) == Reply("A", 3, 1)
@@ -219,6 +237,19 @@ def test_gemini_stream_concatenates_candidates() -> None:
         },
     )
     assert CODECS["gemini"].stream_reply(stream) == Reply("Hello", 2, 2, complete=True)
+
+
+def test_a_gemini_stream_cut_after_a_checkpoint_is_its_answer_up_to_the_checkpoint() -> None:
+    # google-genai resumes such a stream from its last continuation token, which sends again
+    # what came after it.
+    def chunk(text: str, **more: Any) -> dict[str, Any]:
+        return {"candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, **more}]}
+
+    cut = events(chunk("One, "), chunk("two, ", continuationToken="t1"), chunk("three"))
+    assert CODECS["gemini"].stream_reply(cut) == Reply("One, two, ", complete=True)
+    whole = events(chunk("One, ", continuationToken="t1"), chunk("two.", finishReason="STOP"))
+    assert CODECS["gemini"].stream_reply(whole) == Reply("One, two.", complete=True)
+    assert CODECS["gemini"].stream_reply(events(chunk("One, "), chunk("two"))) == Reply("One, two", complete=False)
 
 
 # Per provider: events that do not end a stream, then the one that does.

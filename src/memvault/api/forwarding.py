@@ -41,7 +41,7 @@ from memvault.core.credentials.callers import memory_caller
 from memvault.core.credentials.keys import MemoryKey
 from memvault.core.deps import Deps
 from memvault.core.errors import InvalidInput, MemvaultError, PayloadTooLarge, Unauthorized
-from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, degraded, off
+from memvault.core.memory.chat_calls import Conversation, MemoryOptions, PreparedMemory, Reply, degraded, off
 from memvault.core.memory.routed_calls import RoutedCall
 from memvault.core.ports import UpstreamResponse
 from memvault.core.usage.limits import admit_call
@@ -238,9 +238,20 @@ def _relay(deps: Deps, codec: ProviderCodec, upstream: UpstreamResponse, memory:
         deps.background.run(functools.partial(_settle_delivered, routed, finished, forwarding_ms))
 
     def on_ended() -> None:
-        deps.background.run(functools.partial(routed.settle, None, False, forwarding_ms))
+        deps.background.run(functools.partial(routed.settle, _said_so_far(tap), False, forwarding_ms))
 
     return RelayResponse(upstream, headers, tap, on_delivered, on_ended, before_end)
+
+
+def _said_so_far(tap: Tap | None) -> Reply | None:
+    """What an answer not delivered said before it stopped, for the tokens it counted; None when
+    its body cannot be read so far (a JSON body cut short)."""
+    if tap is None:
+        return None
+    try:
+        return tap.reply()
+    except Exception:  # cut off mid-body: nothing to count, and nothing worth a warning
+        return None
 
 
 async def _settle_delivered(routed: RoutedCall, tap: Tap, forwarding_ms: float) -> None:

@@ -23,6 +23,7 @@ from test_router_behaviour import body_of, path_of
 from test_sdk_clients import anthropic_client, gemini_client, openai_client
 
 from conftest import Router, wait_until
+from memvault.core.usage.ledger import tokens_today
 
 MODEL = "stream-test"
 # How many chunks each upstream stream sends up to its first words: held there, the model is
@@ -377,6 +378,27 @@ def test_a_stream_left_while_the_model_is_still_writing_is_not_remembered(
     later = "A later turn, read to its end."
     openai_client(router, secret).chat.completions.create(model=MODEL, messages=user(later))
     assert not any(fact in text for text in router.wait_stored(key_id, later))
+
+
+def test_a_stream_left_midway_still_counts_the_tokens_the_provider_had_reported(
+    router: Router, key: tuple[str, str]
+) -> None:
+    # Anthropic's first event gives the prompt's tokens: the provider bills them whoever leaves.
+    key_id, secret = key
+    case = next(c for c in LEFT_MIDWAY if c.provider == "anthropic")
+    fact = a_fact(case)
+    router.upstream.hold_after = FIRST_WORDS[case.provider]
+    try:
+        case.consume(router, secret, fact)
+    finally:
+        router.upstream.hold_after = None
+    assert ending_of(router, fact).peer_left
+
+    def counted() -> int | None:
+        provider, _ = router.run(lambda: tokens_today(router.deps.db, key_id, router.deps.clock()))
+        return provider or None
+
+    assert wait_until(counted, "the left call's tokens to be counted") >= 11
 
 
 def test_the_turn_is_stored_without_waiting_for_upstream_to_close(router: Router, key: tuple[str, str]) -> None:

@@ -42,26 +42,43 @@ _CONTINUATION_FIELDS = ("continuationToken", "continuation_token")
 _ROLES = ("user", "model", "tool", "function")
 
 
+def _repeated(value: Any) -> list[Any]:
+    """A repeated field's entries: Gemini's JSON takes one entry in place of a list of one
+    (``"parts": {"text": …}``, ``"contents": {…}``), as REST callers often send it."""
+    return value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+
+
 def _holds(parts: Any, kind: str) -> bool:
-    return isinstance(parts, list) and any(isinstance(p, dict) and kind in p for p in parts)
+    return any(isinstance(p, dict) and kind in p for p in _repeated(parts))
 
 
 def _text(parts: Any) -> str:
-    if not isinstance(parts, list):
-        return ""
     # Thought summaries are the model's scratch work, not its answer.
     return "".join(
-        p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+        p["text"] for p in _repeated(parts) if isinstance(p, dict) and isinstance(p.get("text"), str)
+        and not p.get("thought")
     )
 
 
-def _first_candidate_text(response: Json) -> tuple[str, bool]:
+def _contents(body: Json) -> list[Any]:
+    contents = body.get("contents")
+    return require_list({"contents": [contents] if isinstance(contents, dict) else contents}, "contents")
+
+
+def _first_candidate(response: Json) -> Json | None:
     candidates = response.get("candidates")
     if not isinstance(candidates, list) or not candidates or not isinstance(candidates[0], dict):
+        return None
+    return candidates[0]
+
+
+def _first_candidate_text(response: Json) -> tuple[str, bool]:
+    candidate = _first_candidate(response)
+    if candidate is None:
         return "", False
-    content = candidates[0].get("content")
+    content = candidate.get("content")
     text = _text(content.get("parts")) if isinstance(content, dict) else ""
-    return text, candidates[0].get("finishReason") is not None
+    return text, candidate.get("finishReason") is not None
 
 
 def _usage(response: Json) -> Tokens:
@@ -78,11 +95,11 @@ def _usage(response: Json) -> Tokens:
 def _inject_into_user_turn(body: Json, context: str) -> Json:
     """A request on cached content may not set ``systemInstruction`` (the cache holds it), so the
     memory leads the last turn the user typed; with no such turn it comes as a user turn first."""
-    contents = list(body["contents"])
+    contents = list(_contents(body))
     for index in range(len(contents) - 1, -1, -1):
         content = contents[index]
         if content.get("role", "user") == "user" and _text(content.get("parts")):
-            contents[index] = {**content, "parts": [{"text": context}, *content["parts"]]}
+            contents[index] = {**content, "parts": [{"text": context}, *_repeated(content["parts"])]}
             return {**body, "contents": contents}
     return {**body, "contents": [{"role": "user", "parts": [{"text": context}]}, *contents]}
 
@@ -99,7 +116,7 @@ class GeminiCodec:
 
     def extract(self, body: Json, *, stream: bool | None = None) -> Conversation:
         turns = []
-        for index, content in enumerate(require_list(body, "contents")):
+        for index, content in enumerate(_contents(body)):
             remember = remember_flag(content, f"contents[{index}]")
             role = content.get("role", "user")
             if role not in _ROLES:
@@ -116,6 +133,9 @@ class GeminiCodec:
         return Conversation(tuple(turns), model if isinstance(model, str) else None, bool(stream), resumes)
 
     def strip_memory_flags(self, body: Json) -> tuple[Json, bool]:
+        if isinstance(body.get("contents"), dict):
+            stripped, changed = strip_flags({**body, "contents": [body["contents"]]}, "contents")
+            return ({**stripped, "contents": stripped["contents"][0]}, True) if changed else (body, False)
         return strip_flags(body, "contents")
 
     def inject(self, body: Json, context: str) -> Json:
@@ -123,9 +143,14 @@ class GeminiCodec:
             return _inject_into_user_turn(body, context)
         field = next((f for f in _SYSTEM_FIELDS if f in body), _SYSTEM_FIELDS[0])
         system = body.get(field)
-        if isinstance(system, dict) and isinstance(system.get("parts"), list):
-            return {**body, field: {**system, "parts": [*system["parts"], {"text": context}]}}
-        return {**body, field: {"parts": [{"text": context}]}}
+        if system is None:
+            return {**body, field: {"parts": [{"text": context}]}}
+        if isinstance(system, dict) and isinstance(system.get("parts"), list | dict):
+            return {**body, field: {**system, "parts": [*_repeated(system["parts"]), {"text": context}]}}
+        if isinstance(system, str):
+            return {**body, field: {"parts": [{"text": system}, {"text": context}]}}
+        # A system field in a shape not known here is the caller's, left as it is.
+        return _inject_into_user_turn(body, context)
 
     def reply(self, body: Json) -> Reply:
         text, _ = _first_candidate_text(body)
@@ -135,13 +160,22 @@ class GeminiCodec:
         parts: list[str] = []
         usage = NO_TOKENS
         finished = False
+        checkpoint: int | None = None  # the parts up to the stream's last continuation token
         for response in parse_json_events(events):
             text, done = _first_candidate_text(response)
             parts.append(text)
             finished = finished or done
+            if any((_first_candidate(response) or {}).get(f) for f in _CONTINUATION_FIELDS):
+                checkpoint = len(parts)
             if isinstance(response.get("usageMetadata"), dict):
                 usage = _usage(response)
-        return with_tokens("".join(parts), usage, complete=finished)
+        if finished or checkpoint is None:
+            return with_tokens("".join(parts), usage, complete=finished)
+        # A stream cut short after a checkpoint (a chunk with a continuation token) is resumed by
+        # google-genai from that checkpoint, which sends again what followed it: the answer up to
+        # there is stored, as one stopped with finishReason CONTINUATION is, and the call that
+        # resumes it stores the rest.
+        return with_tokens("".join(parts[:checkpoint]), usage, complete=True)
 
     def ends_stream(self, event: SseEvent) -> bool:
         # Most chunks carry no finish reason: the word is looked for before any JSON is parsed.

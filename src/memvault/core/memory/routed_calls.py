@@ -90,6 +90,11 @@ class RoutedCall:
             await asyncio.wait((self._answering,))
         elif delivered and not self.call.answered:
             self.call = await self._answered(reply, forwarding_ms)
+        elif not self.call.answered and reply is not None:
+            # Not delivered (the client left, upstream failed): nothing is stored, but the tokens
+            # the provider said it used so far (Anthropic's and Gemini's first events) are owed.
+            self.call = replace(self.call, usage=self._usage + _provider_counts(reply), forwarding_ms=forwarding_ms,
+                                provider_tokens=(reply.input_tokens, reply.output_tokens))
         await settle(self.deps, self.call, self.written)
 
     async def _answered(self, reply: Reply | None, forwarding_ms: float) -> PendingCall:
@@ -103,9 +108,7 @@ class RoutedCall:
             messages = await gated_off_loop(
                 self.deps, lambda: [gated(message, kinds, before.get(message.role)) for message in turn],
                 sum(message_chars(message) for message in turn))
-        counts = CallUsage(input_tokens=(reply and reply.input_tokens) or 0,
-                           output_tokens=(reply and reply.output_tokens) or 0,
-                           cached_tokens=(reply and reply.cached_tokens) or 0)
+        counts = CallUsage() if reply is None else _provider_counts(reply)
         tokens = (None, None) if reply is None else (reply.input_tokens, reply.output_tokens)
         return journal.answered_call(self.call, messages, *tokens, self._usage + counts, forwarding_ms)
 
@@ -116,6 +119,11 @@ class RoutedCall:
             log.warning("could not journal a routed answer: %s", type(exc).__name__)
             return
         self.written = "answered"
+
+
+def _provider_counts(reply: Reply) -> CallUsage:
+    return CallUsage(input_tokens=reply.input_tokens or 0, output_tokens=reply.output_tokens or 0,
+                     cached_tokens=reply.cached_tokens or 0)
 
 
 async def settle(deps: Deps, call: PendingCall, written: Written) -> None:
