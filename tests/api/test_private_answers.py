@@ -135,6 +135,24 @@ def test_a_brain_credential_or_session_given_twice_is_refused_on_every_surface(s
     assert server.call("GET", "/v1/memory", server.attacker, params={"session_id": "a, b"}).json()["items"] == []
 
 
+def test_a_header_given_twice_as_workers_hands_it_over_is_refused_too(server: Server) -> None:
+    """Workers joins a header given twice into one value, the two with ", " between: read so, it
+    is refused as two, and never names a caller or a vault neither value named."""
+    joined = f"{server.attacker}, {server.victim}"
+    for name, value in (("X-Memory-Key", joined), ("Authorization", f"Bearer {joined}")):
+        answer = server.call("GET", "/v1/memory", headers=[(name, value)])
+        assert answer.status_code == 400 and "more than once" in answer.json()["error"]["message"], answer.text
+    session = server.call("POST", "/v1/memory", server.attacker, headers=[("X-Session-ID", "a, b")],
+                          json={"messages": [{"role": "user", "content": "two sessions joined"}]})
+    assert session.status_code == 400, session.text
+    # Bytes that spell no UTF-8 reach a Worker as U+FFFD: such an id is refused wherever it comes from.
+    replaced = server.call("POST", "/v1/memory", server.attacker,
+                           headers=[("X-Session-ID", "\ufffd\ufffd".encode())],
+                           json={"messages": [{"role": "user", "content": "an id of replacement characters"}]})
+    assert replaced.status_code == 422, replaced.text
+    assert server.call("GET", "/v1/memory", server.attacker, params={"session_id": "a, b"}).json()["items"] == []
+
+
 def test_memvaults_own_credentials_never_come_back_from_what_it_stores(server: Server) -> None:
     """A key pasted into a chat or a note is a secret like any vendor's: stored, recalled, or read
     by another holder of the scope, it shows only its breadcrumb."""

@@ -86,13 +86,26 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
     raw = headers.get(name.lower())
     if raw is None:
         return None
+    if name.lower() in _ONE_VALUE and ", " in raw:
+        # Workers hands a header given twice over as one value, the two joined by ", ".
+        raise InvalidInput(f"{name} is given more than once (a value holding ', ' reads so); send one")
     try:
         text = raw.encode("latin-1").decode("utf-8")
     except UnicodeEncodeError:
         text = raw  # already text beyond Latin-1: handed over decoded
     except UnicodeDecodeError:
         raise InvalidField(f"{name} is not UTF-8 text") from None
+    if "\ufffd" in text and name.lower() == SESSION_ID_HEADER.lower():
+        # Workers hands bytes that spell no UTF-8 over as U+FFFD: two such ids would name one vault.
+        raise InvalidField(f"{name} is not UTF-8 text")
     return text.strip() or None
+
+
+# Headers that hold one credential or one id: none of them holds ", " (Workers' join of two).
+_ONE_VALUE = frozenset(name.lower() for name in (
+    "Authorization", "X-Memory-Key", "X-Memvault-Brain-Token", ACCESS_JWT_HEADER, SESSION_ID_HEADER, "X-Provider-Key",
+    "x-api-key", "x-goog-api-key",
+))
 
 
 def bearer_token(headers: Mapping[str, str]) -> str | None:
