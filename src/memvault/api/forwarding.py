@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import replace
 from urllib.parse import unquote
 
@@ -142,8 +142,9 @@ async def _parse_call(
     request: Request, deps: Deps, codec: ProviderCodec, stream: bool | None
 ) -> tuple[bytes, dict[str, object], Conversation, MemoryOptions, MemoryKey | None]:
     # The key is checked while the body arrives; its verdict still comes first, so a caller without
-    # a valid key learns nothing about how its headers or body would have been read.
-    key_check = asyncio.ensure_future(memory_key(deps, request, codec))
+    # a valid key learns nothing about how its headers or body would have been read. The check's
+    # task never ends in an exception (Pyodide's loop would log it as unhandled): it hands it over.
+    key_check = asyncio.ensure_future(_outcome(memory_key(deps, request, codec)))
     try:
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         try:
@@ -154,9 +155,26 @@ async def _parse_call(
         options = parse_options(request.headers, deps.settings.context_limit_tokens, body.get(BODY_OBJECT))
         conversation = codec.extract(body, stream=stream)
     except BaseException:
-        await key_check
+        _checked(await key_check)
         raise
-    return raw, body, conversation, options, await key_check
+    return raw, body, conversation, options, _checked(await key_check)
+
+
+KeyOutcome = tuple[MemoryKey | None, MemvaultError | None]
+
+
+async def _outcome(check: Awaitable[MemoryKey | None]) -> KeyOutcome:
+    try:
+        return await check, None
+    except MemvaultError as exc:
+        return None, exc
+
+
+def _checked(outcome: KeyOutcome) -> MemoryKey | None:
+    key, error = outcome
+    if error is not None:
+        raise error
+    return key
 
 
 async def forward_with_memory(

@@ -186,10 +186,14 @@ async def test_a_session_id_carrying_a_secret_is_refused_on_every_path_before_a_
     # One MCP server answers every case, as one serves every call it gets (making one takes 70 ms).
     server = _mcp(memvault)
     for case in cases:
-        for call in _http_calls(memvault, case.text):
+        for index, call in enumerate(_http_calls(memvault, case.text)):
             response = await call()
-            assert response.status_code == 422, (case.family, response.text)
-            assert "session_id" in response.json()["error"]["message"]
+            if index == 0 and ", " in case.text:
+                # In the header, ", " reads as the header given twice (Workers' join of two): refused first.
+                assert response.status_code == 400 and "more than once" in response.json()["error"]["message"]
+            else:
+                assert response.status_code == 422, (case.family, response.text)
+                assert "session_id" in response.json()["error"]["message"]
             assert leaks([case], response.text) == []
         for call in _core_calls(memvault, server, case.text):
             # RPC raises the refusal; MCP called in process raises it as a tool error. MCP hands a

@@ -65,7 +65,9 @@ def test_a_session_id_carrying_a_secret_is_refused_in_the_providers_envelope(
     response = _chat(router, secret, "hello", **{"X-Session-ID": case.text.encode()})
     assert response.status_code == 400, response.text
     error = response.json()["error"]
-    assert error["type"] == "invalid_request_error" and "X-Session-ID looks like it contains a secret" in error["message"]
+    # A value holding ", " reads as the header given twice (Workers' join of two), refused first.
+    reason = "given more than once" if ", " in case.text else "X-Session-ID looks like it contains a secret"
+    assert error["type"] == "invalid_request_error" and reason in error["message"]
     assert leaks([case], response.text) == []
     assert len(router.upstream.received) == calls
     assert router.run(lambda: memory.vaults_of(router.deps, key_id)) in ([], [f"{key_id}:core"])

@@ -44,11 +44,17 @@ def _receive_until(receive: Receive, left: asyncio.Event) -> Receive:
             return DISCONNECT
         message = asyncio.ensure_future(receive())
         hang_up = asyncio.ensure_future(left.wait())
-        await asyncio.wait((message, hang_up), return_when=asyncio.FIRST_COMPLETED)
-        hang_up.cancel()
-        if message.done():
+        try:
+            await asyncio.wait((message, hang_up), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            # Whether this returns or is cancelled (the relay ended), neither task is left pending
+            # when the request ends: the runtime would report each as destroyed while pending.
+            hang_up.cancel()
+            if not message.done():
+                message.cancel()
+            await asyncio.wait((message, hang_up))
+        if not message.cancelled():
             return message.result()
-        message.cancel()
         return DISCONNECT
 
     return received

@@ -220,7 +220,7 @@ class RelayResponse(Response):
         finally:
             watcher.cancel()
             pump.cancel()
-            await asyncio.wait((pump,))
+            await asyncio.wait((pump, watcher))
             # However the relay ended, even before the pump ever ran: the client, upstream, us.
             await self.upstream.aclose()
         failure = None if pump.cancelled() else pump.exception()
