@@ -167,6 +167,26 @@ def test_past_its_connection_limit_a_new_caller_takes_the_place_of_an_idle_one(t
         assert [closed_by_server(sock) for sock in held[:3]] == [True] * 3  # those waiting longest made room
 
 
+def test_a_caller_refused_as_busy_reads_its_503_even_while_it_is_still_sending(tmp_path: Path) -> None:
+    # Closed at once, the refused connection's bytes still arriving would make the kernel reset it,
+    # and a reset throws the 503 away before the caller reads it: the SDKs then retry at once.
+    with bounded_server(tmp_path, fd_limit=256, connections=2, idle=3600.0) as (url, _, _), ExitStack() as stack:
+        for serving in idle_connections(stack, url, 2):
+            # Each serves a request whose body is still to come: the app reading it is when the
+            # server sends "100 Continue".
+            serving.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n")
+            assert serving.recv(4096).startswith(b"HTTP/1.1 100 ")
+        request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (256_000, b"x" * 256_000)
+        for _ in range(10):
+            with socket.create_connection(url.removeprefix("http://").split(":"), timeout=10) as caller:
+                caller.sendall(request)
+                answer = b""
+                while chunk := caller.recv(65536):
+                    answer += chunk
+            assert answer.startswith(b"HTTP/1.1 503 "), answer[:100]
+            assert b"Retry-After: 1" in answer and b'"busy"' in answer
+
+
 def test_the_budget_leaves_connections_room_under_any_limit() -> None:
     for fd_limit in (64, 256, 1024, 65536):
         budget = fd_budget(64, fd_limit)

@@ -41,6 +41,12 @@ MIN_BODY_BYTES_PER_SECOND = 1024
 # A request line and headers longer than this are refused as they arrive: the parser would hold
 # them whole (h11, uvicorn's other parser, allows as much by default).
 MAX_HEAD_BYTES = 16 * 1024
+# A refused connection (busy, or a head too long) is half-closed after its answer, and what the
+# caller still sends is read and dropped until it closes, or for this long: closed at once, the
+# caller's bytes arriving after the close would make the kernel reset the connection, and a reset
+# throws away the answer before the caller reads it. At most ``MOST_LINGERING`` wait so at once.
+REFUSAL_LINGER_SECONDS = 1.0
+MOST_LINGERING = 64
 _TOO_LONG_BODY = json.dumps(error_body(
     "headers_too_large", f"the request line and headers exceed {MAX_HEAD_BYTES // 1024} KiB")).encode()
 HEAD_TOO_LONG = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
@@ -145,22 +151,36 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
         # When the current request's body began (its headers' end), and its bytes so far.
         _body_began = 0.0
         _body_bytes = 0
+        # Refused: what arrives is dropped; ``_linger`` closes it if the caller does not.
+        _refused = False
+        _linger: asyncio.TimerHandle | None = None
+        lingering = 0  # refused connections of the server waiting for their callers to close
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm()
             if len(self.connections) > max_connections and not self._close_oldest_idle():
                 log.warning("connection refused: %d connections are open, each serving a request", max_connections)
-                self._disarm()
-                transport.write(BUSY)
-                transport.close()
+                self._refuse(BUSY)
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             self._watch_body(False)
+            if self._linger is not None:
+                self._linger.cancel()
+                self._linger = None
+                BoundedProtocol.lingering -= 1
             super().connection_lost(exc)
 
+        def eof_received(self) -> None:
+            if self._refused:
+                self.transport.close()
+                return
+            super().eof_received()
+
         def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
             if self._head_bytes is not None:
                 seen = self._head_tail + data
                 end = _head_end(seen)
@@ -168,9 +188,7 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
                 self._head_tail = seen[-3:]
                 if self._head_bytes > MAX_HEAD_BYTES:
                     log.info("closed a connection whose request head exceeded %d bytes", MAX_HEAD_BYTES)
-                    self._disarm()
-                    self.transport.write(HEAD_TOO_LONG)
-                    self.transport.close()
+                    self._refuse(HEAD_TOO_LONG)
                     return
             super().data_received(data)
             if self.transport.is_closing():
@@ -225,6 +243,19 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
                 log.info("closed a connection whose request body stopped arriving for %.0f s", idle_seconds)
             self.transport.write(STALLED)
             self.transport.close()
+
+        def _refuse(self, answer: bytes) -> None:
+            """Answer ``answer`` (which says the connection closes) before any request is served."""
+            self._disarm()
+            self._refused = True
+            self.connections.discard(self)  # it serves nothing, and must not keep a caller out
+            self.transport.write(answer)
+            if BoundedProtocol.lingering >= MOST_LINGERING or not self.transport.can_write_eof():
+                self.transport.close()
+                return
+            self.transport.write_eof()
+            BoundedProtocol.lingering += 1
+            self._linger = self.loop.call_later(REFUSAL_LINGER_SECONDS, self.transport.close)
 
         def _arm(self) -> None:
             self._disarm()
