@@ -149,7 +149,9 @@ async def _parse_call(
         raw = await read_body(request, deps.settings.max_provider_body_bytes)
         try:
             body = require_object(json.loads(raw))
-        except (ValueError, RecursionError) as exc:  # malformed, not UTF-8, or nested past any real request
+        except RecursionError:
+            raise InvalidInput("the request body nests deeper than JSON is read here") from None
+        except ValueError as exc:  # malformed, not UTF-8, or a number too long to read
             raise InvalidInput("the request body is not valid JSON") from exc
         body = repaired_json(raw, body)
         options = parse_options(request.headers, deps.settings.context_limit_tokens, body.get(BODY_OBJECT))
