@@ -296,6 +296,11 @@ ADVERSARIAL = {
     "cards backwards in groups": _fill("reversed: 4111 1111 "),
     "tokens wrapped before their dots": _fill("eyJhbGciOiJIUzI1\n.") ,
     "answers after a dash": "security question " + _fill("first pet - it's "),
+    "unlock codes abroad": _fill("codice di sblocco del "),
+    "answers abroad": "Sicherheitsfrage " + _fill("Antwort: Frage "),
+    "codes in bold": _fill("your code is <strong>"),
+    "parts on list lines": "token: ghp_Xq7LmN2vKp9RtZ4wAb\n" + _fill("* part 2: \n"),
+    "commit ids after a token": "token " + _fill("0123456789abcdef0123456789abcdef01234567 x\n"),
 }
 
 

@@ -135,7 +135,7 @@ def hits_in(text: str, asked: str | None = None) -> list[Hit]:
 # The rest of a key or token cut over two lines: the next line is a random run alone, or one that
 # says it is the rest ("and the rest: …", "part 2: …").
 _REST_OF_KEY = re.compile(
-    r"[ \t]*\r?\n[ \t]*(?:(?i:(?:and[ \t]+)?(?:the[ \t]+)?(?:rest|remainder|second[ \t]+(?:half|part)|part[ \t]+(?:2|two|ii)"
+    r"[ \t]*\r?\n[ \t]*(?:[-*\u2022][ \t]+)?(?:(?i:(?:and[ \t]+)?(?:the[ \t]+)?(?:rest|remainder|second[ \t]+(?:half|part)|part[ \t]+(?:2|two|ii)"
     r"|continued|cont'?d))[ \t]*[:=-]?[ \t]*)?(?P<rest>[A-Za-z0-9_+/.-]{12,512}={0,2})[ \t]*(?=\r?\n|\Z)"
 )
 

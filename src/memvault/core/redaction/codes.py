@@ -79,17 +79,20 @@ _CODE_TO_USE = re.compile(
     r"|reset|code)"
     r"(?![\w])"
 )
+# An e-mail sets the code in bold or the like (``<strong>…</strong>``, Markdown's ``**…**``).
+_EMPHASIS_OPENS = r"(?:<(?i:strong|b|em|code|mark|span)(?:[ \t][^<>\n]{0,80})?>|\*\*|__)?"
+_EMPHASIS_CLOSES = r"(?:</(?i:strong|b|em|code|mark|span)>|\*\*|__)?"
 _YOUR_CODE = re.compile(
     r"(?<![\w-])(?i:your)(?:[ \t]+(?P<what>[\w-]{1,20})){0,2}?[ \t]+(?i:code|otp|passcode)(?:[ \t]*:|[ \t]+(?i:is))[ \t]*"
-    r"(?P<code>\d{4,8})(?![\w-])"
+    + _EMPHASIS_OPENS + r"(?P<code>\d{4,8})" + _EMPHASIS_CLOSES + r"(?![\w-])"
 )
 # A code of capitals and digits under the name of a sign-in check ("Steam Guard code: 7K2QX",
 # "verification code is F4K9PQ"): one app's one-time codes are digits, another's letters too. A
 # booking's or a door's code goes by another name ("confirmation code", "access code").
 _CHECK_CODE = re.compile(
     r"(?<![\w-])(?i:verification|security|log[ -]?in|sign[ -]?in|authentication|auth|guard|authenticator|one[ -]time"
-    r"|2fa|mfa|otp)[ \t]+(?i:code|passcode)(?:[ \t]*:|[ \t]+(?i:is|was))[ \t]*"
-    r"(?P<code>(?=[A-Z0-9]{0,9}\d)(?=[A-Z0-9]{0,9}[A-Z])[A-Z0-9]{4,10})(?![\w-])"
+    r"|2fa|mfa|otp)[ \t]+(?i:code|passcode)(?:[ \t]*:|[ \t]+(?i:is|was))[ \t]*" + _EMPHASIS_OPENS +
+    r"(?P<code>(?=[A-Z0-9]{0,9}\d)(?=[A-Z0-9]{0,9}[A-Z])[A-Z0-9]{4,10})" + _EMPHASIS_CLOSES + r"(?![\w-])"
 )
 # A one-time code under its name in other languages, in the words banks' and apps' messages use;
 # the code is the first digits within a few words after it ("Ihr Bestätigungscode lautet 552 817",
@@ -106,10 +109,21 @@ _CODE_ABROAD = re.compile(
     r"|رمز[ \t]+(?:التحقق|التأكيد)|كود[ \t]+التحقق|验证码|校验码|動態碼|动态码|認証コード|認証番号|確認コード|인증[ \t]?(?:번호|코드))"
     r"[^\d\n]{0,25}?(?<!\d)(?P<code>\d{3}[ -]\d{3}|\d{4,8})(?![\d-]|[ .]\d)"
 )
+# A code that unlocks a phone, lets one in or disarms an alarm, named in Spanish, Portuguese,
+# Italian or German, with what it unlocks between ("codice di sblocco del telefono: …"); as the
+# English names are, a door's or a gate's code is not one of them.
+_SECRET_CODE_ABROAD = re.compile(
+    r"(?i:(?<![a-z])(?:c[óo]digo|codice)[ \t]+(?:(?:de|di|da|do|dell?)[ \t]+|d')?"
+    r"(?:desbloqueo|desbloqueio|sblocco|acceso|acesso|accesso|alarma|alarme|allarme)"
+    r"|(?<![a-z])(?:entsperr|zugangs|alarm(?:anlagen)?)-?code)"
+    r"(?:[ \t]+(?i:del|de|di|da|do|des|der|für|vom|von)(?:[ \t]+[^\W\d_]{1,20}){1,3}?"
+    r"|[ \t]+(?i:dell|dall|d)'[^\W\d_]{1,20}(?:[ \t]+[^\W\d_]{1,20}){0,2}?)?"
+    r"[ \t]*(?::|=|[ \t]+(?i:es|è|é|ist|lautet|est|is))[ \t]*(?<!\d)(?P<code>\d{4,12})(?!\d)"
+)
 # What the names above start with in ASCII, read in lower case before the patterns are.
 _ABROAD_STEMS = ("digo de", "code de", "code a", "codice", "kod", "clave de un", "prufnummer", "cryptogram", "bestatigung",
                  "verifizierung", "sicherheits", "einmal", "anmelde", "dogrulama", "guvenlik", "verificatie",
-                 "beveiliging", "veiligheid")
+                 "beveiliging", "veiligheid", "digo d", "entsperr", "zugangs", "alarm")
 _THREE_DIGITS = re.compile(r"\d{3}")
 # Six digits a few words after a second factor's name ("MFA: 483920", "Authenticator says 483920",
 # "the code from Google Authenticator right now is 483 920"): what an authenticator shows.
@@ -172,6 +186,8 @@ def one_time_codes(text: str) -> Iterator[Hit]:
             yield Hit(match.start("code"), match.end("code"), ONE_TIME_CODE)
         for match in _CARD_CODE_ABROAD.finditer(text):
             yield Hit(match.start("code"), match.end("code"), CARD_CODE)
+        for match in _SECRET_CODE_ABROAD.finditer(text):
+            yield Hit(match.start("code"), match.end("code"), PASSWORD)
     if ("combination" in lowered or "combo" in lowered or "kombination" in lowered) and _A_DIGIT.search(text):
         for match in _SAFE_COMBINATION.finditer(text):
             yield Hit(match.start("code"), match.end("code"), PASSWORD)

@@ -46,7 +46,9 @@ def disguised(text: str) -> Iterator[Hit]:
     lowered = text.lower()
     if any(word in lowered for word in _ROT13_WORDS):
         yield from _found(text, codecs.encode(text, "rot13"), lambda start, end: (start, end))
-    if any(word in lowered for word in _REVERSED_WORDS):
+    # A reversed word beside the same word read forward is the text talking about the word
+    # ("'drowssap' is 'password' backwards"), not a sentence written backwards.
+    if any(turned in lowered and word not in lowered for word, turned in zip(_WORDS, _REVERSED_WORDS, strict=True)):
         size = len(text)
         yield from _found(text, text[::-1], lambda start, end: (size - end, size - start))
     if "&#" in text:

@@ -121,6 +121,8 @@ _PROSE = (r"(?:[ \t]+(?P<prose>" + _IS + r"):?[ \t]+|[ \t]+(?P<abroad>" + IS_ABR
 # الخاصة بي هي …", "kata sandi saya adalah …"): only before a value shaped like a password, and
 # only after a label in another language (checked where the match is read).
 # A colon that ends a word is the label's own ("kata sandi wifi kantor: …"), not a symbol of the value.
+_FLAG = re.compile(r"--?[A-Za-z][\w-]{0,40}")
+_GIT_SECTION = re.compile(r"[ \t]*\[credential[ \t]+\"[^\"\n]*\"\][ \t]*(?:\r?\n|\Z)")
 _COMPOUND_NOUN = re.compile(r"[A-Z][a-z]*(?:-[A-Z]?[a-z]+)+")
 _OWN_WORDS = (r"(?P<own>(?:[ \t]+[^\s\d!-/:-@\[-`{-~]{1,20}){1,3}?)[ \t]*:?[ \t]+"
               r"(?=[A-Za-z]{0,40}(?:[0-9!-/;-@\[-`{-~]|:(?=\S)))")
@@ -441,6 +443,10 @@ def assignments(text: str) -> Iterator[Hit]:
             if generated(joined := spelled.group(0).replace(" ", "").replace("\t", "")) and value_is_secret(label, joined):
                 yield Hit(start, spelled.end(), PASSWORD)
                 position = max(position, spelled.end())
+            continue
+        if _FLAG.fullmatch(value) or _GIT_SECTION.match(text, text.rfind("\n", 0, match.start("label")) + 1):
+            # A command line's next option (``"get-token", "--cluster-name"``), and git's section
+            # of a credential helper for a host (``[credential "https://github.com"]``).
             continue
         separator = (match.group("sep") or match.group("sep2") or "").strip()
         if separator.lower() == "%3d":

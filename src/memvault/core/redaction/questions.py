@@ -17,10 +17,16 @@ from memvault.core.redaction.values import PROSE_WORDS, placeholder
 
 SECURITY_ANSWER = "security_answer"
 
-_QUESTION = re.compile(r"(?i)(?<![a-z])(?:security|secret|challenge|verification)[ \t]+(?P<what>questions?|answers?)(?![a-z])")
+_QUESTION = re.compile(
+    r"(?i)(?<![a-z])(?:(?:security|secret|challenge|verification)[ \t]+(?P<what>questions?|answers?)"
+    # The same in other languages; what follows is read as after the English ("Antwort: Flocke").
+    r"|(?P<abroad>questions?[ \t]+(?:secr[èe]tes?|de[ \t]+s[ée]curit[ée])|sicherheitsfragen?|preguntas?[ \t]+(?:de[ \t]+seguridad|secretas?)"
+    r"|domand[ae][ \t]+(?:di[ \t]+sicurezza|segret[ae])|perguntas?[ \t]+(?:de[ \t]+seguran[çc]a|secretas?)"
+    r"|beveiligingsvra(?:ag|gen)|pytani[ea][ \t]+bezpiecze[ńn]stwa))(?![a-z])"
+)
 _REACH = 160
 # What the questions ask, then "is", "was" or a colon, then the answer up to the end of its clause.
-_ASKED = (r"answer|maiden[ \t]+name|first[ \t]+(?:pet|car|school|teacher|job|boss|street|concert)|pet'?s?[ \t]+name"
+_ASKED = (r"answer|r[ée]ponse|antwort|respuesta|risposta|resposta|antwoord|odpowied[źz]|maiden[ \t]+name|first[ \t]+(?:pet|car|school|teacher|job|boss|street|concert)|pet'?s?[ \t]+name"
           r"|(?:city|town|place)[ \t]+(?:of[ \t]+birth|(?:where[ \t]+|in[ \t]+which[ \t]+)?(?:you|I)[ \t]+(?:were|was)[ \t]+born)"
           r"|born[ \t]+in"
           r"|favou?rite[ \t]+[a-z]{2,12}|(?:childhood|best)[ \t]+friend|street[ \t]+(?:you|I)[ \t]+grew[ \t]+up[ \t]+on")
@@ -59,11 +65,12 @@ def security_answers(text: str) -> Iterator[Hit]:
             value = pair.group("value")
             if _answer(value) and (value[0].isupper() or value[0].isdigit()):
                 yield Hit(pair.start("value"), pair.end("value"), SECURITY_ANSWER)
-    if not any(word in text for word in ("uestion", "UESTION", "nswer", "NSWER")):
+    lowered = text.lower()
+    if not any(word in lowered for word in _QUESTION_STEMS):
         return  # a substring test costs far less than a scan for the words in every case
     scanned = 0
     for question in _QUESTION.finditer(text):
-        if question.group("what").lower().startswith("answer") and (label := _LABELLED.match(text, question.end())):
+        if (question.group("what") or "").lower().startswith("answer") and (label := _LABELLED.match(text, question.end())):
             if _answer(label.group("value")):
                 yield Hit(label.start("value"), label.end("value"), SECURITY_ANSWER)
             continue
@@ -81,6 +88,10 @@ def security_answers(text: str) -> Iterator[Hit]:
             if _answer(value) and (value[0].isupper() or value[0].isdigit() or found.group(0).lower().startswith("answer")):
                 yield Hit(found.start("value"), found.end("value"), SECURITY_ANSWER)
                 start = found.end()
+
+
+# What every name of a security question above holds, read in lower case.
+_QUESTION_STEMS = ("question", "answer", "frage", "pregunta", "domand", "pergunta", "vraag", "pytani")
 
 
 def _answer(value: str) -> bool:

@@ -143,12 +143,27 @@ def near_credential_words(text: str) -> Iterator[Hit]:
             if alone and (not _MIXED.match(value) or value.startswith("AAAA")
                           or _OTHER_KEY_BEFORE.search(text, max(0, word.start() - 20), word.start())):
                 continue
-            if _own_setting(text, word.end(), start):
+            if _own_setting(text, word.end(), start) or _git_object(text, value, start):
                 continue
             if random_token(value) and not PUBLIC_KEY_VALUE.match(value) \
                     and not _NOT_SECRET_BEFORE.search(text, max(0, start - 12), start) \
                     and not _named_elsewhere(text, start, value):
                 yield Hit(start, run.end(), TOKEN)
+
+
+_GIT_OBJECT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _git_object(text: str, value: str, start: int) -> bool:
+    """A git object's id where git and its tools print one: first on a line of a log, before the
+    commit's subject (``git log --oneline``), or a pinned action after ``@`` (``uses: …@<sha>``)."""
+    if not _GIT_OBJECT.fullmatch(value):
+        return False
+    line = text.rfind("\n", 0, start) + 1
+    end = start + len(value)
+    if not text[line:start].strip() and text[end:end + 1] == " ":
+        return True
+    return text[start - 1:start] == "@" and "uses:" in text[line:start]
 
 
 def _own_setting(text: str, word_end: int, start: int) -> bool:
