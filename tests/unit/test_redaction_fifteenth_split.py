@@ -1,10 +1,11 @@
 """The secret gate on shapes a fifteenth probe exposed: a phone's unlock code, an alarm's code and
 an access code named in Spanish, Italian or German, a security question and its answer in French,
-German, Spanish or Italian, a one-time code set in bold by an e-mail, and the rest of a split key
-on a list's line. Each keeps the look-alikes beside it: commit ids in a log after a subject
-naming a token, an action pinned to a commit after its name, git's credential section for a host,
-a command line's option after an argument naming a token, a word talked about backwards, a
-discount code, a door's code, and an answer that is no security question's."""
+German, Spanish or Italian, a one-time code set in bold by an e-mail, the rest of a split key on a
+list's line, and a session cookie in a browser's exported cookies file. Each keeps the look-alikes
+beside it: commit ids in a log after a subject naming a token, an action pinned to a commit after
+its name, git's credential section for a host, a command line's option after an argument naming a
+token, a word talked about backwards, a discount code, a door's code, an answer that is no
+security question's, and a cookie that holds a setting."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ SECRETS = [
     ("<td>Your login code is <b>820417</b></td>", "820417"),
     ("Your Acme code: **551902** (valid 5 minutes)", "551902"),
     ("deploy token, split:\n* part 1: glpat-Xq7LmN2vKp9RtZ4w\n* part 2: Hy8TbC3dFg6JsW1e", "Hy8TbC3dFg6JsW1e"),
+    ("app.example.org\tFALSE\t/\tTRUE\t1799999999\tauth_token\tQm8xTz2VbN7cLp4WkR9sYd3F", "Qm8xTz2VbN7cLp4WkR9sYd3F"),
 ]
 
 LOOK_ALIKES = [
@@ -33,6 +35,7 @@ LOOK_ALIKES = [
     "In the puzzle, 'nekot' is 'token' read backwards.",
     "codice di sconto: 240087, valido fino a domenica",
     "Türcode vom Hof: 4471",
+    "app.example.org\tFALSE\t/\tFALSE\t1799999999\ttheme\tdark-high-contrast-2024",
     "Frage: Kommst du morgen? Antwort: Ja, um acht.",
 ]
 

@@ -300,6 +300,7 @@ ADVERSARIAL = {
     "answers abroad": "Sicherheitsfrage " + _fill("Antwort: Frage "),
     "codes in bold": _fill("your code is <strong>"),
     "parts on list lines": "token: ghp_Xq7LmN2vKp9RtZ4wAb\n" + _fill("* part 2: \n"),
+    "cookie file rows": _fill("a.b\tTRUE\t/\tTRUE\t1\tsid\t"),
     "commit ids after a token": "token " + _fill("0123456789abcdef0123456789abcdef01234567 x\n"),
 }
 

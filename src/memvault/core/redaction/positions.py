@@ -161,6 +161,11 @@ _CONNECT_OWNERS = re.compile(r"(?i)mysqldb|pymysql|mysql|mariadb|pg8000|driverma
 _COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookies?\b|(?<!\S)(?:-b|--cookie)(?=[ \t]+[\"']?[\w.-]{1,64}=)")
 _COOKIE_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.!#$%&'*+^`|~-]{1,64})=(?P<value>[^;\s,\"']{1,4096})")
 _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember|login|identity|csrf|xsrf")
+# A row of a browser's cookies exported in Netscape's ``cookies.txt`` form: domain, whether its
+# subdomains share it, path, secure, expiry, then the cookie's name and value, tab-separated.
+_COOKIE_FILE_ROW = re.compile(
+    r"(?m)^[^\t\n]{1,255}\t(?:TRUE|FALSE)\t[^\t\n]{0,1024}\t(?:TRUE|FALSE)\t\d{1,12}\t(?P<name>[^\t\n]{1,255})\t"
+    r"(?P<value>[^\t\r\n]{1,4096})")
 _COOKIE_REACH = 4096
 # A pair that names its value in JSON, as HAR files, Postman's environments and cookie exports
 # give them (``{"name": "session", "value": "…"}``).
@@ -354,6 +359,9 @@ def cookies(text: str) -> Iterator[Hit]:
     for made in _COOKIE_MADE.finditer(text) if "Cookie" in text else ():
         if _SESSION_COOKIE.search(made.group("name")) and generated(value := made.group("value"), 16):
             yield Hit(made.start("value"), made.end("value"), TOKEN)
+    for row in _COOKIE_FILE_ROW.finditer(text) if "\t" in text else ():
+        if _SESSION_COOKIE.search(row.group("name")) and generated(value := row.group("value"), 16):
+            yield Hit(row.start("value"), row.end("value"), TOKEN)
     scanned = 0
     for word in _COOKIE.finditer(text):
         start = max(word.end(), scanned)
