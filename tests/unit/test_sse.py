@@ -348,3 +348,25 @@ async def test_a_json_body_ends_at_its_length_or_else_with_the_response() -> Non
         tap.feed(body[40:])
     assert sized.ended and not chunked.ended
     assert read_reply(sized) == read_reply(chunked) == Reply("a } and ]")
+
+
+def test_an_answer_past_the_tapped_size_is_not_remembered_but_its_tokens_are_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The provider's counts come in the stream's last events, after the text the tap stops keeping.
+    def event(data: dict[str, Any]) -> bytes:
+        return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+    tap = tap_for(CODECS["openai"], "text/event-stream")
+    tap.feed(event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}))
+    words = event({"choices": [{"index": 0, "delta": {"content": "word " * 2000}}]})
+    for _ in range(5 * 1024 * 1024 // len(words)):
+        tap.feed(words)
+    tap.feed(event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    tap.feed(event({"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 900_000}}))
+    tap.feed(b"data: [DONE]\n\n")
+    with caplog.at_level(logging.WARNING):
+        reply = tap.reply()
+    assert tap.ended and not reply.complete and reply.text == ""
+    assert (reply.input_tokens, reply.output_tokens) == (12, 900_000)
+    assert "not remembered" in caplog.text

@@ -14,6 +14,7 @@ import codecs
 import json
 import logging
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -32,9 +33,18 @@ log = logging.getLogger("memvault.router")
 MAX_TAPPED_BYTES = 4 * 1024 * 1024
 
 
-def _too_large() -> Reply:
+# Past that size the tap reads on for the provider's counts, which its last events carry, keeping
+# only these many of the events after the limit.
+TAIL_EVENTS = 16
+
+
+def _too_large(counted: Reply | None = None) -> Reply:
+    """Not remembered; ``counted``'s tokens, when the tap could still read them, are owed."""
     log.warning("an answer of more than %d bytes as sent was relayed but is not remembered", MAX_TAPPED_BYTES)
-    return Reply(complete=False)
+    if counted is None:
+        return Reply(complete=False)
+    return Reply(input_tokens=counted.input_tokens, output_tokens=counted.output_tokens, complete=False,
+                 cached_tokens=counted.cached_tokens)
 _LINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -111,15 +121,19 @@ class SseTap:
         self._codec = codec
         self._parser = SseParser()
         self._events: list[SseEvent] = []
+        self._tail: deque[SseEvent] = deque(maxlen=TAIL_EVENTS)
         self._size = 0
         self.ended = False
 
     def feed(self, chunk: bytes) -> None:
+        within = self._size <= MAX_TAPPED_BYTES
         self._size += len(chunk)
-        if self._size <= MAX_TAPPED_BYTES:
-            events = self._parser.feed(chunk)
+        events = self._parser.feed(chunk)
+        if within:
             self._events.extend(events)
-            self.ended = self.ended or any(self._codec.ends_stream(event) for event in events)
+        else:
+            self._tail.extend(events)
+        self.ended = self.ended or any(self._codec.ends_stream(event) for event in events)
 
     def answered(self) -> bool:
         reply = read_reply(self)
@@ -127,7 +141,8 @@ class SseTap:
 
     def reply(self) -> Reply:
         if self._size > MAX_TAPPED_BYTES:
-            return _too_large()
+            # The text is not kept; the first events and the last still say what the answer counted.
+            return _too_large(self._codec.stream_reply(self._events + list(self._tail) + self._parser.close()))
         return self._codec.stream_reply(self._events + self._parser.close())
 
 
