@@ -360,13 +360,10 @@ def test_a_stream_read_to_its_end_is_remembered_however_the_client_closes(
     ending_of(router, fact)  # and upstream's connection is done with
 
 
-@pytest.mark.parametrize("case", LEFT_MIDWAY, ids=str)
-def test_a_stream_left_while_the_model_is_still_writing_is_not_remembered(
-    router: Router, key: tuple[str, str], case: Case
-) -> None:
-    key_id, secret = key
+def leave_midway(router: Router, secret: str, case: Case) -> str:
+    """Make ``case``'s call with a fact of its own and leave it while the model is still writing;
+    the fact."""
     fact = a_fact(case)
-    served = router.served(secret)
     router.upstream.hold_after = FIRST_WORDS[case.provider]
     try:
         case.consume(router, secret, fact)
@@ -374,6 +371,16 @@ def test_a_stream_left_while_the_model_is_still_writing_is_not_remembered(
         router.upstream.hold_after = None
     # The client's leaving reached upstream: memvault hung up before the model had finished.
     assert ending_of(router, fact).peer_left
+    return fact
+
+
+@pytest.mark.parametrize("case", LEFT_MIDWAY, ids=str)
+def test_a_stream_left_while_the_model_is_still_writing_is_not_remembered(
+    router: Router, key: tuple[str, str], case: Case
+) -> None:
+    key_id, secret = key
+    served = router.served(secret)
+    fact = leave_midway(router, secret, case)
     router.wait_served(secret, served + 1)
     later = "A later turn, read to its end."
     openai_client(router, secret).chat.completions.create(model=MODEL, messages=user(later))
@@ -385,14 +392,7 @@ def test_a_stream_left_midway_still_counts_the_tokens_the_provider_had_reported(
 ) -> None:
     # Anthropic's first event gives the prompt's tokens: the provider bills them whoever leaves.
     key_id, secret = key
-    case = next(c for c in LEFT_MIDWAY if c.provider == "anthropic")
-    fact = a_fact(case)
-    router.upstream.hold_after = FIRST_WORDS[case.provider]
-    try:
-        case.consume(router, secret, fact)
-    finally:
-        router.upstream.hold_after = None
-    assert ending_of(router, fact).peer_left
+    leave_midway(router, secret, next(c for c in LEFT_MIDWAY if c.provider == "anthropic"))
 
     def counted() -> int | None:
         provider, _ = router.run(lambda: tokens_today(router.deps.db, key_id, router.deps.clock()))
