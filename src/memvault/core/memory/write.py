@@ -53,7 +53,11 @@ async def store_conversation(
     # The vault counts the messages it takes (a batch sent again is counted once), into this note.
     note = UsageNote(deps.clock(), {}) if counted else None
     state = await vault.append(cleaned, model, note)
-    await embed_jobs(deps, vault, state.to_embed, counted)
+    embedded = await embed_jobs(deps, vault, state.to_embed, counted)
+    if state.accepted < len(cleaned) and embedded == len(state.to_embed):
+        # Messages the vault held already: a batch sent again, perhaps after a crash that came
+        # between its first store and that store's embedding.
+        await _embed_backlog(deps, vault, max(len(messages), BACKLOG_PER_WRITE))
     return StoreResult(
         rows_stored=sum(1 for r in state.rows if r.kind == "message"),
         chunks_stored=sum(1 for r in state.rows if r.kind == "chunk"),
@@ -63,6 +67,22 @@ async def store_conversation(
         redactions=tuple(dict.fromkeys(kinds)),
         mirrored=await _sync(deps, key_id, name),
     )
+
+
+# Rows stored without a vector (a crash between a store and its embedding, the model down then)
+# that a batch sent again embeds after its own: at least these many, or as many as it brought. A
+# client sending a batch again after a crash so gets the vectors its first try did not.
+BACKLOG_PER_WRITE = 64
+
+
+async def _embed_backlog(deps: Deps, vault: VaultClient, most: int) -> None:
+    try:
+        jobs = await vault.unembedded(most)
+    except Exception as exc:  # the nightly run embeds them
+        log.warning("could not list rows without a vector: %s", type(exc).__name__)
+        return
+    if jobs:
+        await embed_jobs(deps, vault, jobs)
 
 
 def message_chars(message: Message) -> int:
