@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import resource
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,17 +103,42 @@ class OneLineFormatter(logging.Formatter):
             record.exc_text = cached
 
 
+class AcceptStormQuieted(logging.Filter):
+    """One line a second of asyncio's "socket.accept() out of system resource". Out of descriptors,
+    CPython's accept loop goes on trying every connection waiting in the listen backlog, logging
+    each: thousands of lines a burst of connections, which a caller without a credential could
+    make at will."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -ACCEPT_STORM_QUIET_SECONDS
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name != "asyncio" or not str(record.msg).startswith("socket.accept() out of system resource"):
+            return True
+        now = time.monotonic()
+        if now - self._last < ACCEPT_STORM_QUIET_SECONDS:
+            return False
+        self._last = now
+        return True
+
+
+ACCEPT_STORM_QUIET_SECONDS = 1.0
+
+
 def logging_config(level: str) -> dict[str, Any]:
     """The server's logging (``logging.config.dictConfig``): every logger, uvicorn's and libraries'
     included, to stderr, which is already open, through ``OneLineFormatter``. Replaces whatever a
     library installed on the root logger."""
-    handler = {"class": "logging.StreamHandler", "formatter": "line", "stream": "ext://sys.stderr"}
+    handler = {"class": "logging.StreamHandler", "formatter": "line", "stream": "ext://sys.stderr",
+               "filters": ["accept_storm"]}
     quiet = level.upper() if level.upper() == "DEBUG" else "WARNING"
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"line": {"()": OneLineFormatter, "format": "%(levelname)s: %(name)s: %(message)s"},
                        "access": {"()": OneLineFormatter, "format": "%(levelname)s: %(message)s"}},
+        "filters": {"accept_storm": {"()": AcceptStormQuieted}},
         "handlers": {"default": handler, "access": {**handler, "formatter": "access"}},
         "root": {"handlers": ["default"], "level": level.upper()},
         "loggers": {
