@@ -73,7 +73,11 @@ def _first_candidate(response: Json) -> Json | None:
 
 
 def _first_candidate_text(response: Json) -> tuple[str, bool]:
-    candidate = _first_candidate(response)
+    return _candidate_text(_first_candidate(response))
+
+
+def _candidate_text(candidate: Json | None) -> tuple[str, bool]:
+    """A candidate's answer text, and whether it says it is finished."""
     if candidate is None:
         return "", False
     content = candidate.get("content")
@@ -162,10 +166,11 @@ class GeminiCodec:
         finished = False
         checkpoint: int | None = None  # the parts up to the stream's last continuation token
         for response in parse_json_events(events):
-            text, done = _first_candidate_text(response)
+            candidate = _first_candidate(response)
+            text, done = _candidate_text(candidate)
             parts.append(text)
             finished = finished or done
-            if any((_first_candidate(response) or {}).get(f) for f in _CONTINUATION_FIELDS):
+            if candidate is not None and any(candidate.get(f) for f in _CONTINUATION_FIELDS):
                 checkpoint = len(parts)
             if isinstance(response.get("usageMetadata"), dict):
                 usage = _usage(response)

@@ -16,6 +16,7 @@ import logging
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Protocol
 
 from starlette.responses import Response
@@ -31,8 +32,6 @@ log = logging.getLogger("memvault.router")
 # full but not remembered: the tap holds what it reads in memory until the answer ends, and a chat
 # turn is far smaller.
 MAX_TAPPED_BYTES = 4 * 1024 * 1024
-
-
 # Past that size the tap reads on for the provider's counts, which its last events carry, keeping
 # only these many of the events after the limit.
 TAIL_EVENTS = 16
@@ -41,10 +40,9 @@ TAIL_EVENTS = 16
 def _too_large(counted: Reply | None = None) -> Reply:
     """Not remembered; ``counted``'s tokens, when the tap could still read them, are owed."""
     log.warning("an answer of more than %d bytes as sent was relayed but is not remembered", MAX_TAPPED_BYTES)
-    if counted is None:
-        return Reply(complete=False)
-    return Reply(input_tokens=counted.input_tokens, output_tokens=counted.output_tokens, complete=False,
-                 cached_tokens=counted.cached_tokens)
+    return Reply(complete=False) if counted is None else replace(counted, text="", complete=False)
+
+
 _LINE = re.compile(r"\r\n|\r|\n")
 
 
