@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from memvault.cli.server_limits import EVICTABLE_AFTER_SECONDS, fd_budget, logging_config
+from memvault.cli.server_limits import fd_budget, logging_config
 
 # uvicorn with the server's protocol and logging over a one-route app, under RLIMIT_NOFILE; the MCP
 # SDK's rich logging handler installed first, as building the app does.
@@ -164,7 +164,6 @@ def test_a_body_that_trickles_below_the_floor_rate_is_answered_408(tmp_path: Pat
 def test_past_its_connection_limit_a_new_caller_takes_the_place_of_an_idle_one(tmp_path: Path) -> None:
     with bounded_server(tmp_path, fd_limit=256, connections=5, idle=3600.0) as (url, _, _), ExitStack() as stack:
         held = idle_connections(stack, url, 5)
-        time.sleep(EVICTABLE_AFTER_SECONDS)  # a connection younger than this is never taken for idle
         for _ in range(3):  # each keeps its connection open
             client = stack.enter_context(httpx.Client(base_url=url, timeout=10))
             assert client.get("/").status_code == 200
@@ -189,28 +188,6 @@ def test_a_caller_refused_as_busy_reads_its_503_even_while_it_is_still_sending(t
                     answer += chunk
             assert answer.startswith(b"HTTP/1.1 503 "), answer[:100]
             assert b"Retry-After: 1" in answer and b'"busy"' in answer
-
-
-def test_a_burst_of_callers_past_the_limit_each_reads_an_answer_none_a_reset(tmp_path: Path) -> None:
-    # Connections that arrive together have sent their requests before the server reads any: none
-    # of them is idle, so the ones past the limit are answered busy, and none is reset.
-    with bounded_server(tmp_path, fd_limit=256, connections=4, idle=3600.0) as (url, _, _):
-        host, port = url.removeprefix("http://").split(":")
-        callers = [socket.create_connection((host, int(port)), timeout=30) for _ in range(16)]
-        try:
-            for caller in callers:
-                caller.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            answers = []
-            for caller in callers:
-                answer = b""
-                while chunk := caller.recv(65536):
-                    answer += chunk
-                answers.append(answer[:12])
-        finally:
-            for caller in callers:
-                caller.close()
-        assert all(a in (b"HTTP/1.1 200", b"HTTP/1.1 503") for a in answers), answers
-        assert b"HTTP/1.1 200" in answers
 
 
 def test_the_budget_leaves_connections_room_under_any_limit() -> None:

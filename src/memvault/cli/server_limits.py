@@ -48,10 +48,6 @@ MAX_HEAD_BYTES = 16 * 1024
 # throws away the answer before the caller reads it. At most ``MOST_LINGERING`` wait so at once.
 REFUSAL_LINGER_SECONDS = 1.0
 MOST_LINGERING = 64
-# A connection makes room for a new one only once it has waited this long for a request: one
-# younger may have sent its request already, still unread in a burst of connections, and closing
-# it then resets it (the new one is answered busy instead).
-EVICTABLE_AFTER_SECONDS = 1.0
 _TOO_LONG_BODY = json.dumps(error_body(
     "headers_too_large", f"the request line and headers exceed {MAX_HEAD_BYTES // 1024} KiB")).encode()
 HEAD_TOO_LONG = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
@@ -297,12 +293,9 @@ def bounded_protocol(max_connections: int, idle_seconds: float) -> type[HttpTool
                 self._waiting = None
 
         def _close_oldest_idle(self) -> bool:
-            """Make room by closing the connection that has waited longest for a request, at least
-            ``EVICTABLE_AFTER_SECONDS`` (a new caller is served before one that sends nothing); False
-            if there is none."""
-            waited_since = self.loop.time() - EVICTABLE_AFTER_SECONDS
-            idle = [c for c in self.connections if c is not self and isinstance(c, BoundedProtocol) and c._waiting
-                    and c._waiting.when() - idle_seconds <= waited_since]
+            """Make room by closing the connection that has waited longest for a request (a new
+            caller is served before one that sends nothing); False if every other one is busy."""
+            idle = [c for c in self.connections if c is not self and isinstance(c, BoundedProtocol) and c._waiting]
             if not idle:
                 return False
             oldest = min(idle, key=lambda c: c._waiting.when() if c._waiting else 0.0)
